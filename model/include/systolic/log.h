@@ -1,0 +1,31 @@
+// Logging: one spdlog logger per module instance, named by the module's hierarchical name, all
+// writing to stderr through one sink whose pattern carries the simulation time, e.g.
+//   [I 0.000000025] tb.controller: tile 1 origin (0,2)
+// Quiet by default (warnings and errors only); set_log_level changes every logger at once.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <string_view>
+
+namespace tlm {
+class tlm_generic_payload;
+}
+
+namespace systolic {
+
+// The logger for a module; created on first use, shared afterwards.
+std::shared_ptr<spdlog::logger> get_logger(const std::string& name);
+
+// "trace", "debug", "info", "warn", "error", "critical", "off".
+std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name);
+void set_log_level(spdlog::level::level_enum level);
+
+// One line per transaction for every log that mentions one:
+//   "WRITE 0x00000140 len=16 -> TLM_OK_RESPONSE"
+std::string txn_to_string(const tlm::tlm_generic_payload& trans);
+
+}  // namespace systolic

@@ -1,0 +1,33 @@
+// The tiling plan: which output tiles exist, where each starts in C, and in which order the
+// controller visits them. Plain C++; the order never changes the result, only the schedule.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace systolic {
+
+enum class tile_order { row_major, col_major, serpentine, random };
+
+// "row", "col", "snake", "random" - the names the command line and the JSON report use.
+std::string_view to_string(tile_order order);
+std::optional<tile_order> parse_tile_order(std::string_view name);
+
+struct tile {
+    std::uint64_t index = 0;  // position in the visiting order
+    std::uint64_t r0 = 0;     // origin: local PE(i, j) computes global C(r0 + i, c0 + j)
+    std::uint64_t c0 = 0;
+    std::uint64_t rows = 0;   // real rows in this tile, min(N, M - r0)
+    std::uint64_t cols = 0;   // real columns in this tile, min(N, P - c0)
+};
+
+// All ceil(M/N) x ceil(P/N) tiles in the requested order. `seed` only matters for random order,
+// which is a Fisher-Yates shuffle driven by a 64-bit SplitMix generator, so it is the same on
+// every platform and standard library.
+std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t n, tile_order order,
+                             std::uint64_t seed = 0);
+
+}  // namespace systolic

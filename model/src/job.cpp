@@ -1,0 +1,73 @@
+#include "systolic/job.h"
+
+#include <sstream>
+
+namespace systolic {
+
+namespace {
+
+matrix_layout layout(std::uint64_t base, std::uint64_t rows, std::uint64_t cols, std::uint64_t elem,
+                     std::uint64_t stride) {
+    return matrix_layout{base, rows, cols, elem, stride == 0 ? cols * elem : stride};
+}
+
+bool overlaps(const matrix_layout& x, const matrix_layout& y) { return x.base < y.end() && y.base < x.end(); }
+
+std::string check_layout(const char* name, const matrix_layout& l, std::uint64_t rows, std::uint64_t cols,
+                         std::uint64_t elem) {
+    std::ostringstream os;
+    if (l.rows != rows || l.cols != cols) {
+        os << name << " layout is " << l.rows << "x" << l.cols << " but the shape needs " << rows << "x" << cols;
+    } else if (l.elem_size != elem) {
+        os << name << " elements are " << l.elem_size << " bytes but the format needs " << elem;
+    } else if (l.row_stride < l.row_bytes()) {
+        os << name << " row stride " << l.row_stride << " is shorter than a row (" << l.row_bytes() << " bytes)";
+    } else if (l.end() < l.base) {
+        os << name << " wraps around the end of the address space";
+    }
+    return os.str();
+}
+
+}  // namespace
+
+matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t accumulator_size,
+                    std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base, std::uint64_t a_stride,
+                    std::uint64_t b_stride, std::uint64_t c_stride) {
+    matmul_job job;
+    job.shape = shape;
+    job.a = layout(a_base, shape.m, shape.k, operand_size, a_stride);
+    job.b = layout(b_base, shape.k, shape.p, operand_size, b_stride);
+    job.c = layout(c_base, shape.m, shape.p, accumulator_size, c_stride);
+    return job;
+}
+
+std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size) {
+    const auto& s = job.shape;
+    if (s.m == 0 || s.k == 0 || s.p == 0) {
+        std::ostringstream os;
+        os << "dimensions must be positive, got M=" << s.m << " K=" << s.k << " P=" << s.p;
+        return os.str();
+    }
+    if (s.k > 0x7fffffffULL) return "K is larger than the PE term counters allow (2^31 - 1)";
+    for (auto err : {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
+                     check_layout("C", job.c, s.m, s.p, accumulator_size)}) {
+        if (!err.empty()) return err;
+    }
+    if (overlaps(job.c, job.a)) return "C overlaps A";
+    if (overlaps(job.c, job.b)) return "C overlaps B";
+    return {};
+}
+
+const char* to_string(job_status status) {
+    switch (status) {
+        case job_status::idle: return "idle";
+        case job_status::running: return "running";
+        case job_status::completed: return "completed";
+        case job_status::watchdog: return "watchdog";
+        case job_status::bus_error: return "bus_error";
+        case job_status::rejected: return "rejected";
+    }
+    return "?";
+}
+
+}  // namespace systolic

@@ -1,0 +1,82 @@
+#include "systolic/log.h"
+
+#include <spdlog/pattern_formatter.h>
+#include <spdlog/sinks/stdout_sinks.h>
+
+#include <cstdio>
+#include <mutex>
+#include <systemc>
+#include <tlm>
+
+namespace systolic {
+
+namespace {
+
+// %* in the pattern: the current simulation time in seconds, as VCML prints it.
+class sim_time_flag : public spdlog::custom_flag_formatter {
+public:
+    void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
+        char buf[32];
+        const int len = std::snprintf(buf, sizeof buf, "%.9f", sc_core::sc_time_stamp().to_seconds());
+        dest.append(buf, buf + len);
+    }
+    std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<sim_time_flag>(); }
+};
+
+struct log_state {
+    std::mutex mutex;
+    spdlog::sink_ptr sink;
+    spdlog::level::level_enum level = spdlog::level::warn;
+
+    log_state() {
+        sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
+        auto formatter = std::make_unique<spdlog::pattern_formatter>();
+        formatter->add_flag<sim_time_flag>('*').set_pattern("[%L %*] %n: %v");
+        sink->set_formatter(std::move(formatter));
+    }
+};
+
+log_state& state() {
+    static log_state s;
+    return s;
+}
+
+}  // namespace
+
+std::shared_ptr<spdlog::logger> get_logger(const std::string& name) {
+    auto& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    if (auto existing = spdlog::get(name)) return existing;
+    auto logger = std::make_shared<spdlog::logger>(name, s.sink);
+    logger->set_level(s.level);
+    spdlog::register_logger(logger);
+    return logger;
+}
+
+std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name) {
+    for (int l = spdlog::level::trace; l < spdlog::level::n_levels; ++l) {
+        const auto level = static_cast<spdlog::level::level_enum>(l);
+        const auto sv = spdlog::level::to_string_view(level);
+        if (std::string_view(sv.data(), sv.size()) == name) return level;
+    }
+    if (name == "warn") return spdlog::level::warn;  // spdlog spells it "warning"
+    return std::nullopt;
+}
+
+void set_log_level(spdlog::level::level_enum level) {
+    auto& s = state();
+    std::lock_guard<std::mutex> lock(s.mutex);
+    s.level = level;
+    spdlog::set_level(level);
+}
+
+std::string txn_to_string(const tlm::tlm_generic_payload& trans) {
+    const char* cmd = trans.is_read() ? "READ" : trans.is_write() ? "WRITE" : "IGNORE";
+    char buf[160];
+    std::snprintf(buf, sizeof buf, "%s 0x%08llx len=%u -> %s", cmd,
+                  static_cast<unsigned long long>(trans.get_address()), trans.get_data_length(),
+                  trans.get_response_string().c_str());
+    return buf;
+}
+
+}  // namespace systolic

@@ -1,0 +1,64 @@
+// A pass-through TLM monitor between an initiator and a target, so that the scoreboard sees every
+// write on its way to memory. It forwards b_transport, transport_dbg and DMI, but grants DMI for
+// reads only: writes must stay on b_transport, where they are observed.
+#pragma once
+
+#include <functional>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+
+namespace systolic::tb {
+
+class bus_monitor : public sc_core::sc_module {
+public:
+    tlm_utils::simple_target_socket<bus_monitor> target_socket;
+    tlm_utils::simple_initiator_socket<bus_monitor> initiator_socket;
+
+    // Called for every write attempt after the target answered (the response status is set).
+    std::function<void(const tlm::tlm_generic_payload&)> on_write;
+
+    explicit bus_monitor(const sc_core::sc_module_name& name)
+        : sc_core::sc_module(name), target_socket("target_socket"), initiator_socket("initiator_socket") {
+        target_socket.register_b_transport(this, &bus_monitor::b_transport);
+        target_socket.register_transport_dbg(this, &bus_monitor::transport_dbg);
+        target_socket.register_get_direct_mem_ptr(this, &bus_monitor::get_direct_mem_ptr);
+        initiator_socket.register_invalidate_direct_mem_ptr(this, &bus_monitor::invalidate_direct_mem_ptr);
+    }
+
+    std::uint64_t reads() const { return m_reads; }
+    std::uint64_t writes() const { return m_writes; }
+
+private:
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
+        initiator_socket->b_transport(trans, delay);
+        if (trans.is_write()) {
+            ++m_writes;
+            if (on_write) on_write(trans);
+        } else if (trans.is_read()) {
+            ++m_reads;
+        }
+    }
+
+    unsigned int transport_dbg(tlm::tlm_generic_payload& trans) { return initiator_socket->transport_dbg(trans); }
+
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
+        const bool granted = initiator_socket->get_direct_mem_ptr(trans, dmi);
+        if (!granted || !dmi.is_read_allowed()) {
+            dmi.allow_none();
+            return false;
+        }
+        dmi.allow_read();
+        return true;
+    }
+
+    void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+        target_socket->invalidate_direct_mem_ptr(start, end);
+    }
+
+    std::uint64_t m_reads = 0;
+    std::uint64_t m_writes = 0;
+};
+
+}  // namespace systolic::tb
