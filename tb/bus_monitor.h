@@ -3,11 +3,11 @@
 // reads only: writes must stay on b_transport, where they are observed.
 #pragma once
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
 #include <functional>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/simple_target_socket.h>
 
 namespace systolic::tb {
 
@@ -16,8 +16,11 @@ public:
     tlm_utils::simple_target_socket<bus_monitor> target_socket;
     tlm_utils::simple_initiator_socket<bus_monitor> initiator_socket;
 
-    // Called for every write attempt after the target answered (the response status is set).
+    // Called for every write (or read) attempt after the target answered (the response is set).
     std::function<void(const tlm::tlm_generic_payload&)> on_write;
+    std::function<void(const tlm::tlm_generic_payload&)> on_read;
+    // With false, reads are not granted DMI either, so that on_read sees every one of them.
+    bool dmi_reads = true;
 
     explicit bus_monitor(const sc_core::sc_module_name& name)
         : sc_core::sc_module(name), target_socket("target_socket"), initiator_socket("initiator_socket") {
@@ -38,14 +41,17 @@ private:
             if (on_write) on_write(trans);
         } else if (trans.is_read()) {
             ++m_reads;
+            if (on_read) on_read(trans);
         }
     }
 
-    unsigned int transport_dbg(tlm::tlm_generic_payload& trans) { return initiator_socket->transport_dbg(trans); }
+    unsigned int transport_dbg(tlm::tlm_generic_payload& trans) {
+        return initiator_socket->transport_dbg(trans);
+    }
 
     bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
         const bool granted = initiator_socket->get_direct_mem_ptr(trans, dmi);
-        if (!granted || !dmi.is_read_allowed()) {
+        if (!granted || !dmi.is_read_allowed() || !dmi_reads) {
             dmi.allow_none();
             return false;
         }

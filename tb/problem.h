@@ -40,8 +40,10 @@ problem<Format> random_problem(const problem_shape& shape, std::uint64_t seed, s
     auto draw = [&] { return T(static_cast<std::int64_t>(rng() % span) - range); };
     pr.a.resize(shape.m * shape.k);
     pr.b.resize(shape.k * shape.p);
-    for (auto& v : pr.a) v = draw();
-    for (auto& v : pr.b) v = draw();
+    for (auto& v : pr.a)
+        v = draw();
+    for (auto& v : pr.b)
+        v = draw();
     return pr;
 }
 

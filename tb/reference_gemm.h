@@ -12,14 +12,15 @@ namespace systolic::tb {
 
 // C (M x P) = A (M x K, row-major) * B (K x P, row-major).
 template <class Format>
-std::vector<typename Format::accumulator_type> reference_gemm(const problem_shape& s,
-                                                              const std::vector<typename Format::operand_type>& a,
-                                                              const std::vector<typename Format::operand_type>& b) {
+std::vector<typename Format::accumulator_type> reference_gemm(
+    const problem_shape& s, const std::vector<typename Format::operand_type>& a,
+    const std::vector<typename Format::operand_type>& b) {
     std::vector<typename Format::accumulator_type> c(s.m * s.p);
     for (std::uint64_t r = 0; r < s.m; ++r) {
         for (std::uint64_t col = 0; col < s.p; ++col) {
             typename Format::accumulator_type acc{};
-            for (std::uint64_t k = 0; k < s.k; ++k) acc = Format::mac(acc, a[r * s.k + k], b[k * s.p + col]);
+            for (std::uint64_t k = 0; k < s.k; ++k)
+                acc = Format::mac(acc, a[r * s.k + k], b[k * s.p + col]);
             c[r * s.p + col] = acc;
         }
     }

@@ -66,25 +66,28 @@ public:
             if (!el || off + esz > len) {
                 ++m_summary.out_of_range_writes;
                 error() << "write outside C at 0x" << std::hex << addr + off << std::dec << " ("
-                        << std::min<std::uint64_t>(esz, len - off) << " bytes of a " << len << "-byte write at 0x"
-                        << std::hex << addr << ")";
+                        << std::min<std::uint64_t>(esz, len - off) << " bytes of a " << len
+                        << "-byte write at 0x" << std::hex << addr << ")";
                 continue;
             }
             if (!trans.is_response_ok()) {
-                error() << "write to C(" << el->row << "," << el->col << ") failed: " << trans.get_response_string();
+                error() << "write to C(" << el->row << "," << el->col
+                        << ") failed: " << trans.get_response_string();
                 continue;
             }
             const std::uint64_t idx = el->row * m_c.cols + el->col;
             if (++m_write_count[idx] > 1) {
                 ++m_summary.duplicates;
-                error() << "C(" << el->row << "," << el->col << ") written " << m_write_count[idx] << " times";
+                error() << "C(" << el->row << "," << el->col << ") written " << m_write_count[idx]
+                        << " times";
             }
             accumulator_type got;
             std::memcpy(&got, data + off, esz);
             ++m_summary.checked;
             if (std::memcmp(&got, &m_expected[idx], esz) != 0) {
                 ++m_summary.mismatches;
-                error() << "C(" << el->row << "," << el->col << ") expected " << +m_expected[idx] << ", got " << +got;
+                error() << "C(" << el->row << "," << el->col << ") expected " << +m_expected[idx] << ", got "
+                        << +got;
             }
         }
     }
@@ -103,13 +106,14 @@ public:
             if (result.advance_edges != counts.advance_edges) {
                 m_summary.edges_ok = false;
                 error() << "advance edges: expected " << counts.advance_edges << " (" << counts.tiles
-                        << " tiles x " << counts.advance_edges_per_tile << "), counted " << result.advance_edges;
+                        << " tiles x " << counts.advance_edges_per_tile << "), counted "
+                        << result.advance_edges;
             }
             for (const auto& t : result.tiles) {
                 if (t.advance_edges != counts.advance_edges_per_tile) {
                     m_summary.edges_ok = false;
-                    error() << "tile " << t.where.index << ": " << t.advance_edges << " advance edges, expected "
-                            << counts.advance_edges_per_tile;
+                    error() << "tile " << t.where.index << ": " << t.advance_edges
+                            << " advance edges, expected " << counts.advance_edges_per_tile;
                 }
             }
             for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx) {
@@ -127,14 +131,15 @@ public:
     const scoreboard_summary& summary() const { return m_summary; }
 
 private:
-    void check_untouched(const std::uint8_t* memory, std::uint64_t base, const std::vector<std::uint8_t>& before) {
+    void check_untouched(const std::uint8_t* memory, std::uint64_t base,
+                         const std::vector<std::uint8_t>& before) {
         for (std::uint64_t i = 0; i < before.size(); ++i) {
             if (memory[i] == before[i]) continue;
             const std::uint64_t addr = base + i;
             if (m_c.covers(addr)) continue;  // inside C: the value checks cover it
             m_summary.untouched_ok = false;
-            error() << "memory outside C changed at 0x" << std::hex << addr << ": 0x" << +before[i] << " -> 0x"
-                    << +memory[i];
+            error() << "memory outside C changed at 0x" << std::hex << addr << ": 0x" << +before[i]
+                    << " -> 0x" << +memory[i];
             return;  // one is enough to fail; the first address says where
         }
     }

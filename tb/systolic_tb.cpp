@@ -66,10 +66,11 @@ problem<Format> make_problem(const options& o) {
             throw usage_error(os.str());
         }
         pr.shape = {a.shape[0], a.shape[1], b.shape[1]};
-        auto must_match = [](const char* opt, const std::optional<std::int64_t>& given, std::uint64_t actual) {
+        auto must_match = [](const char* opt, const std::optional<std::int64_t>& given,
+                             std::uint64_t actual) {
             if (given && std::uint64_t(*given) != actual)
-                throw usage_error(std::string(opt) + " " + std::to_string(*given) + " disagrees with the input files (" +
-                                  std::to_string(actual) + ")");
+                throw usage_error(std::string(opt) + " " + std::to_string(*given) +
+                                  " disagrees with the input files (" + std::to_string(actual) + ")");
         };
         must_match("--m", o.m, pr.shape.m);
         must_match("--k", o.k, pr.shape.k);
@@ -79,14 +80,16 @@ problem<Format> make_problem(const options& o) {
         return pr;
     }
     if (!have_dims) return seed_example<Format>();
-    if (!(o.m && o.k && o.p)) throw usage_error("random data needs all of --m, --k and --p (or give --a and --b)");
+    if (!(o.m && o.k && o.p))
+        throw usage_error("random data needs all of --m, --k and --p (or give --a and --b)");
     check_dimension("--m", *o.m);
     check_dimension("--k", *o.k);
     check_dimension("--p", *o.p);
     const problem_shape s{std::uint64_t(*o.m), std::uint64_t(*o.k), std::uint64_t(*o.p)};
     const double bytes = (double(s.m) * s.k + double(s.k) * s.p) * sizeof(T) +
                          double(s.m) * s.p * sizeof(typename Format::accumulator_type);
-    if (bytes > double(max_bytes)) throw usage_error("the matrices need more than 8 GiB; choose smaller --m/--k/--p");
+    if (bytes > double(max_bytes))
+        throw usage_error("the matrices need more than 8 GiB; choose smaller --m/--k/--p");
     return random_problem<Format>(s, o.seed);
 }
 
@@ -96,7 +99,8 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
     os << "[";
     for (std::uint64_t r = 0; r < rows; ++r) {
         os << (r ? ",[" : "[");
-        for (std::uint64_t c = 0; c < cols; ++c) os << (c ? "," : "") << +v[r * cols + c];
+        for (std::uint64_t c = 0; c < cols; ++c)
+            os << (c ? "," : "") << +v[r * cols + c];
         os << "]";
     }
     os << "]";
@@ -104,9 +108,7 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
 }
 
 std::string ns_string(const sc_core::sc_time& t) {
-    std::ostringstream os;
-    os << t.to_seconds() * 1e9 << " ns";
-    return os.str();
+    return t.to_string();
 }
 
 template <class Format>
@@ -115,8 +117,8 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     const auto& r = out.result;
     const auto& sb = out.scoreboard;
     os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a " << o.array << "x"
-       << o.array << " array, " << Format::name << " operands, " << Format::accumulator_name << " accumulators, "
-       << o.order << " tile order\n";
+       << o.array << " array, " << Format::name << " operands, " << Format::accumulator_name
+       << " accumulators, " << o.order << " tile order\n";
     if (r.completed()) {
         if (s.m * s.p <= 256) {
             os << "C=" << matrix_to_string(out.c, s.m, s.p) << "\n";
@@ -126,7 +128,8 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     }
     os << "tiles: " << r.tiles.size() << ", origins";
     const std::size_t shown = std::min<std::size_t>(r.tiles.size(), 16);
-    for (std::size_t i = 0; i < shown; ++i) os << " (" << r.tiles[i].where.r0 << "," << r.tiles[i].where.c0 << ")";
+    for (std::size_t i = 0; i < shown; ++i)
+        os << " (" << r.tiles[i].where.r0 << "," << r.tiles[i].where.c0 << ")";
     if (shown < r.tiles.size()) os << " ... (" << r.tiles.size() - shown << " more)";
     os << "\n";
     os << "advance edges: " << out.expected.advance_edges_per_tile << " per tile, " << r.advance_edges
@@ -135,13 +138,14 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     if (r.macs_padded) os << " (utilization " << 100.0 * double(r.macs_real) / double(r.macs_padded) << "%)";
     os << "\n";
     os << "outputs: " << r.real_outputs << " written, " << r.masked_outputs << " masked\n";
-    os << "simulated time: " << ns_string(r.end - r.start) << " (clear " << ns_string(r.phases.clear) << ", load "
-       << ns_string(r.phases.load) << ", advance " << ns_string(r.phases.advance) << ", drain "
+    os << "simulated time: " << ns_string(r.end - r.start) << " (clear " << ns_string(r.phases.clear)
+       << ", load " << ns_string(r.phases.load) << ", advance " << ns_string(r.phases.advance) << ", drain "
        << ns_string(r.phases.drain) << ")\n";
-    os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes << " writes, "
-       << sb.out_of_range_writes << " out of range, memory outside C "
+    os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
+       << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";
-    for (const auto& e : sb.errors) os << "  error: " << e << "\n";
+    for (const auto& e : sb.errors)
+        os << "  error: " << e << "\n";
     os << (out.pass() ? "PASS" : "FAIL") << "\n";
 }
 
@@ -167,7 +171,8 @@ int run(const options& o) {
     const bool json_to_stdout = o.json == "-";
     print_summary(json_to_stdout ? std::cerr : std::cout, o, out);
 
-    report_input in{std::uint64_t(o.array), out.job.shape, Format::name, o.order, &out.result, &out.scoreboard};
+    report_input in{std::uint64_t(o.array), out.job.shape, Format::name, o.order, &out.result,
+                    &out.scoreboard};
     const std::string report = make_report(in).dump(2) + "\n";
     if (json_to_stdout) {
         std::cout << report;
@@ -186,8 +191,9 @@ int run(const options& o) {
 
 int sc_main(int argc, char* argv[]) {
     options o;
-    CLI::App app{"Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
-                 "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
+    CLI::App app{
+        "Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
+        "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
     app.option_defaults()->always_capture_default();
     app.add_option("--array", o.array, "Array size N (an N x N grid of PEs)");
     app.add_option("--m", o.m, "Rows of A and C (random data when no --a/--b)");

@@ -82,7 +82,7 @@ public:
         const auto& s = pr.shape;
         if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
             throw std::invalid_argument("testbench: operand sizes do not match the shape");
-        out.job = plan_memory(s, opt.packed);
+        out.job = plan_memory(s, opt.packed);  // the same for the same shape and packing
         out.job.order = opt.order;
         out.job.seed = opt.order_seed;
         out.expected = count_job(s, size());
@@ -98,7 +98,8 @@ public:
             out.result.status = job_status::running;
             out.result.error = "the job did not finish within the simulated time limit";
         }
-        out.scoreboard = m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(), before);
+        out.scoreboard =
+            m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(), before);
 
         out.c.resize(s.m * s.p);
         for (std::uint64_t r = 0; r < s.m; ++r)
@@ -107,28 +108,33 @@ public:
         return out;
     }
 
-private:
-    static constexpr std::uint64_t guard = 64;
-
-    static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
-
+    // Where run() puts A, B and C for this shape: guard bands and padded strides unless packed.
     matmul_job plan_memory(const problem_shape& s, bool packed) const {
         const std::uint64_t osz = sizeof(operand_type), asz = sizeof(accumulator_type);
         const std::uint64_t g = packed ? 0 : guard;
-        auto stride = [&](std::uint64_t row_bytes) { return packed ? row_bytes : round_up(row_bytes + 8, 16); };
-        const std::uint64_t a_stride = stride(s.k * osz), b_stride = stride(s.p * osz), c_stride = stride(s.p * asz);
+        auto stride = [&](std::uint64_t row_bytes) {
+            return packed ? row_bytes : round_up(row_bytes + 8, 16);
+        };
+        const std::uint64_t a_stride = stride(s.k * osz), b_stride = stride(s.p * osz),
+                            c_stride = stride(s.p * asz);
         const std::uint64_t a_base = mem.core().base() + g;
         const std::uint64_t b_base = round_up(a_base + s.m * a_stride + g, 16);
         const std::uint64_t c_base = round_up(b_base + s.k * b_stride + g, 16);
         return make_job(s, osz, asz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
     }
 
+private:
+    static constexpr std::uint64_t guard = 64;
+
+    static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
+
     void fill_memory(const matmul_job& job, const problem<Format>& pr, const run_options& opt) {
         const auto& s = pr.shape;
         mem.resize(job.c.base + s.m * job.c.row_stride + (opt.packed ? 0 : guard) - mem.core().base());
         std::mt19937_64 rng(opt.fill_seed);
         std::uint8_t* bytes = mem.core().data();
-        for (std::uint64_t i = 0; i < mem.core().size(); ++i) bytes[i] = static_cast<std::uint8_t>(rng() >> 56);
+        for (std::uint64_t i = 0; i < mem.core().size(); ++i)
+            bytes[i] = static_cast<std::uint8_t>(rng() >> 56);
         for (std::uint64_t r = 0; r < s.m; ++r)
             mem.core().write(job.a.address(r, 0), &pr.a[r * s.k], s.k * sizeof(operand_type));
         for (std::uint64_t k = 0; k < s.k; ++k)
@@ -142,7 +148,9 @@ private:
         const auto& mc = mem.cfg();
         const sc_core::sc_time slowest = std::max(mc.read_latency, mc.write_latency);
         return (double(counts.advance_edges + 2 * counts.tiles) * controller.cfg().clock_period +
-                accesses * slowest) * 10.0 + sc_core::sc_time(1, sc_core::SC_US);
+                accesses * slowest) *
+                   10.0 +
+               sc_core::sc_time(1, sc_core::SC_US);
     }
 
     scoreboard<Format> m_scoreboard;

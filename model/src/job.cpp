@@ -11,17 +11,21 @@ matrix_layout layout(std::uint64_t base, std::uint64_t rows, std::uint64_t cols,
     return matrix_layout{base, rows, cols, elem, stride == 0 ? cols * elem : stride};
 }
 
-bool overlaps(const matrix_layout& x, const matrix_layout& y) { return x.base < y.end() && y.base < x.end(); }
+bool overlaps(const matrix_layout& x, const matrix_layout& y) {
+    return x.base < y.end() && y.base < x.end();
+}
 
 std::string check_layout(const char* name, const matrix_layout& l, std::uint64_t rows, std::uint64_t cols,
                          std::uint64_t elem) {
     std::ostringstream os;
     if (l.rows != rows || l.cols != cols) {
-        os << name << " layout is " << l.rows << "x" << l.cols << " but the shape needs " << rows << "x" << cols;
+        os << name << " layout is " << l.rows << "x" << l.cols << " but the shape needs " << rows << "x"
+           << cols;
     } else if (l.elem_size != elem) {
         os << name << " elements are " << l.elem_size << " bytes but the format needs " << elem;
     } else if (l.row_stride < l.row_bytes()) {
-        os << name << " row stride " << l.row_stride << " is shorter than a row (" << l.row_bytes() << " bytes)";
+        os << name << " row stride " << l.row_stride << " is shorter than a row (" << l.row_bytes()
+           << " bytes)";
     } else if (l.end() < l.base) {
         os << name << " wraps around the end of the address space";
     }
@@ -49,8 +53,9 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
         return os.str();
     }
     if (s.k > 0x7fffffffULL) return "K is larger than the PE term counters allow (2^31 - 1)";
-    for (auto err : {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
-                     check_layout("C", job.c, s.m, s.p, accumulator_size)}) {
+    for (auto err :
+         {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
+          check_layout("C", job.c, s.m, s.p, accumulator_size)}) {
         if (!err.empty()) return err;
     }
     if (overlaps(job.c, job.a)) return "C overlaps A";
@@ -60,12 +65,18 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
 
 const char* to_string(job_status status) {
     switch (status) {
-        case job_status::idle: return "idle";
-        case job_status::running: return "running";
-        case job_status::completed: return "completed";
-        case job_status::watchdog: return "watchdog";
-        case job_status::bus_error: return "bus_error";
-        case job_status::rejected: return "rejected";
+        case job_status::idle:
+            return "idle";
+        case job_status::running:
+            return "running";
+        case job_status::completed:
+            return "completed";
+        case job_status::watchdog:
+            return "watchdog";
+        case job_status::bus_error:
+            return "bus_error";
+        case job_status::rejected:
+            return "rejected";
     }
     return "?";
 }

@@ -4,23 +4,49 @@
 #include <spdlog/sinks/stdout_sinks.h>
 
 #include <cstdio>
+#include <map>
 #include <mutex>
 #include <systemc>
 #include <tlm>
+
+#include <tlm_utils/tlm_quantumkeeper.h>  // needs <systemc> first
 
 namespace systolic {
 
 namespace {
 
-// %* in the pattern: the current simulation time in seconds, as VCML prints it.
+// Quantum keepers of processes that run ahead of the kernel, by process object. Never destroyed,
+// so that modules destroyed during static destruction can still unregister.
+std::map<const sc_core::sc_object*, const tlm_utils::tlm_quantumkeeper*>& local_times() {
+    static auto* m = new std::map<const sc_core::sc_object*, const tlm_utils::tlm_quantumkeeper*>;
+    return *m;
+}
+
+const sc_core::sc_object* current_process() {
+    return sc_core::sc_get_current_process_handle().get_process_object();
+}
+
+// The time the calling process sees: kernel time, plus its local offset if it registered one.
+sc_core::sc_time local_time_stamp() {
+    const auto& m = local_times();
+    if (!m.empty()) {
+        const auto it = m.find(current_process());
+        if (it != m.end()) return it->second->get_current_time();
+    }
+    return sc_core::sc_time_stamp();
+}
+
+// %* in the pattern: the caller's simulation time in seconds, as VCML prints it.
 class sim_time_flag : public spdlog::custom_flag_formatter {
 public:
     void format(const spdlog::details::log_msg&, const std::tm&, spdlog::memory_buf_t& dest) override {
         char buf[32];
-        const int len = std::snprintf(buf, sizeof buf, "%.9f", sc_core::sc_time_stamp().to_seconds());
+        const int len = std::snprintf(buf, sizeof buf, "%.9f", local_time_stamp().to_seconds());
         dest.append(buf, buf + len);
     }
-    std::unique_ptr<custom_flag_formatter> clone() const override { return std::make_unique<sim_time_flag>(); }
+    std::unique_ptr<custom_flag_formatter> clone() const override {
+        return std::make_unique<sim_time_flag>();
+    }
 };
 
 struct log_state {
@@ -68,6 +94,16 @@ void set_log_level(spdlog::level::level_enum level) {
     std::lock_guard<std::mutex> lock(s.mutex);
     s.level = level;
     spdlog::set_level(level);
+}
+
+void register_local_time(const tlm_utils::tlm_quantumkeeper* keeper) {
+    if (const auto* process = current_process()) local_times()[process] = keeper;
+}
+
+void unregister_local_time(const tlm_utils::tlm_quantumkeeper* keeper) {
+    auto& m = local_times();
+    for (auto it = m.begin(); it != m.end();)
+        it = it->second == keeper ? m.erase(it) : std::next(it);
 }
 
 std::string txn_to_string(const tlm::tlm_generic_payload& trans) {

@@ -26,16 +26,16 @@ tlm::tlm_response_status memory::access(tlm::tlm_generic_payload& trans) {
     const unsigned int len = trans.get_data_length();
     if (trans.get_byte_enable_ptr() != nullptr) return tlm::TLM_BYTE_ENABLE_ERROR_RESPONSE;
     if (trans.get_streaming_width() < len) return tlm::TLM_BURST_ERROR_RESPONSE;
-    if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) return tlm::TLM_OK_RESPONSE;
-    const auto result = trans.is_read() ? m_core.read(addr, trans.get_data_ptr(), len)
-                                        : m_core.write(addr, trans.get_data_ptr(), len);
-    return result == memory_core::status::ok ? tlm::TLM_OK_RESPONSE : tlm::TLM_ADDRESS_ERROR_RESPONSE;
+    if (!m_core.contains(addr, len)) return tlm::TLM_ADDRESS_ERROR_RESPONSE;
+    if (trans.is_read()) m_core.read(addr, trans.get_data_ptr(), len);
+    if (trans.is_write()) m_core.write(addr, trans.get_data_ptr(), len);
+    return tlm::TLM_OK_RESPONSE;  // an ignore command only has its address checked
 }
 
 void memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
     trans.set_response_status(access(trans));
     ++m_transactions;
-    if (trans.is_response_ok()) {
+    if (trans.is_response_ok() && trans.get_command() != tlm::TLM_IGNORE_COMMAND) {
         delay += trans.is_write() ? m_cfg.write_latency : m_cfg.read_latency;
         trans.set_dmi_allowed(true);
         m_log->trace("{}", txn_to_string(trans));
@@ -45,9 +45,15 @@ void memory::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& dela
 }
 
 unsigned int memory::transport_dbg(tlm::tlm_generic_payload& trans) {
-    trans.set_response_status(access(trans));
-    return trans.is_response_ok() && !(trans.get_command() == tlm::TLM_IGNORE_COMMAND) ? trans.get_data_length()
-                                                                                       : 0;
+    // A debug initiator need only set command, address, data pointer and length (IEEE 1666 debug
+    // transport rules, default TLM_MIN_PAYLOAD option): byte enables and streaming width may be left
+    // unset (a default payload has a streaming width of 0), so unlike b_transport, no check on them.
+    if (trans.get_command() == tlm::TLM_IGNORE_COMMAND) return 0;
+    const std::uint64_t addr = trans.get_address();
+    const unsigned int len = trans.get_data_length();
+    const auto result = trans.is_read() ? m_core.read(addr, trans.get_data_ptr(), len)
+                                        : m_core.write(addr, trans.get_data_ptr(), len);
+    return result == memory_core::status::ok ? len : 0;
 }
 
 bool memory::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {

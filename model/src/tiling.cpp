@@ -10,16 +10,21 @@ namespace systolic {
 
 std::string_view to_string(tile_order order) {
     switch (order) {
-        case tile_order::row_major: return "row";
-        case tile_order::col_major: return "col";
-        case tile_order::serpentine: return "snake";
-        case tile_order::random: return "random";
+        case tile_order::row_major:
+            return "row";
+        case tile_order::col_major:
+            return "col";
+        case tile_order::serpentine:
+            return "snake";
+        case tile_order::random:
+            return "random";
     }
     return "?";
 }
 
 std::optional<tile_order> parse_tile_order(std::string_view name) {
-    for (auto order : {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
+    for (auto order :
+         {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         if (to_string(order) == name) return order;
     }
     return std::nullopt;
@@ -48,11 +53,13 @@ std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t n, 
         case tile_order::row_major:
         case tile_order::random:
             for (std::uint64_t ti = 0; ti < tile_rows; ++ti)
-                for (std::uint64_t tj = 0; tj < tile_cols; ++tj) grid.emplace_back(ti, tj);
+                for (std::uint64_t tj = 0; tj < tile_cols; ++tj)
+                    grid.emplace_back(ti, tj);
             break;
         case tile_order::col_major:
             for (std::uint64_t tj = 0; tj < tile_cols; ++tj)
-                for (std::uint64_t ti = 0; ti < tile_rows; ++ti) grid.emplace_back(ti, tj);
+                for (std::uint64_t ti = 0; ti < tile_rows; ++ti)
+                    grid.emplace_back(ti, tj);
             break;
         case tile_order::serpentine:
             for (std::uint64_t ti = 0; ti < tile_rows; ++ti)

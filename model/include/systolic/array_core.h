@@ -96,8 +96,12 @@ public:
     // Advance edges since the last clear.
     std::uint64_t edges() const { return m_edges; }
 
-    token_type a(std::size_t i, std::size_t j) const { return {m_a[i * m_n + j], m_a_valid[i * m_n + j] != 0}; }
-    token_type b(std::size_t i, std::size_t j) const { return {m_b[i * m_n + j], m_b_valid[i * m_n + j] != 0}; }
+    token_type a(std::size_t i, std::size_t j) const {
+        return {m_a[i * m_n + j], m_a_valid[i * m_n + j] != 0};
+    }
+    token_type b(std::size_t i, std::size_t j) const {
+        return {m_b[i * m_n + j], m_b_valid[i * m_n + j] != 0};
+    }
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_n + j]; }
     std::uint64_t consumed(std::size_t i, std::size_t j) const { return m_consumed[i * m_n + j]; }
 
@@ -121,7 +125,8 @@ public:
     std::uint64_t macs_in(std::size_t rows, std::size_t cols) const {
         std::uint64_t sum = 0;
         for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < cols; ++j) sum += m_consumed[i * m_n + j];
+            for (std::size_t j = 0; j < cols; ++j)
+                sum += m_consumed[i * m_n + j];
         return sum;
     }
 

@@ -6,7 +6,9 @@
 
 namespace systolic {
 
-constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) { return (a + b - 1) / b; }
+constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+    return (a + b - 1) / b;
+}
 
 struct problem_shape {
     std::uint64_t m = 0;  // rows of A and C
@@ -26,7 +28,9 @@ struct expected_counts {
 
 // A token entering row i at edge i reaches PE(i, j) j edges later, and the last of K terms
 // reaches PE(N-1, N-1) at edge (K-1) + 2(N-1); hence K + 2(N-1) edges per tile.
-constexpr std::uint64_t advance_edges_per_tile(std::uint64_t n, std::uint64_t k) { return k + 2 * (n - 1); }
+constexpr std::uint64_t advance_edges_per_tile(std::uint64_t n, std::uint64_t k) {
+    return k + 2 * (n - 1);
+}
 
 constexpr expected_counts count_job(const problem_shape& s, std::uint64_t n) {
     expected_counts c;

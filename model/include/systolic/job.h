@@ -25,8 +25,8 @@ struct matmul_job {
 
 // Row-major layouts with the given bases; a stride of 0 means rows are packed.
 matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t accumulator_size,
-                    std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base, std::uint64_t a_stride = 0,
-                    std::uint64_t b_stride = 0, std::uint64_t c_stride = 0);
+                    std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base,
+                    std::uint64_t a_stride = 0, std::uint64_t b_stride = 0, std::uint64_t c_stride = 0);
 
 // Empty when the job is well-formed for these element sizes, else one line saying what is wrong:
 // non-positive dimensions, layouts that disagree with the shape, strides shorter than a row, or a

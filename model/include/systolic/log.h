@@ -14,6 +14,9 @@
 namespace tlm {
 class tlm_generic_payload;
 }
+namespace tlm_utils {
+class tlm_quantumkeeper;
+}
 
 namespace systolic {
 
@@ -23,6 +26,12 @@ std::shared_ptr<spdlog::logger> get_logger(const std::string& name);
 // "trace", "debug", "info", "warn", "error", "critical", "off".
 std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name);
 void set_log_level(spdlog::level::level_enum level);
+
+// A process that runs ahead of the kernel with a quantum keeper registers it here (from inside the
+// process), so that its log lines carry its own time, kernel time plus local offset, rather than
+// the kernel time of its last sync. Unregister before the keeper goes away.
+void register_local_time(const tlm_utils::tlm_quantumkeeper* keeper);
+void unregister_local_time(const tlm_utils::tlm_quantumkeeper* keeper);
 
 // One line per transaction for every log that mentions one:
 //   "WRITE 0x00000140 len=16 -> TLM_OK_RESPONSE"

@@ -14,7 +14,9 @@ struct matrix_layout {
     std::uint64_t elem_size = 0;
     std::uint64_t row_stride = 0;  // bytes from the start of one row to the next
 
-    std::uint64_t address(std::uint64_t r, std::uint64_t c) const { return base + r * row_stride + c * elem_size; }
+    std::uint64_t address(std::uint64_t r, std::uint64_t c) const {
+        return base + r * row_stride + c * elem_size;
+    }
     std::uint64_t row_bytes() const { return cols * elem_size; }
     // One past the last byte that belongs to an element.
     std::uint64_t end() const { return rows == 0 ? base : address(rows - 1, cols); }

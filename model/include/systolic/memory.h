@@ -6,11 +6,11 @@
 
 #include <spdlog/spdlog.h>
 
+#include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
 #include <memory>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_target_socket.h>
 
 #include "systolic/memory_core.h"
 

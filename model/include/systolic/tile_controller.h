@@ -11,6 +11,8 @@
 
 #include <spdlog/spdlog.h>
 
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/tlm_quantumkeeper.h>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -19,8 +21,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/simple_initiator_socket.h>
-#include <tlm_utils/tlm_quantumkeeper.h>
+#include <utility>
 #include <vector>
 
 #include "systolic/counting.h"
@@ -55,9 +56,12 @@ public:
           m_array(array),
           m_cfg(cfg),
           m_log(get_logger(this->name())) {
-        initiator_socket.register_invalidate_direct_mem_ptr(this, &tile_controller::invalidate_direct_mem_ptr);
+        initiator_socket.register_invalidate_direct_mem_ptr(this,
+                                                            &tile_controller::invalidate_direct_mem_ptr);
         SC_THREAD(run);
     }
+
+    ~tile_controller() override { unregister_local_time(&m_qk); }
 
     // Queues a job; it starts at the next delta cycle (or when the simulation starts). Throws
     // std::invalid_argument for a malformed job and std::logic_error while another job runs.
@@ -88,8 +92,10 @@ private:
     };
 
     void run() {
+        register_local_time(&m_qk);
         for (;;) {
-            while (!m_busy) sc_core::wait(m_start_event);
+            while (!m_busy)
+                sc_core::wait(m_start_event);
             m_qk.reset();
             m_result.start = sc_core::sc_time_stamp();
             try {
@@ -120,8 +126,8 @@ private:
         m_out_buf.resize(n);
 
         const auto tiles = plan_tiles(s.m, s.p, n, m_job.order, m_job.seed);
-        m_log->info("job M={} K={} P={} on {}x{} array: {} tiles, {} edges each, order {}", s.m, s.k, s.p, n, n,
-                    tiles.size(), edges, to_string(m_job.order));
+        m_log->info("job M={} K={} P={} on {}x{} array: {} tiles, {} edges each, order {}", s.m, s.k, s.p, n,
+                    n, tiles.size(), edges, to_string(m_job.order));
         for (const auto& t : tiles) {
             tile_report rep;
             rep.where = t;
@@ -144,7 +150,12 @@ private:
             }
             m_result.phases.advance += now() - mark;
             rep.advance_edges = m_array.core().edges();
+            rep.macs_padded = m_array.core().macs();
+            rep.macs_real = m_array.core().macs_in(t.rows, t.cols);
             m_result.advance_edges += rep.advance_edges;
+            m_result.macs_padded += rep.macs_padded;
+            m_result.macs_real += rep.macs_real;
+            m_result.tiles.push_back(rep);  // a tile that fails below still shows what it did
 
             check_complete(t);
 
@@ -152,15 +163,11 @@ private:
             drain(t);
             m_result.phases.drain += now() - mark;
 
-            rep.real_outputs = t.rows * t.cols;
-            rep.masked_outputs = n * n - rep.real_outputs;
-            rep.macs_padded = m_array.core().macs();
-            rep.macs_real = m_array.core().macs_in(t.rows, t.cols);
-            m_result.real_outputs += rep.real_outputs;
-            m_result.masked_outputs += rep.masked_outputs;
-            m_result.macs_padded += rep.macs_padded;
-            m_result.macs_real += rep.macs_real;
-            m_result.tiles.push_back(rep);
+            auto& done = m_result.tiles.back();
+            done.real_outputs = t.rows * t.cols;
+            done.masked_outputs = n * n - done.real_outputs;
+            m_result.real_outputs += done.real_outputs;
+            m_result.masked_outputs += done.masked_outputs;
         }
     }
 
@@ -172,14 +179,16 @@ private:
         for (std::size_t i = 0; i < n; ++i) {
             operand_type* row = &m_a_buf[i * s.k];
             if (i < t.rows) {
-                transfer(tlm::TLM_READ_COMMAND, m_job.a.address(t.r0 + i, 0), row, s.k * sizeof(operand_type), "A");
+                transfer(tlm::TLM_READ_COMMAND, m_job.a.address(t.r0 + i, 0), row, s.k * sizeof(operand_type),
+                         "A");
             } else {
                 std::fill(row, row + s.k, operand_type{});
             }
         }
         for (std::uint64_t k = 0; k < s.k; ++k) {
             operand_type* row = &m_b_buf[k * n];
-            transfer(tlm::TLM_READ_COMMAND, m_job.b.address(k, t.c0), row, t.cols * sizeof(operand_type), "B");
+            transfer(tlm::TLM_READ_COMMAND, m_job.b.address(k, t.c0), row, t.cols * sizeof(operand_type),
+                     "B");
             std::fill(row + t.cols, row + n, operand_type{});
         }
     }
@@ -204,20 +213,22 @@ private:
         if (m_array.core().complete(k)) return;
         const auto stuck = m_array.core().stuck(k);
         std::ostringstream os;
-        os << "watchdog: tile " << t.index << " at origin (" << t.r0 << "," << t.c0 << ") did not complete within "
-           << advance_edges_per_tile(m_array.size(), k) << " advance edges: ";
+        os << "watchdog: tile " << t.index << " at origin (" << t.r0 << "," << t.c0
+           << ") did not complete within " << advance_edges_per_tile(m_array.size(), k) << " advance edges: ";
         for (std::size_t i = 0; i < stuck.size() && i < m_cfg.watchdog_names; ++i) {
-            os << (i ? ", " : "") << m_array.pe_name(stuck[i].row, stuck[i].col) << " consumed " << stuck[i].consumed
-               << " of " << k << " terms";
+            os << (i ? ", " : "") << m_array.pe_name(stuck[i].row, stuck[i].col) << " consumed "
+               << stuck[i].consumed << " of " << k << " terms";
         }
-        if (stuck.size() > m_cfg.watchdog_names) os << " (and " << stuck.size() - m_cfg.watchdog_names << " more)";
+        if (stuck.size() > m_cfg.watchdog_names)
+            os << " (and " << stuck.size() - m_cfg.watchdog_names << " more)";
         throw job_failure{job_status::watchdog, os.str()};
     }
 
     // Writes the in-range results, one transaction per real row; masked PEs are never written.
     void drain(const tile& t) {
         for (std::size_t i = 0; i < t.rows; ++i) {
-            for (std::size_t j = 0; j < t.cols; ++j) m_out_buf[j] = m_array.core().accumulator(i, j);
+            for (std::size_t j = 0; j < t.cols; ++j)
+                m_out_buf[j] = m_array.core().accumulator(i, j);
             transfer(tlm::TLM_WRITE_COMMAND, m_job.c.address(t.r0 + i, t.c0), m_out_buf.data(),
                      t.cols * sizeof(accumulator_type), "C");
         }
@@ -261,11 +272,11 @@ private:
         m_qk.set(delay);
         m_log->trace("{}", txn_to_string(m_trans));
         if (!m_trans.is_response_ok()) {
-            throw job_failure{job_status::bus_error, "bus error while moving " + std::string(what) + ": " +
-                                                         txn_to_string(m_trans)};
+            throw job_failure{job_status::bus_error,
+                              "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
         }
         if (m_qk.need_sync()) m_qk.sync();
-        if (m_trans.is_dmi_allowed() && !m_dmi_valid) request_dmi(addr);
+        if (m_trans.is_dmi_allowed() && !m_dmi_valid && !in_denied_range(addr)) request_dmi(addr);
     }
 
     void request_dmi(std::uint64_t addr) {
@@ -277,10 +288,19 @@ private:
         if (m_dmi_valid) {
             m_log->debug("DMI granted 0x{:x}-0x{:x} read={} write={}", m_dmi.get_start_address(),
                          m_dmi.get_end_address(), m_dmi.is_read_allowed(), m_dmi.is_write_allowed());
+        } else {
+            // The target names the range it will not grant; do not ask again inside it.
+            m_dmi_denied = {m_dmi.get_start_address(), m_dmi.get_end_address()};
+            m_has_dmi_denied = true;
         }
     }
 
+    bool in_denied_range(std::uint64_t addr) const {
+        return m_has_dmi_denied && addr >= m_dmi_denied.first && addr <= m_dmi_denied.second;
+    }
+
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
+        m_has_dmi_denied = false;  // the target's map changed: it may grant again
         if (m_dmi_valid && start <= m_dmi.get_end_address() && end >= m_dmi.get_start_address()) {
             m_dmi_valid = false;
             m_log->debug("DMI revoked 0x{:x}-0x{:x}", start, end);
@@ -294,6 +314,8 @@ private:
     tlm::tlm_generic_payload m_trans;
     tlm::tlm_dmi m_dmi;
     bool m_dmi_valid = false;
+    std::pair<std::uint64_t, std::uint64_t> m_dmi_denied{0, 0};
+    bool m_has_dmi_denied = false;
 
     matmul_job m_job;
     job_result m_result;

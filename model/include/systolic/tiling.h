@@ -20,8 +20,8 @@ struct tile {
     std::uint64_t index = 0;  // position in the visiting order
     std::uint64_t r0 = 0;     // origin: local PE(i, j) computes global C(r0 + i, c0 + j)
     std::uint64_t c0 = 0;
-    std::uint64_t rows = 0;   // real rows in this tile, min(N, M - r0)
-    std::uint64_t cols = 0;   // real columns in this tile, min(N, P - c0)
+    std::uint64_t rows = 0;  // real rows in this tile, min(N, M - r0)
+    std::uint64_t cols = 0;  // real columns in this tile, min(N, P - c0)
 };
 
 // All ceil(M/N) x ceil(P/N) tiles in the requested order. `seed` only matters for random order,

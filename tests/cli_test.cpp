@@ -1,0 +1,211 @@
+// systolic-tb as a user runs it: the seed figures, the JSON report, .npy in and out, and every
+// kind of bad input (one line on stderr, exit status 2, no output file left behind).
+#include <gtest/gtest.h>
+#include <sys/wait.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "npy.h"
+#include "problem.h"
+#include "reference_gemm.h"
+#include "systolic/number_format.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using systolic::int32_format;
+
+struct result {
+    int status = -1;
+    std::string out;
+    std::string err;
+};
+
+std::string slurp(const fs::path& p) {
+    std::ifstream in(p, std::ios::binary);
+    std::ostringstream os;
+    os << in.rdbuf();
+    return os.str();
+}
+
+class SystolicTb : public ::testing::Test {
+protected:
+    void SetUp() override {
+        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
+        m_dir = fs::temp_directory_path() /
+                ("systolic_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+
+    fs::path path(const std::string& name) const { return m_dir / name; }
+
+    result run(const std::string& args) const {
+        const auto out = path("stdout.txt"), err = path("stderr.txt");
+        const std::string cmd =
+            std::string(SYSTOLIC_TB) + " " + args + " >" + out.string() + " 2>" + err.string();
+        const int raw = std::system(cmd.c_str());
+        result r;
+        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
+        r.out = slurp(out);
+        r.err = slurp(err);
+        return r;
+    }
+
+    // A bad invocation: exit 2, exactly one line on stderr mentioning `needle`, no output files.
+    void expect_usage_error(const std::string& args, const std::string& needle) {
+        const auto c_out = path("c.npy"), json = path("r.json");
+        const auto r = run(args + " --c-out " + c_out.string() + " --json " + json.string());
+        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        EXPECT_FALSE(fs::exists(c_out));
+        EXPECT_FALSE(fs::exists(json));
+        for (const auto& e : fs::directory_iterator(m_dir))
+            EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    }
+
+    void write_i32(const std::string& name, std::uint64_t rows, std::uint64_t cols,
+                   const std::vector<std::int32_t>& v) {
+        systolic::tb::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
+    }
+
+    fs::path m_dir;
+};
+
+TEST_F(SystolicTb, NoOptionsRunsTheSeedExample) {
+    const auto r = run("");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("C=[[7,2,5],[16,5,14],[25,8,23]]"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("tiles: 4, origins (0,0) (0,2) (2,0) (2,2)"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("advance edges: 5 per tile, 20 in total"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("MACs: 48 with padding, 27 real"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("PASS"), std::string::npos);
+    EXPECT_TRUE(r.err.empty()) << r.err;  // quiet by default
+}
+
+TEST_F(SystolicTb, JsonReportOnStdout) {
+    const auto r = run("--json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);  // stdout holds only the report
+    for (const char* key :
+         {"array", "m", "k", "p", "dtype", "order", "tiles", "advance_edges", "advance_edges_per_tile",
+          "macs_padded", "macs_real", "utilization", "sim_time_ns", "tiles_detail", "scoreboard", "pass"})
+        EXPECT_TRUE(j.contains(key)) << key;
+    EXPECT_EQ(j["array"], 2);
+    EXPECT_EQ(j["dtype"], "int32");
+    EXPECT_EQ(j["order"], "row");
+    EXPECT_EQ(j["tiles"], 4);
+    EXPECT_EQ(j["advance_edges"], 20);
+    EXPECT_EQ(j["advance_edges_per_tile"], 5);
+    EXPECT_EQ(j["macs_padded"], 48);
+    EXPECT_EQ(j["macs_real"], 27);
+    EXPECT_DOUBLE_EQ(j["utilization"].get<double>(), 27.0 / 48.0);
+    EXPECT_GT(j["sim_time_ns"].get<double>(), 20.0);
+    ASSERT_EQ(j["tiles_detail"].size(), 4u);
+    const auto& last = j["tiles_detail"][3];
+    EXPECT_EQ(last["index"], 3);
+    EXPECT_EQ(last["origin"], nlohmann::json::array({2, 2}));
+    EXPECT_EQ(last["advance_edges"], 5);
+    EXPECT_EQ(last["real_outputs"], 1);
+    EXPECT_EQ(last["masked_outputs"], 3);
+    const auto& sb = j["scoreboard"];
+    EXPECT_EQ(sb["checked"], 9);
+    EXPECT_EQ(sb["mismatches"], 0);
+    EXPECT_EQ(sb["writes"], 9);
+    EXPECT_EQ(sb["out_of_range_writes"], 0);
+    EXPECT_EQ(sb["untouched_ok"], true);
+    EXPECT_EQ(j["pass"], true);
+}
+
+TEST_F(SystolicTb, NpyInAndOut) {
+    const auto pr = systolic::tb::random_problem<int32_format>({7, 5, 6}, 99);
+    write_i32("a.npy", 7, 5, pr.a);
+    write_i32("b.npy", 5, 6, pr.b);
+    const auto r = run("--array 3 --a " + path("a.npy").string() + " --b " + path("b.npy").string() +
+                       " --c-out " + path("c.npy").string() + " --json " + path("r.json").string());
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    const auto c = systolic::tb::read_matrix(path("c.npy").string(), "<i8", "int64");
+    EXPECT_EQ(c.shape, (std::vector<std::uint64_t>{7, 6}));
+    EXPECT_EQ(systolic::tb::as_vector<std::int64_t>(c),
+              systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b));
+    const auto j = nlohmann::json::parse(slurp(path("r.json")));
+    EXPECT_EQ(j["m"], 7);
+    EXPECT_EQ(j["k"], 5);
+    EXPECT_EQ(j["p"], 6);
+    EXPECT_EQ(j["tiles"], 6);
+}
+
+TEST_F(SystolicTb, EveryOrderWritesTheSameC) {
+    std::string first;
+    for (const char* order : {"row", "col", "snake", "random"}) {
+        const auto c_out = path(std::string("c_") + order + ".npy");
+        const auto r = run("--array 4 --m 13 --k 6 --p 10 --seed 5 --order " + std::string(order) +
+                           " --c-out " + c_out.string());
+        ASSERT_EQ(r.status, 0) << r.err;
+        const auto bytes = slurp(c_out);
+        if (first.empty()) first = bytes;
+        EXPECT_EQ(bytes, first) << order;
+    }
+}
+
+TEST_F(SystolicTb, LogLevelShowsSimulationTimeAndModule) {
+    const auto r = run("--log-level debug");
+    EXPECT_EQ(r.status, 0);
+    EXPECT_NE(r.err.find("[D "), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("tb.controller: tile 3 origin (2,2)"), std::string::npos) << r.err;
+}
+
+TEST_F(SystolicTb, BadDimensions) {
+    expect_usage_error("--m 0 --k 3 --p 3", "--m must be positive, got 0");
+    expect_usage_error("--m 3 --k -2 --p 3", "--k must be positive, got -2");
+    expect_usage_error("--m 3 --k 3", "needs all of --m, --k and --p");
+    expect_usage_error("--m abc --k 3 --p 3", "--m");
+    expect_usage_error("--array 0", "--array must be between 1 and");
+    expect_usage_error("--array 5000", "--array must be between 1 and");
+}
+
+TEST_F(SystolicTb, BadOptions) {
+    expect_usage_error("--bogus 3", "--bogus");
+    expect_usage_error("--order diagonal", "diagonal");
+    expect_usage_error("--log-level loud", "loud");
+}
+
+TEST_F(SystolicTb, ShapesThatDoNotChain) {
+    write_i32("a.npy", 3, 4, std::vector<std::int32_t>(12, 1));
+    write_i32("b.npy", 5, 2, std::vector<std::int32_t>(10, 1));
+    expect_usage_error("--a " + path("a.npy").string() + " --b " + path("b.npy").string(),
+                       "A's columns must equal B's rows");
+    expect_usage_error("--a " + path("a.npy").string(), "--a and --b must be given together");
+}
+
+TEST_F(SystolicTb, ShapesThatDisagreeWithOptions) {
+    write_i32("a.npy", 3, 4, std::vector<std::int32_t>(12, 1));
+    write_i32("b.npy", 4, 2, std::vector<std::int32_t>(8, 1));
+    expect_usage_error("--m 5 --a " + path("a.npy").string() + " --b " + path("b.npy").string(),
+                       "--m 5 disagrees with the input files (3)");
+}
+
+TEST_F(SystolicTb, BadFiles) {
+    write_i32("good.npy", 2, 2, {1, 2, 3, 4});
+    const std::string good = path("good.npy").string();
+    {  // truncated: drop the last element's bytes
+        const auto bytes = slurp(good);
+        std::ofstream(path("trunc.npy"), std::ios::binary) << bytes.substr(0, bytes.size() - 4);
+    }
+    std::ofstream(path("text.npy")) << "this is not numpy\n";
+    const std::vector<std::int64_t> wide = {1, 2, 3, 4};
+    systolic::tb::write_npy(path("wide.npy").string(), "<i8", 2, 2, wide.data(), 32);
+
+    expect_usage_error("--a " + path("trunc.npy").string() + " --b " + good, "trunc.npy");
+    expect_usage_error("--a " + path("text.npy").string() + " --b " + good, "text.npy");
+    expect_usage_error("--a " + path("wide.npy").string() + " --b " + good, "wide.npy");
+    expect_usage_error("--a " + path("missing.npy").string() + " --b " + good, "missing.npy");
+}
+
+}  // namespace
