@@ -1,0 +1,353 @@
+// systolic-bench: how fast the SystemC model steps the array, in PE-updates per wall second
+// (N^2 x advance edges / s), next to the plain C++ reference GEMM on the same shape and data.
+//
+// Each rig is the real model - memory, systolic_array<int32_format> and tile_controller bound over
+// TLM - with its operands written into memory once, at construction. The timed region is one job:
+// controller.start(job) and sc_start until the simulation starves. The scoreboard, the memory fill
+// and the reference product are outside it. SystemC elaborates once per process, so every rig is
+// built in sc_main before the first sc_start, and the benchmarks capture them.
+//
+// Extra flag, besides Google Benchmark's own: --k=<K> sets the reduction length (default 4096).
+#include <benchmark/benchmark.h>
+
+#include <chrono>
+#include <cstdint>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <ctime>
+#include <iostream>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "problem.h"
+#include "reference_gemm.h"
+#include "systolic/counting.h"
+#include "systolic/job.h"
+#include "systolic/log.h"
+#include "systolic/memory.h"
+#include "systolic/number_format.h"
+#include "systolic/systolic_array.h"
+#include "systolic/tile_controller.h"
+
+namespace {
+
+using namespace systolic;
+using format = int32_format;
+using operand_type = format::operand_type;
+using accumulator_type = format::accumulator_type;
+
+// A long reduction, so that a single-tile run is almost all array stepping: the K + 2(N-1) edges
+// per tile dwarf the clear, load and drain.
+constexpr std::uint64_t default_k = 4096;
+
+// Wall time and work (PE-updates or MACs) summed over every timed run of one benchmark, for the
+// summary table. The benchmark library reports the same runs; this keeps the table independent
+// of which reporter is selected.
+struct tally {
+    double seconds = 0;      // wall
+    double cpu_seconds = 0;  // this thread's CPU time over the same runs
+    double work = 0;
+    bool ran() const { return seconds > 0; }
+    double rate() const { return work / seconds; }
+    double cpu_rate() const { return work / cpu_seconds; }
+};
+
+// Wall and CPU clocks read together. SystemC runs its threads as coroutines on the calling OS
+// thread, so the thread's CPU time covers the whole simulation.
+struct stopwatch {
+    std::chrono::steady_clock::time_point wall0 = std::chrono::steady_clock::now();
+    double cpu0 = thread_cpu_seconds();
+
+    static double thread_cpu_seconds() {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    }
+    void add_to(tally& t, double work) const {
+        t.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - wall0).count();
+        t.cpu_seconds += thread_cpu_seconds() - cpu0;
+        t.work += work;
+    }
+};
+
+// One model instance with its operands in memory. A, B and C are packed row-major, back to back.
+class bench_rig : public sc_core::sc_module {
+private:
+    // Declared first: the modules below are built from them.
+    std::size_t m_n;
+    tb::problem<format> m_problem;
+    matmul_job m_job;
+    expected_counts m_expected;
+    sc_core::sc_time m_limit;
+
+public:
+    memory mem;
+    systolic_array<format> array;
+    tile_controller<format> controller;
+
+    tally model;      // the timed model runs
+    tally reference;  // the timed reference GEMM runs
+
+    bench_rig(const sc_core::sc_module_name& name, std::size_t n, const problem_shape& shape,
+              std::uint64_t seed)
+        : sc_core::sc_module(name),
+          m_n(n),
+          m_problem(tb::random_problem<format>(shape, seed)),
+          m_job(plan(shape)),
+          m_expected(count_job(shape, n)),
+          m_limit(time_limit(m_expected, n, shape.k)),
+          mem("memory", memory_config(m_job)),
+          array("array", n),
+          controller("controller", array) {
+        controller.initiator_socket.bind(mem.target_socket);
+        for (std::uint64_t r = 0; r < shape.m; ++r)
+            mem.core().write(m_job.a.address(r, 0), &m_problem.a[r * shape.k],
+                             shape.k * sizeof(operand_type));
+        for (std::uint64_t k = 0; k < shape.k; ++k)
+            mem.core().write(m_job.b.address(k, 0), &m_problem.b[k * shape.p],
+                             shape.p * sizeof(operand_type));
+    }
+
+    std::size_t n() const { return m_n; }
+    const problem_shape& shape() const { return m_problem.shape; }
+    const tb::problem<format>& operands() const { return m_problem; }
+    const expected_counts& expected() const { return m_expected; }
+
+    // "N=64 M=256 P=256 K=4096" with the given separator, for names and messages.
+    std::string label(const char* sep) const {
+        const auto& s = shape();
+        return "N=" + std::to_string(m_n) + sep + "M=" + std::to_string(s.m) + sep +
+               "P=" + std::to_string(s.p) + sep + "K=" + std::to_string(s.k);
+    }
+
+    // The timed region: one whole job, from start to the simulation running out of events.
+    // False (with the reason in error()) unless the job completed.
+    bool run_job() {
+        controller.start(m_job);
+        sc_core::sc_start(m_limit, sc_core::SC_EXIT_ON_STARVATION);
+        return !controller.busy() && controller.result().completed();
+    }
+
+    std::string error() const {
+        if (controller.busy()) return label(" ") + ": the job did not finish within the simulated time limit";
+        const auto& r = controller.result();
+        return label(" ") + ": job ended " + to_string(r.status) + (r.error.empty() ? "" : ": " + r.error);
+    }
+
+    // Compares C in memory with the reference product; done once, outside any timed region.
+    bool check_against_reference() const {
+        const auto& s = shape();
+        const auto ref = tb::reference_gemm<format>(s, m_problem.a, m_problem.b);
+        for (std::uint64_t r = 0; r < s.m; ++r) {
+            for (std::uint64_t c = 0; c < s.p; ++c) {
+                accumulator_type v{};
+                mem.core().read(m_job.c.address(r, c), &v, sizeof v);
+                if (v != ref[r * s.p + c]) return false;
+            }
+        }
+        return true;
+    }
+
+private:
+    static std::uint64_t align8(std::uint64_t v) { return (v + 7) / 8 * 8; }
+
+    static matmul_job plan(const problem_shape& s) {
+        const std::uint64_t a_base = 0;
+        const std::uint64_t b_base = align8(a_base + s.m * s.k * sizeof(operand_type));
+        const std::uint64_t c_base = align8(b_base + s.k * s.p * sizeof(operand_type));
+        return make_job(s, sizeof(operand_type), sizeof(accumulator_type), a_base, b_base, c_base);
+    }
+
+    static memory::config memory_config(const matmul_job& job) {
+        memory::config cfg;
+        cfg.base = 0;
+        cfg.size = job.c.base + job.shape.m * job.shape.p * sizeof(accumulator_type);
+        return cfg;
+    }
+
+    // Ten times the simulated time a job needs (one clock per clear and per edge, one memory
+    // latency per load or drain transfer, both at their defaults): reached only by a hang.
+    static sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, std::uint64_t k) {
+        const sc_core::sc_time clock(1, sc_core::SC_NS), latency(10, sc_core::SC_NS);
+        const double clocks = double(e.advance_edges + e.tiles);
+        const double transfers = double(e.tiles) * double(2 * n + k);
+        return (clocks * clock + transfers * latency) * 10.0 + sc_core::sc_time(1, sc_core::SC_US);
+    }
+};
+
+void bench_model(benchmark::State& state, bench_rig& rig) {
+    const double n2 = double(rig.n()) * double(rig.n());
+    std::uint64_t edges = 0;
+    for (auto _ : state) {
+        const stopwatch sw;
+        const bool ok = rig.run_job();
+        if (!ok) {
+            state.SkipWithError(rig.error().c_str());
+            break;
+        }
+        edges = rig.controller.result().advance_edges;
+        if (edges != rig.expected().advance_edges) {
+            state.SkipWithError("the job's advance edges differ from count_job()");
+            break;
+        }
+        sw.add_to(rig.model, n2 * double(edges));
+    }
+    state.counters["pe_updates_per_s"] =
+        benchmark::Counter(n2 * double(edges) * double(state.iterations()), benchmark::Counter::kIsRate);
+    state.counters["edges_per_job"] = benchmark::Counter(double(edges));
+}
+
+void bench_reference(benchmark::State& state, bench_rig& rig) {
+    const auto& pr = rig.operands();
+    const double macs = double(pr.shape.m) * double(pr.shape.k) * double(pr.shape.p);
+    for (auto _ : state) {
+        const stopwatch sw;
+        auto c = tb::reference_gemm<format>(pr.shape, pr.a, pr.b);
+        benchmark::DoNotOptimize(c.data());
+        benchmark::ClobberMemory();
+        sw.add_to(rig.reference, macs);
+    }
+    state.counters["macs_per_s"] =
+        benchmark::Counter(macs * double(state.iterations()), benchmark::Counter::kIsRate);
+}
+
+// Takes --k=<K> out of argv (Google Benchmark rejects flags it does not know), and adds it to the
+// library's --help text.
+bool take_k_flag(int& argc, char** argv, std::uint64_t& k) {
+    int out = 1;
+    for (int i = 1; i < argc; ++i) {
+        if (std::strcmp(argv[i], "--help") == 0) {
+            std::printf(
+                "systolic-bench [--k=<K>] [Google Benchmark flags]\n"
+                "  --k=<K>  reduction length of every case (default %llu)\n\n",
+                static_cast<unsigned long long>(default_k));
+        }
+        if (std::strncmp(argv[i], "--k=", 4) == 0) {
+            char* end = nullptr;
+            const unsigned long long v = std::strtoull(argv[i] + 4, &end, 10);
+            if (end == argv[i] + 4 || *end != '\0' || v == 0 || v > (1u << 24)) {
+                std::cerr << "systolic-bench: error: --k wants a positive integer up to 16777216, got '"
+                          << argv[i] + 4 << "'\n";
+                return false;
+            }
+            k = v;
+        } else {
+            argv[out++] = argv[i];
+        }
+    }
+    argc = out;
+    argv[argc] = nullptr;
+    return true;
+}
+
+std::string mega(double rate) {
+    char buf[32];
+    std::snprintf(buf, sizeof buf, "%.1f", rate / 1e6);
+    return buf;
+}
+
+// One line per rig: "N=128: model X M PE-updates/s, reference GEMM Y M MAC/s, ratio Z", from wall
+// time. When the machine was busy (this thread got well under a whole core while timed), the same
+// runs follow per CPU-second, so that the load on the machine can be told apart from the model.
+void print_summary(const std::vector<std::unique_ptr<bench_rig>>& rigs) {
+    auto line = [](const bench_rig& rig, bool cpu) {
+        std::string out = "N=" + std::to_string(rig.n());
+        if (rig.shape().m != rig.n() || rig.shape().p != rig.n())
+            out += " (M=P=" + std::to_string(rig.shape().m) + ", " + std::to_string(rig.expected().tiles) +
+                   " tiles)";
+        out += ":";
+        const double model = cpu ? rig.model.cpu_rate() : rig.model.rate();
+        const double ref = cpu ? rig.reference.cpu_rate() : rig.reference.rate();
+        out += rig.model.ran() ? " model " + mega(model) + " M PE-updates/s," : " model not run,";
+        out += rig.reference.ran() ? " reference GEMM " + mega(ref) + " M MAC/s" : " reference GEMM not run";
+        if (rig.model.ran() && rig.reference.ran()) {
+            char buf[32];
+            std::snprintf(buf, sizeof buf, ", ratio %.2f", model / ref);
+            out += buf;
+        }
+        return out;
+    };
+
+    double wall = 0, cpu = 0;
+    for (const auto& rig : rigs) {
+        if (!rig->model.ran() && !rig->reference.ran()) continue;
+        if (wall == 0) std::printf("\nsummary, per wall second over every timed run above:\n");
+        std::printf("%s\n", line(*rig, false).c_str());
+        wall += rig->model.seconds + rig->reference.seconds;
+        cpu += rig->model.cpu_seconds + rig->reference.cpu_seconds;
+    }
+    if (wall > 0 && cpu < 0.9 * wall) {
+        std::printf("the machine was busy: this thread ran %.0f%% of the timed wall time; per CPU-second:\n",
+                    100.0 * cpu / wall);
+        for (const auto& rig : rigs) {
+            if (rig->model.ran() || rig->reference.ran()) std::printf("%s\n", line(*rig, true).c_str());
+        }
+    }
+    std::fflush(stdout);
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    std::uint64_t k = default_k;
+    if (!take_k_flag(argc, argv, k)) return 2;
+    benchmark::Initialize(&argc, argv);
+    if (benchmark::ReportUnrecognizedArguments(argc, argv)) return 2;
+    set_log_level(spdlog::level::warn);
+
+    // As systolic-tb: a quantum that lets the controller run thousands of edges between syncs.
+    tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
+
+    struct rig_spec {
+        std::size_t n;
+        std::uint64_t mp;  // M = P
+    };
+    // One output tile each (M = P = N), then one case with 4 x 4 tiles to show the tiling overhead.
+    const rig_spec specs[] = {{16, 16}, {64, 64}, {128, 128}, {64, 256}};
+    std::vector<std::unique_ptr<bench_rig>> rigs;
+    std::uint64_t seed = 1;
+    for (const auto& spec : specs) {
+        const std::string name = "rig_n" + std::to_string(spec.n) + "_mp" + std::to_string(spec.mp);
+        rigs.push_back(
+            std::make_unique<bench_rig>(name.c_str(), spec.n, problem_shape{spec.mp, k, spec.mp}, seed++));
+    }
+
+    // One untimed run per rig: it elaborates, and it shows the model computes the right product.
+    for (auto& rig : rigs) {
+        if (!rig->run_job()) {
+            std::cerr << "systolic-bench: " << rig->error() << "\n";
+            return 1;
+        }
+        if (!rig->check_against_reference()) {
+            std::cerr << "systolic-bench: " << rig->label(" ") << ": C differs from the reference GEMM\n";
+            return 1;
+        }
+    }
+
+    for (auto& rig : rigs) {
+        bench_rig* r = rig.get();
+        benchmark::RegisterBenchmark(("model/" + r->label("/")).c_str(),
+                                     [r](benchmark::State& st) { bench_model(st, *r); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+        benchmark::RegisterBenchmark(("reference_gemm/" + r->label("/")).c_str(),
+                                     [r](benchmark::State& st) { bench_reference(st, *r); })
+            ->Unit(benchmark::kMillisecond)
+            ->UseRealTime();
+    }
+
+    benchmark::RunSpecifiedBenchmarks();
+    benchmark::Shutdown();
+    print_summary(rigs);
+    return 0;
+}
+
+// Our own entry point, so that SystemC's banner is off before SystemC initialises.
+int main(int argc, char* argv[]) {
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}
