@@ -58,19 +58,20 @@ def main():
     ax.set_ylim(0, 6.2)
     ax.axis("off")
 
-    box(ax, 0.1, 0.1, 11.8, 6.0, "tb : testbench<int32_format>",
+    box(ax, 0.1, 0.1, 11.8, 6.0, "tb : testbench<Format>",
         face="none", dashed=True, size=11)
 
     # Top row: the TLM path, left to right; DMI invalidation comes back.
     box(ax, 0.4, 3.3, 3.3, 2.2, "controller : tile_controller",
-        "one SC_THREAD (run):\nplan_tiles, clear, load, feed,\n"
+        "one SC_THREAD (run): plan_tiles;\nper K chunk: clear, load, feed,\n"
         "advance, check_complete, drain\ntlm_quantumkeeper\n"
-        "[initiator_socket]")
+        "[initiator_socket]\ninject(fault): testbench only")
     box(ax, 4.8, 3.3, 2.5, 2.2, "monitor : bus_monitor",
         "testbench only\n[target_socket]\n[initiator_socket]\n"
         "DMI for reads only", face=TB)
     box(ax, 8.3, 3.3, 3.3, 2.2, "memory : memory",
-        "[target_socket]\nb_transport (+latency),\ntransport_dbg, DMI")
+        "[target_socket]\nb_transport (+latency),\ntransport_dbg, DMI\n"
+        "A, B, C, partial sums")
     box(ax, 8.5, 3.45, 2.9, 0.5, "memory_core", face=CORE, size=9)
 
     for x0, x1, dmi in ((3.7, 4.8, "DMI (reads)"), (7.3, 8.3, "DMI")):
@@ -93,7 +94,7 @@ def main():
           offset=(1.05, -0.12))
 
     box(ax, 4.8, 0.35, 2.5, 2.45, "scoreboard",
-        "keyed by global\n(row, col) of C;\nreference_gemm;\n"
+        "keyed by global\n(row, col) of C;\nreference_gemm\n(same chunks, policy,\nrounding);\n"
         "shadow image of\nthe whole memory", face=TB)
     arrow(ax, (6.05, 3.3), (6.05, 2.8), "on_write", offset=(0.45, -0.12))
 

@@ -13,24 +13,46 @@ namespace systolic::tb {
 nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
     const scoreboard_summary& sb = *in.scoreboard;
-    const auto counts = count_job(in.shape, in.n);
+    const matmul_job& job = *in.job;
+    const auto counts = count_job(job.shape, in.n, job.k_tile);
 
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles) {
         tiles.push_back({{"index", t.where.index},
                          {"origin", {t.where.r0, t.where.c0}},
                          {"advance_edges", t.advance_edges},
+                         {"advance_edges_per_chunk", t.advance_edges_per_chunk},
+                         {"macs_padded", t.macs_padded},
+                         {"macs_real", t.macs_real},
                          {"real_outputs", t.real_outputs},
                          {"masked_outputs", t.masked_outputs}});
     }
     auto ns = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e9; };
+    const auto& q = job.quant;
     return {
         {"array", in.n},
-        {"m", in.shape.m},
-        {"k", in.shape.k},
-        {"p", in.shape.p},
+        {"m", job.shape.m},
+        {"k", job.shape.k},
+        {"p", job.shape.p},
         {"dtype", in.dtype},
-        {"order", in.order},
+        {"accumulator_dtype", in.accumulator_dtype},
+        {"order", to_string(job.order)},
+        {"k_tile", effective_k_tile(job.shape.k, job.k_tile)},
+        {"k_chunks", counts.k_chunks},
+        {"k_policy", to_string(job.policy)},
+        {"overflow",
+         {{"mode", to_string(job.overflow)},
+          {"wraps", job.overflow == overflow_mode::wrap ? r.overflows + r.partial_overflows : 0},
+          {"saturations", job.overflow == overflow_mode::saturate ? r.overflows + r.partial_overflows : 0}}},
+        {"output",
+         {{"dtype", q.enabled ? "int8" : in.accumulator_dtype},
+          {"scale", q.enabled ? nlohmann::json(q.scale) : nlohmann::json()},
+          {"zero_point", q.enabled ? nlohmann::json(q.zero_point) : nlohmann::json()},
+          {"rounding", q.enabled ? nlohmann::json(std::string(to_string(q.rounding))) : nlohmann::json()},
+          {"quantize_partials", q.per_partial},
+          {"saturated", r.saturated_outputs},
+          {"differs_from_quantize_once", in.differs_from_quantize_once}}},
+        {"inject", in.inject},
         {"tiles", r.tiles.size()},
         {"advance_edges", r.advance_edges},
         {"advance_edges_per_tile", counts.advance_edges_per_tile},
@@ -52,6 +74,7 @@ nlohmann::json make_report(const report_input& in) {
           {"mismatches", sb.mismatches},
           {"writes", sb.writes},
           {"out_of_range_writes", sb.out_of_range_writes},
+          {"partial_writes", sb.partial_writes},
           {"missing", sb.missing},
           {"duplicates", sb.duplicates},
           {"untouched_ok", sb.untouched_ok},

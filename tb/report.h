@@ -12,11 +12,13 @@ namespace systolic::tb {
 
 struct report_input {
     std::uint64_t n = 0;
-    problem_shape shape;
+    const matmul_job* job = nullptr;
     std::string dtype;
-    std::string order;
+    std::string accumulator_dtype;
+    std::string inject;  // the planted fault, "none" normally
     const job_result* result = nullptr;
     const scoreboard_summary* scoreboard = nullptr;
+    std::uint64_t differs_from_quantize_once = 0;
 };
 
 nlohmann::json make_report(const report_input& in);

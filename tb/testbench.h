@@ -9,7 +9,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <optional>
 #include <random>
+#include <sstream>
 #include <stdexcept>
 #include <systemc>
 #include <vector>
@@ -31,18 +33,31 @@ struct run_options {
     std::uint64_t order_seed = 0;  // for tile_order::random
     bool packed = false;           // rows back to back and no guard bands (the layout a user's buffer has)
     std::uint64_t fill_seed = 0x5eed;
+    std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
+    k_policy policy = k_policy::preserve;
+    overflow_mode overflow = overflow_mode::wrap;
+    quantization quant;
+    fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
 };
 
 template <class Format>
 struct run_outcome {
-    using accumulator_type = typename Format::accumulator_type;
     matmul_job job;
     expected_counts expected;
     job_result result;
     scoreboard_summary scoreboard;
-    std::vector<accumulator_type> c;  // C as read back from memory (M x P), whatever was written
+    std::vector<std::uint8_t> c;  // C as read back from memory (M x P elements), whatever was written
+    // int8 outputs that differ from quantizing each complete sum once (--quantize-partials).
+    std::uint64_t differs_from_quantize_once = 0;
 
     bool pass() const { return scoreboard.pass(); }
+    // C's elements as T (the accumulator type, or std::int8_t for quantized output).
+    template <class T>
+    std::vector<T> c_as() const {
+        std::vector<T> v(c.size() / sizeof(T));
+        std::memcpy(v.data(), c.data(), v.size() * sizeof(T));
+        return v;
+    }
 };
 
 template <class Format>
@@ -82,17 +97,33 @@ public:
         const auto& s = pr.shape;
         if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
             throw std::invalid_argument("testbench: operand sizes do not match the shape");
-        out.job = plan_memory(s, opt.packed);  // the same for the same shape and packing
-        out.job.order = opt.order;
-        out.job.seed = opt.order_seed;
-        out.expected = count_job(s, size());
+        out.job = plan_memory(s, opt);
+        out.expected = count_job(s, size(), opt.k_tile);
 
         fill_memory(out.job, pr, opt);
         const std::vector<std::uint8_t> before(mem.core().data(), mem.core().data() + mem.core().size());
-        m_scoreboard.expect(out.job.c, reference_gemm<Format>(s, pr.a, pr.b));
+        reference_options ref;
+        ref.k_tile = opt.k_tile;
+        ref.policy = opt.policy;
+        ref.overflow = opt.overflow;
+        ref.quant = opt.quant;
+        auto expected = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), opt.quant);
+        if (opt.quant.per_partial) {
+            ref.quant.per_partial = false;
+            auto once = opt.quant;
+            once.per_partial = false;
+            const auto once_bytes = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), once);
+            for (std::size_t i = 0; i < once_bytes.size(); ++i)
+                out.differs_from_quantize_once += once_bytes[i] != expected[i];
+        }
+        m_scoreboard.expect(
+            out.job.c, std::move(expected), printer(opt.quant.enabled),
+            out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
 
+        controller.inject(opt.inject);
         controller.start(out.job);
         sc_core::sc_start(time_limit(out.job), sc_core::SC_EXIT_ON_STARVATION);
+        controller.inject(fault::none);
         out.result = controller.result();
         if (controller.busy()) {
             out.result.status = job_status::running;
@@ -101,26 +132,39 @@ public:
         out.scoreboard =
             m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(), before);
 
-        out.c.resize(s.m * s.p);
+        const std::uint64_t esz = out.job.c.elem_size;
+        out.c.resize(s.m * s.p * esz);
         for (std::uint64_t r = 0; r < s.m; ++r)
-            for (std::uint64_t col = 0; col < s.p; ++col)
-                mem.core().read(out.job.c.address(r, col), &out.c[r * s.p + col], sizeof(accumulator_type));
+            mem.core().read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
         return out;
     }
 
-    // Where run() puts A, B and C for this shape: guard bands and padded strides unless packed.
-    matmul_job plan_memory(const problem_shape& s, bool packed) const {
+    // Where run() puts A, B, C (and the partial-sum buffer, if the job needs one) for this shape:
+    // guard bands and padded strides unless packed. The same for the same shape and options.
+    matmul_job plan_memory(const problem_shape& s, const run_options& opt) const {
         const std::uint64_t osz = sizeof(operand_type), asz = sizeof(accumulator_type);
-        const std::uint64_t g = packed ? 0 : guard;
+        const std::uint64_t csz = opt.quant.enabled ? 1 : asz;
+        const std::uint64_t g = opt.packed ? 0 : guard;
         auto stride = [&](std::uint64_t row_bytes) {
-            return packed ? row_bytes : round_up(row_bytes + 8, 16);
+            return opt.packed ? row_bytes : round_up(row_bytes + 8, 16);
         };
         const std::uint64_t a_stride = stride(s.k * osz), b_stride = stride(s.p * osz),
-                            c_stride = stride(s.p * asz);
+                            c_stride = stride(s.p * csz);
         const std::uint64_t a_base = mem.core().base() + g;
         const std::uint64_t b_base = round_up(a_base + s.m * a_stride + g, 16);
         const std::uint64_t c_base = round_up(b_base + s.k * b_stride + g, 16);
-        return make_job(s, osz, asz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
+        matmul_job job = make_job(s, osz, csz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
+        job.order = opt.order;
+        job.seed = opt.order_seed;
+        job.k_tile = opt.k_tile;
+        job.policy = opt.policy;
+        job.overflow = opt.overflow;
+        job.quant = opt.quant;
+        if (job.uses_partial_buffer()) {
+            const std::uint64_t p_stride = stride(s.p * asz);
+            job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);
+        }
+        return job;
     }
 
 private:
@@ -128,9 +172,24 @@ private:
 
     static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
+    // Shows one element of C in scoreboard messages.
+    static scoreboard::value_printer printer(bool int8_output) {
+        if (int8_output)
+            return [](const std::uint8_t* p) { return std::to_string(static_cast<std::int8_t>(*p)); };
+        return [](const std::uint8_t* p) {
+            accumulator_type v;
+            std::memcpy(&v, p, sizeof v);
+            std::ostringstream os;
+            os.precision(9);  // enough to tell any two floats apart
+            os << +v;
+            return os.str();
+        };
+    }
+
     void fill_memory(const matmul_job& job, const problem<Format>& pr, const run_options& opt) {
         const auto& s = pr.shape;
-        mem.resize(job.c.base + s.m * job.c.row_stride + (opt.packed ? 0 : guard) - mem.core().base());
+        const matrix_layout& last = job.uses_partial_buffer() ? job.partial : job.c;
+        mem.resize(last.base + s.m * last.row_stride + (opt.packed ? 0 : guard) - mem.core().base());
         std::mt19937_64 rng(opt.fill_seed);
         std::uint8_t* bytes = mem.core().data();
         for (std::uint64_t i = 0; i < mem.core().size(); ++i)
@@ -143,17 +202,18 @@ private:
 
     // Generous: ten times what every clock and every memory access of the job would take.
     sc_core::sc_time time_limit(const matmul_job& job) const {
-        const auto counts = count_job(job.shape, size());
-        const double accesses = double(counts.tiles) * double(size() + job.shape.k + size()) + 1;
+        const auto counts = count_job(job.shape, size(), job.k_tile);
+        const double accesses = double(counts.tiles) * double(counts.k_chunks * 3 * size() + job.shape.k) + 1;
         const auto& mc = mem.cfg();
         const sc_core::sc_time slowest = std::max(mc.read_latency, mc.write_latency);
-        return (double(counts.advance_edges + 2 * counts.tiles) * controller.cfg().clock_period +
+        return (double(counts.advance_edges + 2 * counts.tiles * counts.k_chunks) *
+                    controller.cfg().clock_period +
                 accesses * slowest) *
                    10.0 +
                sc_core::sc_time(1, sc_core::SC_US);
     }
 
-    scoreboard<Format> m_scoreboard;
+    scoreboard m_scoreboard;
 };
 
 }  // namespace systolic::tb

@@ -208,4 +208,126 @@ TEST_F(SystolicTb, BadFiles) {
     expect_usage_error("--a " + path("missing.npy").string() + " --b " + good, "missing.npy");
 }
 
+// Issue 3: K-splitting, formats, quantized output and fault injection from the command line.
+
+TEST_F(SystolicTb, KSplitReportKeys) {
+    const auto r = run("--k-tile 2 --k-policy partials --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["k_tile"], 2);
+    EXPECT_EQ(j["k_chunks"], 2);
+    EXPECT_EQ(j["k_policy"], "partials");
+    EXPECT_EQ(j["advance_edges"], 28);
+    EXPECT_EQ(j["advance_edges_per_tile"], 7);
+    EXPECT_EQ(j["tiles_detail"][0]["advance_edges_per_chunk"], nlohmann::json::array({4, 3}));
+    EXPECT_EQ(j["pass"], true);
+}
+
+TEST_F(SystolicTb, QuantizeOnceVersusPerPartial) {
+    const std::string base =
+        "--k-tile 2 --k-policy partials --out-dtype int8 --scale 0.5 --rounding nearest-even";
+    const auto once =
+        run(base + " --c-out " + path("once.npy").string() + " --json " + path("once.json").string());
+    ASSERT_EQ(once.status, 0) << once.err;
+    const auto per = run(base + " --quantize-partials --c-out " + path("per.npy").string() + " --json " +
+                         path("per.json").string());
+    ASSERT_EQ(per.status, 0) << per.err;
+    const auto c_once = systolic::tb::read_matrix(path("once.npy").string(), "|i1", "int8");
+    const auto c_per = systolic::tb::read_matrix(path("per.npy").string(), "|i1", "int8");
+    EXPECT_EQ(static_cast<std::int8_t>(c_once.data[0]), 4);  // round(7 * 0.5 = 3.5) = 4
+    EXPECT_EQ(static_cast<std::int8_t>(c_per.data[0]), 3);   // round(0.5) + round(3) = 3
+    const auto j_once = nlohmann::json::parse(slurp(path("once.json")));
+    const auto j_per = nlohmann::json::parse(slurp(path("per.json")));
+    EXPECT_EQ(j_once["output"]["dtype"], "int8");
+    EXPECT_EQ(j_once["output"]["differs_from_quantize_once"], 0);
+    EXPECT_EQ(j_per["output"]["quantize_partials"], true);
+    EXPECT_GT(j_per["output"]["differs_from_quantize_once"].get<int>(), 0);
+}
+
+TEST_F(SystolicTb, FormatsReadAndWriteTheirDtypes) {
+    const std::vector<std::int8_t> a8 = {1, -2, 3, 4, 5, -6}, b8 = {7, 8, -9, 10, 11, 12};
+    systolic::tb::write_npy(path("a8.npy").string(), "|i1", 2, 3, a8.data(), 6);
+    systolic::tb::write_npy(path("b8.npy").string(), "|i1", 3, 2, b8.data(), 6);
+    auto r = run("--dtype int8 --a " + path("a8.npy").string() + " --b " + path("b8.npy").string() +
+                 " --c-out " + path("c8.npy").string());
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto c8 = systolic::tb::as_vector<std::int32_t>(
+        systolic::tb::read_matrix(path("c8.npy").string(), "<i4", "int32"));
+    // [[1,-2,3],[4,5,-6]] x [[7,8],[-9,10],[11,12]] = [[58,24],[-83,10]]
+    EXPECT_EQ(c8, (std::vector<std::int32_t>{58, 24, -83, 10}));
+
+    const std::vector<float> af = {0.5f, 1.5f, -2.0f, 4.0f}, bf = {1.0f, 0.25f, -1.0f, 2.0f};
+    systolic::tb::write_npy(path("af.npy").string(), "<f4", 2, 2, af.data(), 16);
+    systolic::tb::write_npy(path("bf.npy").string(), "<f4", 2, 2, bf.data(), 16);
+    for (const char* dtype : {"fp32", "bf16"}) {
+        r = run(std::string("--dtype ") + dtype + " --a " + path("af.npy").string() + " --b " +
+                path("bf.npy").string() + " --c-out " + path("cf.npy").string());
+        ASSERT_EQ(r.status, 0) << r.err;
+        const auto cf =
+            systolic::tb::as_vector<float>(systolic::tb::read_matrix(path("cf.npy").string(), "<f4", "f"));
+        EXPECT_EQ(cf, (std::vector<float>{-1.0f, 3.125f, -6.0f, 7.5f})) << dtype;
+    }
+    // An int32 file is the wrong dtype for int8 and fp32.
+    write_i32("a32.npy", 2, 2, {1, 2, 3, 4});
+    expect_usage_error("--dtype int8 --a " + path("a32.npy").string() + " --b " + path("a32.npy").string(),
+                       "a32.npy");
+    expect_usage_error("--dtype fp32 --a " + path("a32.npy").string() + " --b " + path("a32.npy").string(),
+                       "a32.npy");
+}
+
+TEST_F(SystolicTb, OverflowIsCountedInTheReport) {
+    write_i32("a.npy", 1, 3, {2147483647, 2147483647, 2147483647});
+    write_i32("b.npy", 3, 1, {2147483647, 2147483647, 2147483647});
+    const std::string files = " --array 1 --a " + path("a.npy").string() + " --b " + path("b.npy").string();
+    auto r = run("--overflow saturate --json -" + files);
+    ASSERT_EQ(r.status, 0) << r.err;
+    auto j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["overflow"]["mode"], "saturate");
+    EXPECT_EQ(j["overflow"]["saturations"], 1);
+    EXPECT_EQ(j["overflow"]["wraps"], 0);
+    r = run("--json -" + files);
+    ASSERT_EQ(r.status, 0) << r.err;
+    j = nlohmann::json::parse(r.out);
+    EXPECT_EQ(j["overflow"]["wraps"], 1);
+}
+
+// Each planted defect: exit status 1 and the specific message; without it the same run passes.
+TEST_F(SystolicTb, InjectedFaultsAreCaught) {
+    struct expectation {
+        const char* args;
+        const char* message;
+    };
+    for (const auto& e : {
+             expectation{"--k-tile 2 --inject clear-between-k", "C(0,0) expected 7, got 6"},
+             expectation{"--inject invalid-padding", "pe_0_1 consumed 0 of 3 terms"},
+             expectation{"--inject no-mask", "write outside C at 0x"},
+             expectation{"--inject global-skew", "watchdog: tile 1 at origin (0,2)"},
+             expectation{"--inject skip-advance", "pe_1_1 consumed 2 of 3 terms"},
+         }) {
+        const auto r = run(e.args);
+        EXPECT_EQ(r.status, 1) << e.args;
+        EXPECT_NE(r.out.find(e.message), std::string::npos) << e.args << "\n" << r.out;
+        EXPECT_NE(r.out.find("FAIL"), std::string::npos);
+    }
+    EXPECT_EQ(run("--k-tile 2").status, 0);
+    EXPECT_EQ(run("--inject none").status, 0);
+}
+
+TEST_F(SystolicTb, BadIssue3Combinations) {
+    expect_usage_error("--k-tile 0", "--k-tile must be positive");
+    expect_usage_error("--k-policy sideways", "sideways");
+    expect_usage_error("--dtype int4", "int4");
+    expect_usage_error("--scale 0.5", "need --out-dtype int8");
+    expect_usage_error("--out-dtype int8 --scale 0", "--scale must be a positive finite number");
+    expect_usage_error("--out-dtype int8 --zero-point 300", "--zero-point must be in [-128, 127]");
+    expect_usage_error("--out-dtype int8 --quantize-partials",
+                       "--quantize-partials needs --k-policy partials");
+    expect_usage_error("--out-dtype int16", "--out-dtype must be int8 or acc");
+    expect_usage_error("--dtype fp32 --overflow saturate", "--overflow applies to integer formats");
+    expect_usage_error("--inject nothing", "nothing");
+    expect_usage_error("--inject clear-between-k", "needs --k-policy preserve and a --k-tile shorter than K");
+    expect_usage_error("--k-tile 2 --k-policy partials --inject clear-between-k",
+                       "needs --k-policy preserve");
+}
+
 }  // namespace

@@ -1,13 +1,16 @@
-// Plain C++ tests of the model core and the testbench checkers: counting rules, tiling plan, the
-// array's stepping rule, number format, layouts, memory, job validation, scoreboard and reference
-// GEMM. No SystemC simulation runs here. Expected values come from seeds 000/001/003 or are
-// derived by hand in the comments; none is taken from the code under test.
+// Plain C++ tests of the model core and the testbench checkers: counting rules (with K-splitting),
+// tiling plan, the array's stepping rule and overflow counting, number formats, quantization,
+// layouts, memory, job validation, scoreboard, reference GEMM and C's encoding. No SystemC
+// simulation runs here. Expected values come from seeds 000/001/003 or are derived by hand in the
+// comments; none is taken from the code under test.
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <optional>
 #include <random>
 #include <set>
 #include <stdexcept>
@@ -26,26 +29,43 @@
 #include "systolic/matrix_layout.h"
 #include "systolic/memory_core.h"
 #include "systolic/number_format.h"
+#include "systolic/quantize.h"
 #include "systolic/tiling.h"
 #include "systolic/token.h"
 
 namespace {
 
 using systolic::array_core;
+using systolic::bf16;
+using systolic::bf16_format;
 using systolic::count_job;
+using systolic::fp32_format;
 using systolic::int32_format;
+using systolic::int8_format;
+using systolic::k_policy;
 using systolic::matrix_layout;
 using systolic::memory_core;
+using systolic::overflow_mode;
 using systolic::plan_tiles;
 using systolic::problem_shape;
+using systolic::quantization;
+using systolic::rounding_mode;
 using systolic::tile;
 using systolic::tile_order;
 
 using core = array_core<int32_format>;
 using tok = core::token_type;
+using i8 = std::int8_t;
 using i32 = std::int32_t;
 using i64 = std::int64_t;
+using u8 = std::uint8_t;
+using u32 = std::uint32_t;
 using u64 = std::uint64_t;
+
+constexpr i64 kMax64 = std::numeric_limits<i64>::max();
+constexpr i64 kMin64 = std::numeric_limits<i64>::min();
+constexpr i32 kMax32 = std::numeric_limits<i32>::max();
+constexpr i32 kMin32 = std::numeric_limits<i32>::min();
 
 bool contains_text(const std::vector<std::string>& lines, const std::string& needle) {
     return std::any_of(lines.begin(), lines.end(),
@@ -57,6 +77,35 @@ std::string joined(const std::vector<std::string>& lines) {
     for (const auto& l : lines)
         out += l + "\n";
     return out;
+}
+
+// The bytes of a vector of values, as memory holds them (the scoreboard and encode_c work on bytes).
+template <class T>
+std::vector<u8> bytes_of(const std::vector<T>& values) {
+    std::vector<u8> out(values.size() * sizeof(T));
+    std::memcpy(out.data(), values.data(), out.size());
+    return out;
+}
+
+// Value printers for scoreboard messages: an int64 accumulator, and a signed int8 code.
+std::string print_i64(const u8* p) {
+    i64 v;
+    std::memcpy(&v, p, sizeof v);
+    return std::to_string(v);
+}
+std::string print_i8(const u8* p) {
+    return std::to_string(static_cast<i8>(*p));
+}
+
+u32 bits_of(float f) {
+    u32 u;
+    std::memcpy(&u, &f, sizeof u);
+    return u;
+}
+float float_of(u32 u) {
+    float f;
+    std::memcpy(&f, &u, sizeof f);
+    return f;
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -123,6 +172,77 @@ TEST(Counting, IsUsableAtCompileTime) {
     constexpr auto c = count_job(problem_shape{3, 3, 3}, 2);
     static_assert(c.advance_edges == 20, "seed example: 20 advance edges");
     EXPECT_EQ(c.tiles, 4u);
+}
+
+// K-splitting on the seed: K = 3 in chunks of KT = 2 gives two chunks, of 2 and 1 terms. Each chunk
+// refills the skew, so a tile takes K + chunks x 2(N-1) = 3 + 2 x 2 = 7 edges instead of 5.
+TEST(Counting, KSplitSeedExample) {
+    const auto c = count_job(problem_shape{3, 3, 3}, 2, 2);
+    EXPECT_EQ(c.tiles, 4u);
+    EXPECT_EQ(c.k_chunks, 2u);
+    EXPECT_EQ(c.advance_edges_per_tile, 7u);
+    EXPECT_EQ(c.advance_edges, 28u);
+    // The MACs and outputs do not depend on the split.
+    EXPECT_EQ(c.macs_padded, 48u);
+    EXPECT_EQ(c.macs_real, 27u);
+    EXPECT_EQ(c.outputs_real, 9u);
+    EXPECT_EQ(c.outputs_masked, 7u);
+    EXPECT_EQ(systolic::k_chunks(3, 2), 2u);
+    EXPECT_EQ(systolic::chunk_length(3, 2, 0), 2u);
+    EXPECT_EQ(systolic::chunk_length(3, 2, 1), 1u);
+}
+
+// KT = 0 or KT >= K: one chunk of K, the unsplit counts.
+TEST(Counting, KTileOfZeroOrAtLeastKIsOneChunk) {
+    for (u64 kt : {0ull, 3ull, 4ull, 1000ull}) {
+        const auto c = count_job(problem_shape{3, 3, 3}, 2, kt);
+        EXPECT_EQ(c.k_chunks, 1u) << "KT=" << kt;
+        EXPECT_EQ(c.advance_edges_per_tile, 5u) << "KT=" << kt;
+        EXPECT_EQ(c.advance_edges, 20u) << "KT=" << kt;
+        EXPECT_EQ(systolic::effective_k_tile(3, kt), 3u) << "KT=" << kt;
+        EXPECT_EQ(systolic::chunk_length(3, kt, 0), 3u) << "KT=" << kt;
+    }
+    EXPECT_EQ(count_job(problem_shape{3, 3, 3}, 2).k_chunks, 1u);
+    EXPECT_EQ(systolic::effective_k_tile(3, 2), 2u);
+}
+
+// K = 10 in chunks of 4: 4, 4 and a short last chunk of 2. On N = 3: 10 + 3 x 4 = 22 edges.
+TEST(Counting, ShortLastChunk) {
+    EXPECT_EQ(systolic::k_chunks(10, 4), 3u);
+    EXPECT_EQ(systolic::chunk_length(10, 4, 0), 4u);
+    EXPECT_EQ(systolic::chunk_length(10, 4, 1), 4u);
+    EXPECT_EQ(systolic::chunk_length(10, 4, 2), 2u);
+    EXPECT_EQ(count_job(problem_shape{3, 10, 3}, 3, 4).advance_edges_per_tile, 22u);
+    // K = 8 in chunks of 4 divides evenly: two full chunks.
+    EXPECT_EQ(systolic::k_chunks(8, 4), 2u);
+    EXPECT_EQ(systolic::chunk_length(8, 4, 1), 4u);
+    // The chunk lengths always add up to K.
+    for (u64 k = 1; k <= 12; ++k) {
+        for (u64 kt = 0; kt <= 13; ++kt) {
+            u64 sum = 0;
+            for (u64 ch = 0; ch < systolic::k_chunks(k, kt); ++ch) {
+                const u64 len = systolic::chunk_length(k, kt, ch);
+                EXPECT_GE(len, 1u) << "K=" << k << " KT=" << kt << " chunk " << ch;
+                sum += len;
+            }
+            EXPECT_EQ(sum, k) << "K=" << k << " KT=" << kt;
+        }
+    }
+}
+
+// KT = 1: every term is its own chunk, K x (1 + 2(N-1)) = K(2N-1) edges: 5 x 7 = 35 on N = 4.
+TEST(Counting, OneTermChunks) {
+    const auto c = count_job(problem_shape{4, 5, 4}, 4, 1);
+    EXPECT_EQ(c.k_chunks, 5u);
+    EXPECT_EQ(c.advance_edges_per_tile, 35u);
+    EXPECT_EQ(c.macs_padded, 80u);
+}
+
+TEST(Counting, KSplitIsUsableAtCompileTime) {
+    constexpr auto c = count_job(problem_shape{3, 3, 3}, 2, 2);
+    static_assert(c.k_chunks == 2 && c.advance_edges == 28, "seed example split 2 + 1: 28 edges");
+    static_assert(systolic::chunk_length(3, 2, 1) == 1, "short last chunk");
+    EXPECT_EQ(c.advance_edges_per_tile, 7u);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -685,47 +805,722 @@ TEST(ArrayCore, SeedJobThroughAllTileOrders) {
     }
 }
 
+// One edge of a 1x1 array with two valid operands.
+template <class Core>
+void feed_one(Core& c, typename Core::operand_type a, typename Core::operand_type b) {
+    using t = typename Core::token_type;
+    const t west[1] = {t::of(a)};
+    const t north[1] = {t::of(b)};
+    c.advance(west, north);
+}
+
+// p = (2^31 - 1)^2 = 2^62 - 2^32 + 1 = 4611686014132420609. 2p = 9223372028264841218 is still
+// below INT64_MAX = 9223372036854775807, 3p is above it: the third term overflows, once.
+constexpr i64 kMaxProduct = i64{kMax32} * i64{kMax32};
+
+TEST(ArrayCore, OverflowModeDefaultsToWrapAndIsKeptByClear) {
+    core c(2);
+    EXPECT_EQ(c.overflow(), overflow_mode::wrap);
+    c.set_overflow(overflow_mode::saturate);
+    EXPECT_EQ(c.overflow(), overflow_mode::saturate);
+    c.clear();
+    EXPECT_EQ(c.overflow(), overflow_mode::saturate);
+    c.set_overflow(overflow_mode::wrap);
+    EXPECT_EQ(c.overflow(), overflow_mode::wrap);
+}
+
+// Wrap: 3p - 2^64 = 13835058042397261827 - 18446744073709551616 = -4611686031312289789, one
+// overflow. A fourth term brings it back into range without another: -4611686031312289789 + p
+// = -17179869180 (= 4p - 2^64 = -2^34 + 4).
+TEST(ArrayCore, CountsWrappingOverflows) {
+    core c(1);
+    ASSERT_EQ(c.overflow(), overflow_mode::wrap);
+    feed_one(c, kMax32, kMax32);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), 2 * kMaxProduct);
+    EXPECT_EQ(c.overflows_in(1, 1), 0u);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), -4611686031312289789);
+    EXPECT_EQ(c.overflows_in(1, 1), 1u);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), -17179869180);
+    EXPECT_EQ(c.overflows_in(1, 1), 1u);
+    EXPECT_EQ(c.consumed(0, 0), 4u);
+}
+
+// Saturate: the third term clamps at INT64_MAX, and the fourth overflows again (INT64_MAX + p).
+TEST(ArrayCore, CountsSaturatingOverflows) {
+    core c(1);
+    c.set_overflow(overflow_mode::saturate);
+    feed_one(c, kMax32, kMax32);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.overflows_in(1, 1), 0u);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), kMax64);
+    EXPECT_EQ(c.overflows_in(1, 1), 1u);
+    feed_one(c, kMax32, kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), kMax64);
+    EXPECT_EQ(c.overflows_in(1, 1), 2u);
+    // A negative term leaves the limit: INT64_MAX - p = 4611686022722355198.
+    feed_one(c, kMax32, -kMax32);
+    EXPECT_EQ(c.accumulator(0, 0), kMax64 - kMaxProduct);
+    EXPECT_EQ(c.overflows_in(1, 1), 2u);
+    EXPECT_EQ(c.consumed(0, 0), 5u);
+
+    // Downwards: INT32_MIN x INT32_MAX = -(2^62 - 2^31), three of them are below -2^63.
+    core d(1);
+    d.set_overflow(overflow_mode::saturate);
+    for (int t = 0; t < 3; ++t)
+        feed_one(d, kMin32, kMax32);
+    EXPECT_EQ(d.accumulator(0, 0), kMin64);
+    EXPECT_EQ(d.overflows_in(1, 1), 1u);
+}
+
+// The int8 format on the array: 127 x 127 = 16129 per term. 133144 terms are 2147479576, still
+// below INT32_MAX; the 133145th makes 2147495705 and wraps to 2147495705 - 2^32 = -2147471591.
+TEST(ArrayCore, Int8FormatOverflowsItsInt32Accumulator) {
+    array_core<int8_format> c(1);
+    for (int t = 0; t < 133144; ++t)
+        feed_one(c, 127, 127);
+    EXPECT_EQ(c.accumulator(0, 0), 2147479576);
+    EXPECT_EQ(c.overflows_in(1, 1), 0u);
+    feed_one(c, 127, 127);
+    EXPECT_EQ(c.accumulator(0, 0), -2147471591);
+    EXPECT_EQ(c.overflows_in(1, 1), 1u);
+    EXPECT_EQ(c.consumed(0, 0), 133145u);
+
+    array_core<int8_format> s(1);
+    s.set_overflow(overflow_mode::saturate);
+    for (int t = 0; t < 133145; ++t)
+        feed_one(s, 127, 127);
+    EXPECT_EQ(s.accumulator(0, 0), kMax32);
+    EXPECT_EQ(s.overflows_in(1, 1), 1u);
+}
+
+// Only PEs whose sums leave the range count, and overflows_in sums over the top-left block: on a
+// 2x2 array with K = 3, row 0 of A is INT32_MAX (3p overflows) and row 1 is 1 (3 x INT32_MAX does
+// not), so PE(0,0) and PE(0,1) overflow once each.
+TEST(ArrayCore, OverflowsInCountsTheBlock) {
+    for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
+        tile_feed f;
+        f.n = 2;
+        f.k = 3;
+        f.a = {kMax32, kMax32, kMax32, 1, 1, 1};
+        f.b = {kMax32, kMax32, kMax32, kMax32, kMax32, kMax32};
+        f.real_rows = f.real_cols = 2;
+        core c(2);
+        c.set_overflow(mode);
+        f.run(c, 0, 5);
+        ASSERT_TRUE(c.complete(3));
+        EXPECT_EQ(c.overflows_in(1, 1), 1u) << to_string(mode);
+        EXPECT_EQ(c.overflows_in(1, 2), 2u) << to_string(mode);
+        EXPECT_EQ(c.overflows_in(2, 1), 1u) << to_string(mode);
+        EXPECT_EQ(c.overflows_in(2, 2), 2u) << to_string(mode);
+        EXPECT_EQ(c.overflows_in(0, 0), 0u) << to_string(mode);
+        EXPECT_EQ(c.accumulator(1, 0), 3 * i64{kMax32});
+        EXPECT_EQ(c.accumulator(1, 1), 3 * i64{kMax32});
+        EXPECT_EQ(c.accumulator(0, 0), mode == overflow_mode::wrap ? -4611686031312289789 : kMax64);
+        // clear() zeroes the overflow counts too.
+        c.clear();
+        EXPECT_EQ(c.overflows_in(2, 2), 0u);
+    }
+}
+
+// clear_accumulators() between K chunks: accumulators and overflow counts go to zero, but the term
+// counters, the tokens in flight and the edge count stay.
+TEST(ArrayCore, ClearAccumulatorsKeepsTokensAndCounts) {
+    core c(1);
+    c.set_overflow(overflow_mode::saturate);
+    for (int t = 0; t < 3; ++t)
+        feed_one(c, kMax32, kMax32);
+    ASSERT_EQ(c.overflows_in(1, 1), 1u);
+    c.clear_accumulators();
+    EXPECT_EQ(c.accumulator(0, 0), 0);
+    EXPECT_EQ(c.overflows_in(1, 1), 0u);
+    EXPECT_EQ(c.consumed(0, 0), 3u);
+    EXPECT_EQ(c.macs(), 3u);
+    EXPECT_EQ(c.edges(), 3u);
+    EXPECT_TRUE(c.a(0, 0).valid);
+    EXPECT_EQ(c.a(0, 0).value, kMax32);
+    EXPECT_TRUE(c.b(0, 0).valid);
+    EXPECT_EQ(c.b(0, 0).value, kMax32);
+    EXPECT_EQ(c.overflow(), overflow_mode::saturate);
+    feed_one(c, 2, 3);  // accumulation restarts from zero
+    EXPECT_EQ(c.accumulator(0, 0), 6);
+    EXPECT_EQ(c.consumed(0, 0), 4u);
+}
+
+// On a larger array the tokens in flight survive the clear: a 3x3 array, A = [[1,2],[3,4],[5,6]]
+// and B = [[10,20,30],[40,50,60]] as in TokensMoveOnePePerEdge; after three edges PE(1,1) holds
+// a = 3 and b = 20 (term 0). Clearing there and finishing the tile leaves only the terms consumed
+// after the clear: PE(1,1) gets 4 x 50 = 200 alone.
+TEST(ArrayCore, ClearAccumulatorsMidTile) {
+    tile_feed f;
+    f.n = 3;
+    f.k = 2;
+    f.a = {1, 2, 3, 4, 5, 6};
+    f.b = {10, 20, 30, 40, 50, 60};
+    f.real_rows = f.real_cols = 3;
+    core c(3);
+    f.run(c, 0, 3);
+    ASSERT_EQ(c.accumulator(1, 1), 3 * 20);
+    const u64 consumed_before = c.macs();
+    c.clear_accumulators();
+    EXPECT_EQ(c.macs(), consumed_before);
+    EXPECT_EQ(c.a(1, 1).value, 3);
+    EXPECT_TRUE(c.a(1, 1).valid);
+    EXPECT_EQ(c.b(1, 1).value, 20);
+    EXPECT_TRUE(c.b(1, 1).valid);
+    f.run(c, 3, 6);
+    EXPECT_TRUE(c.complete(2));
+    EXPECT_EQ(c.accumulator(1, 1), 4 * 50);
+    EXPECT_EQ(c.accumulator(0, 0), 0);                // both of PE(0,0)'s terms came before the clear
+    EXPECT_EQ(c.accumulator(2, 2), 5 * 30 + 6 * 60);  // all of PE(2,2)'s came after
+}
+
+// The seed's last tile split K = 2 + 1, as the controller runs it: each chunk is its own skewed
+// stream of KT + 2(N-1) edges. With partial sums the accumulators are cleared between chunks:
+// chunk 0 gives 7*2 + 8*0 = 14, chunk 1 gives 9*1 = 9, and 14 + 9 = 23. Preserved accumulators see
+// one sum: 23 at the end. Either way 7 = 3 + 2 x 2 edges and 3 terms per PE.
+TEST(ArrayCore, SeedLastTileInTwoChunks) {
+    tile_feed chunk0;
+    chunk0.n = 2;
+    chunk0.k = 2;
+    chunk0.a = {7, 8, 0, 0};
+    chunk0.b = {2, 0, 0, 0};
+    chunk0.real_rows = chunk0.real_cols = 1;
+    tile_feed chunk1;
+    chunk1.n = 2;
+    chunk1.k = 1;
+    chunk1.a = {9, 0};
+    chunk1.b = {1, 0};
+    chunk1.real_rows = chunk1.real_cols = 1;
+    for (bool partials : {true, false}) {
+        core c(2);
+        chunk0.run(c, 0, 4);
+        ASSERT_TRUE(c.complete(2));
+        EXPECT_EQ(c.accumulator(0, 0), 14);
+        if (partials) c.clear_accumulators();
+        chunk1.run(c, 0, 3);
+        EXPECT_TRUE(c.complete(3));
+        EXPECT_EQ(c.accumulator(0, 0), partials ? 9 : 23);
+        EXPECT_EQ(c.edges(), count_job(problem_shape{3, 3, 3}, 2, 2).advance_edges_per_tile);
+        EXPECT_EQ(c.macs(), 12u);
+        for (std::size_t i = 0; i < 2; ++i) {
+            for (std::size_t j = 0; j < 2; ++j) {
+                if (i + j > 0) {
+                    EXPECT_EQ(c.accumulator(i, j), 0) << i << "," << j;
+                }
+            }
+        }
+    }
+}
+
+// The zero-copy token layout against the fed sequence itself: after edge e, PE(i,j) holds the A
+// token that entered row i at edge e - j and the B token that entered column j at edge e - i
+// (bubbles before that). 5N edges on a 4x4 array take the A windows around their 2N-slot buffers
+// several times and the B ring around N times over. Bubbles are mixed in; they carry zero.
+TEST(ArrayCore, TokensFollowTheFedSequenceAcrossBufferWraps) {
+    const std::size_t n = 4;
+    const std::size_t edges = 5 * n;
+    auto west_in = [](std::size_t e, std::size_t i) {
+        return (e + i) % 3 == 0 ? tok::bubble() : tok::of(static_cast<i32>(100 * e + i + 1));
+    };
+    auto north_in = [](std::size_t e, std::size_t j) {
+        return (e + 2 * j) % 4 == 0 ? tok::bubble() : tok::of(-static_cast<i32>(100 * e + j + 1));
+    };
+    core c(n);
+    std::vector<i64> acc(n * n, 0);
+    std::vector<u64> terms(n * n, 0);
+    for (std::size_t e = 0; e < edges; ++e) {
+        std::vector<tok> w(n), no(n);
+        for (std::size_t i = 0; i < n; ++i)
+            w[i] = west_in(e, i);
+        for (std::size_t j = 0; j < n; ++j)
+            no[j] = north_in(e, j);
+        c.advance(w.data(), no.data());
+        for (std::size_t i = 0; i < n; ++i) {
+            for (std::size_t j = 0; j < n; ++j) {
+                const tok want_a = e >= j ? west_in(e - j, i) : tok::bubble();
+                const tok want_b = e >= i ? north_in(e - i, j) : tok::bubble();
+                const tok got_a = c.a(i, j), got_b = c.b(i, j);
+                ASSERT_EQ(got_a.valid, want_a.valid) << "edge " << e << " a(" << i << "," << j << ")";
+                ASSERT_EQ(got_a.value, want_a.value) << "edge " << e << " a(" << i << "," << j << ")";
+                ASSERT_EQ(got_b.valid, want_b.valid) << "edge " << e << " b(" << i << "," << j << ")";
+                ASSERT_EQ(got_b.value, want_b.value) << "edge " << e << " b(" << i << "," << j << ")";
+                if (want_a.valid && want_b.valid) {
+                    acc[i * n + j] += i64{want_a.value} * want_b.value;
+                    ++terms[i * n + j];
+                }
+                ASSERT_EQ(c.accumulator(i, j), acc[i * n + j])
+                    << "edge " << e << " PE(" << i << "," << j << ")";
+                ASSERT_EQ(c.consumed(i, j), terms[i * n + j])
+                    << "edge " << e << " PE(" << i << "," << j << ")";
+            }
+        }
+    }
+    EXPECT_EQ(c.edges(), edges);
+    EXPECT_GT(c.macs(), 0u);
+}
+
+// The floating-point formats on the array (including any vectorised clone of its MAC loop) round
+// the product before adding, like the format itself: -1 + (1 + 2^-12)^2 = 2^-11, not 2^-11 + 2^-24.
+TEST(ArrayCore, FloatFormatsDoNotFuseMultiplyAdd) {
+    const float x = 1.0f + 0x1p-12f;
+    array_core<fp32_format> c(1);
+    feed_one(c, -1.0f, 1.0f);
+    feed_one(c, x, x);
+    EXPECT_EQ(c.accumulator(0, 0), 0x1p-11f);
+    EXPECT_EQ(c.overflows_in(1, 1), 0u);
+    // bf16: -1 + (1 + 2^-7)^2 = 2^-6 + 2^-14, the product exact in float.
+    array_core<bf16_format> h(1);
+    feed_one(h, bf16::from_float(-1.0f), bf16::from_float(1.0f));
+    feed_one(h, bf16{0x3f81}, bf16{0x3f81});
+    EXPECT_EQ(h.accumulator(0, 0), 0x1p-6f + 0x1p-14f);
+    EXPECT_EQ(h.consumed(0, 0), 2u);
+}
+
 // ------------------------------------------------------------------------------------------------
 // NumberFormat
 // ------------------------------------------------------------------------------------------------
 
-constexpr i64 kMax64 = std::numeric_limits<i64>::max();
-constexpr i64 kMin64 = std::numeric_limits<i64>::min();
-constexpr i32 kMax32 = std::numeric_limits<i32>::max();
-constexpr i32 kMin32 = std::numeric_limits<i32>::min();
+// One multiply-accumulate (or add) of format F in mode M, with the overflow flag it reported. The
+// flag starts out set, so a call that is in range must actively clear it.
+template <class Acc>
+struct step_result {
+    Acc value;
+    bool overflowed;
+};
+
+template <class F, overflow_mode M = overflow_mode::wrap>
+constexpr step_result<typename F::accumulator_type> mac_step(typename F::accumulator_type acc,
+                                                             typename F::operand_type a,
+                                                             typename F::operand_type b) {
+    bool overflowed = true;
+    const auto v = F::template mac<M>(acc, a, b, overflowed);
+    return {v, overflowed};
+}
+
+template <class F, overflow_mode M = overflow_mode::wrap>
+constexpr step_result<typename F::accumulator_type> add_step(typename F::accumulator_type acc,
+                                                             typename F::accumulator_type x) {
+    bool overflowed = true;
+    const auto v = F::template add<M>(acc, x, overflowed);
+    return {v, overflowed};
+}
+
+template <class F>
+constexpr typename F::accumulator_type wrap_mac(typename F::accumulator_type acc, typename F::operand_type a,
+                                                typename F::operand_type b) {
+    return mac_step<F>(acc, a, b).value;
+}
 
 // Constant evaluation rejects undefined behaviour, so these also prove that mac never overflows a
 // signed type on the way.
-static_assert(int32_format::mac(kMax64, 1, 1) == kMin64, "wraps upward");
-static_assert(int32_format::mac(kMin64, -1, 1) == kMax64, "wraps downward");
-static_assert(int32_format::mac(0, kMin32, kMin32) == (i64{1} << 62), "largest product is exact");
+static_assert(wrap_mac<int32_format>(kMax64, 1, 1) == kMin64, "wraps upward");
+static_assert(wrap_mac<int32_format>(kMin64, -1, 1) == kMax64, "wraps downward");
+static_assert(wrap_mac<int32_format>(0, kMin32, kMin32) == (i64{1} << 62), "largest product is exact");
+static_assert(mac_step<int32_format, overflow_mode::saturate>(kMax64, 1, 1).value == kMax64,
+              "saturates upward");
+static_assert(mac_step<int8_format>(std::numeric_limits<i32>::max(), 1, 1).overflowed,
+              "int8 wrap reports it");
+static_assert(!mac_step<int8_format>(0, -128, -128).overflowed, "int8 product fits the accumulator");
 
 TEST(NumberFormat, Int32MacIsExactInRange) {
-    EXPECT_EQ(int32_format::mac(0, 3, 4), 12);
-    EXPECT_EQ(int32_format::mac(10, -3, 4), -2);
-    EXPECT_EQ(int32_format::mac(0, kMax32, kMax32), i64{kMax32} * i64{kMax32});
-    EXPECT_EQ(int32_format::mac(0, kMin32, kMax32), -(i64{1} << 31) * i64{kMax32});
-    EXPECT_EQ(int32_format::mac(0, kMin32, kMin32), i64{1} << 62);
+    EXPECT_EQ(wrap_mac<int32_format>(0, 3, 4), 12);
+    EXPECT_EQ(wrap_mac<int32_format>(10, -3, 4), -2);
+    EXPECT_EQ(wrap_mac<int32_format>(0, kMax32, kMax32), i64{kMax32} * i64{kMax32});
+    EXPECT_EQ(wrap_mac<int32_format>(0, kMin32, kMax32), -(i64{1} << 31) * i64{kMax32});
+    EXPECT_EQ(wrap_mac<int32_format>(0, kMin32, kMin32), i64{1} << 62);
 }
 
 TEST(NumberFormat, Int32MacWrapsModulo2To64) {
     volatile i64 max = kMax64;  // runtime values, not constant-folded
     volatile i64 min = kMin64;
-    EXPECT_EQ(int32_format::mac(max, 1, 1), kMin64);
-    EXPECT_EQ(int32_format::mac(min, -1, 1), kMax64);
-    EXPECT_EQ(int32_format::mac(min, 1, -1), kMax64);
+    EXPECT_EQ(wrap_mac<int32_format>(max, 1, 1), kMin64);
+    EXPECT_EQ(wrap_mac<int32_format>(min, -1, 1), kMax64);
+    EXPECT_EQ(wrap_mac<int32_format>(min, 1, -1), kMax64);
     // INT64_MAX + 2^62 = 2^63 - 1 + 2^62 -> minus 2^64 = -2^63 + 2^62 - 1.
-    EXPECT_EQ(int32_format::mac(max, kMin32, kMin32), kMin64 + (i64{1} << 62) - 1);
+    EXPECT_EQ(wrap_mac<int32_format>(max, kMin32, kMin32), kMin64 + (i64{1} << 62) - 1);
     // Four times 2^62 is 2^64, which wraps back to where it started.
     i64 acc = 5;
     for (int i = 0; i < 4; ++i)
-        acc = int32_format::mac(acc, kMin32, kMin32);
+        acc = wrap_mac<int32_format>(acc, kMin32, kMin32);
     EXPECT_EQ(acc, 5);
 }
 
 TEST(NumberFormat, Int32Names) {
     EXPECT_STREQ(int32_format::name, "int32");
     EXPECT_STREQ(int32_format::accumulator_name, "int64");
+}
+
+TEST(NumberFormat, OtherFormatNames) {
+    EXPECT_STREQ(int8_format::name, "int8");
+    EXPECT_STREQ(int8_format::accumulator_name, "int32");
+    EXPECT_STREQ(int8_format::operand_descr, "|i1");
+    EXPECT_STREQ(int8_format::accumulator_descr, "<i4");
+    EXPECT_STREQ(int32_format::operand_descr, "<i4");
+    EXPECT_STREQ(int32_format::accumulator_descr, "<i8");
+    EXPECT_STREQ(fp32_format::name, "fp32");
+    EXPECT_STREQ(fp32_format::accumulator_name, "fp32");
+    EXPECT_STREQ(bf16_format::name, "bf16");
+    EXPECT_STREQ(bf16_format::accumulator_name, "fp32");
+    EXPECT_STREQ(bf16_format::operand_descr, "<f4");  // read from float32 files, rounded on load
+    EXPECT_TRUE(int8_format::is_integer);
+    EXPECT_TRUE(int32_format::is_integer);
+    EXPECT_FALSE(fp32_format::is_integer);
+    EXPECT_FALSE(bf16_format::is_integer);
+}
+
+// int8 operands, int32 accumulator. INT32_MAX - 1 + 127*127 = 2147483646 + 16129 = 2147499775,
+// which is 2^32 too many: wrapped, 2147499775 - 4294967296 = -2147467521.
+TEST(NumberFormat, Int8MacWraps) {
+    const i32 near_max = kMax32 - 1;
+    const auto up = mac_step<int8_format>(near_max, 127, 127);
+    EXPECT_EQ(up.value, -2147467521);
+    EXPECT_TRUE(up.overflowed);
+    // INT32_MIN + 1 - 128*127 = -2147483647 - 16256 = -2147499903, plus 2^32 = 2147467393.
+    const auto down = mac_step<int8_format>(kMin32 + 1, -128, 127);
+    EXPECT_EQ(down.value, 2147467393);
+    EXPECT_TRUE(down.overflowed);
+}
+
+TEST(NumberFormat, Int8MacSaturates) {
+    constexpr auto sat = overflow_mode::saturate;
+    const auto up = mac_step<int8_format, sat>(kMax32 - 1, 127, 127);
+    EXPECT_EQ(up.value, kMax32);
+    EXPECT_TRUE(up.overflowed);
+    const auto down = mac_step<int8_format, sat>(kMin32 + 1, -128, 127);
+    EXPECT_EQ(down.value, kMin32);
+    EXPECT_TRUE(down.overflowed);
+    // Already at the limit, a product of the same sign stays there and is reported again.
+    const auto again = mac_step<int8_format, sat>(kMax32, 1, 1);
+    EXPECT_EQ(again.value, kMax32);
+    EXPECT_TRUE(again.overflowed);
+    // A product of the other sign leaves the limit normally.
+    const auto back = mac_step<int8_format, sat>(kMax32, -1, 1);
+    EXPECT_EQ(back.value, kMax32 - 1);
+    EXPECT_FALSE(back.overflowed);
+}
+
+TEST(NumberFormat, IntegerMacInRangeReportsNoOverflow) {
+    for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
+        const bool sat = mode == overflow_mode::saturate;
+        auto i8mac = [sat](i32 acc, i8 a, i8 b) {
+            return sat ? mac_step<int8_format, overflow_mode::saturate>(acc, a, b)
+                       : mac_step<int8_format>(acc, a, b);
+        };
+        auto i32mac = [sat](i64 acc, i32 a, i32 b) {
+            return sat ? mac_step<int32_format, overflow_mode::saturate>(acc, a, b)
+                       : mac_step<int32_format>(acc, a, b);
+        };
+        // -128 x -128 = 16384: the largest int8 product, exact in the accumulator.
+        auto r = i8mac(0, -128, -128);
+        EXPECT_EQ(r.value, 16384);
+        EXPECT_FALSE(r.overflowed);
+        // Exactly reaching the ends of the range is not an overflow: 2147467518 + 127*127 = INT32_MAX.
+        r = i8mac(kMax32 - 16129, 127, 127);
+        EXPECT_EQ(r.value, kMax32);
+        EXPECT_FALSE(r.overflowed);
+        r = i8mac(kMin32 + 16256, -128, 127);  // -128*127 = -16256 lands on INT32_MIN exactly
+        EXPECT_EQ(r.value, kMin32);
+        EXPECT_FALSE(r.overflowed);
+        auto w = i32mac(kMax64 - (i64{1} << 62), kMin32, kMin32);  // lands on INT64_MAX exactly
+        EXPECT_EQ(w.value, kMax64);
+        EXPECT_FALSE(w.overflowed);
+        w = i32mac(-7, 3, 4);
+        EXPECT_EQ(w.value, 5);
+        EXPECT_FALSE(w.overflowed);
+    }
+}
+
+TEST(NumberFormat, IntegerAddWrapsOrSaturates) {
+    constexpr auto sat = overflow_mode::saturate;
+    auto r = add_step<int8_format>(kMax32, 1);
+    EXPECT_EQ(r.value, kMin32);
+    EXPECT_TRUE(r.overflowed);
+    r = add_step<int8_format>(kMin32, -1);
+    EXPECT_EQ(r.value, kMax32);
+    EXPECT_TRUE(r.overflowed);
+    // -1 + INT32_MIN: both negative, the exact sum is one below the range.
+    r = add_step<int8_format, sat>(-1, kMin32);
+    EXPECT_EQ(r.value, kMin32);
+    EXPECT_TRUE(r.overflowed);
+    r = add_step<int8_format, sat>(kMax32, kMax32);
+    EXPECT_EQ(r.value, kMax32);
+    EXPECT_TRUE(r.overflowed);
+    // Opposite signs never overflow, even at the extremes.
+    r = add_step<int8_format, sat>(kMax32, kMin32);
+    EXPECT_EQ(r.value, -1);
+    EXPECT_FALSE(r.overflowed);
+    r = add_step<int8_format>(kMax32, -1);
+    EXPECT_EQ(r.value, kMax32 - 1);
+    EXPECT_FALSE(r.overflowed);
+
+    auto w = add_step<int32_format>(kMax64, 1);
+    EXPECT_EQ(w.value, kMin64);
+    EXPECT_TRUE(w.overflowed);
+    w = add_step<int32_format, sat>(kMax64, 1);
+    EXPECT_EQ(w.value, kMax64);
+    EXPECT_TRUE(w.overflowed);
+    w = add_step<int32_format, sat>(kMin64, kMin64);
+    EXPECT_EQ(w.value, kMin64);
+    EXPECT_TRUE(w.overflowed);
+    w = add_step<int32_format, sat>(kMin64, kMax64);
+    EXPECT_EQ(w.value, -1);
+    EXPECT_FALSE(w.overflowed);
+    w = add_step<int32_format>(0, 0);
+    EXPECT_EQ(w.value, 0);
+    EXPECT_FALSE(w.overflowed);
+}
+
+// The product is rounded to float, then added: no fused multiply-add. With a = b = 1 + 2^-12 the
+// exact product is 1 + 2^-11 + 2^-24. Floats in [1, 2) are 2^-23 apart, so 2^-24 is exactly half
+// a step: a tie, broken to the even neighbour. 1 + 2^-11 has fraction field 2^12 (even), 1 + 2^-11
+// + 2^-23 has an odd one, so the product rounds to 1 + 2^-11, and adding -1 gives exactly 2^-11.
+// A fused multiply-add would round only once: 2^-11 + 2^-24 (13 significant bits, exact).
+TEST(NumberFormat, Fp32MacRoundsTheProductThenAdds) {
+    const float x = 1.0f + 0x1p-12f;
+    ASSERT_EQ(bits_of(x), 0x3f800800u);  // exactly representable
+    const auto r = mac_step<fp32_format>(-1.0f, x, x);
+    EXPECT_EQ(r.value, 0x1p-11f);
+    EXPECT_NE(r.value, 0x1p-11f + 0x1p-24f);  // the fused result
+    EXPECT_FALSE(r.overflowed);
+    const auto s = mac_step<fp32_format, overflow_mode::saturate>(-1.0f, x, x);
+    EXPECT_EQ(s.value, 0x1p-11f);
+}
+
+// Floats never report an integer overflow: they go to infinity, in either mode.
+TEST(NumberFormat, FloatOverflowGoesToInfinityWithoutAFlag) {
+    const float big = std::numeric_limits<float>::max();
+    const auto r = add_step<fp32_format, overflow_mode::saturate>(big, big);
+    EXPECT_TRUE(std::isinf(r.value));
+    EXPECT_GT(r.value, 0.0f);
+    EXPECT_FALSE(r.overflowed);
+    const auto m = mac_step<fp32_format>(big, big, 2.0f);
+    EXPECT_TRUE(std::isinf(m.value));
+    EXPECT_FALSE(m.overflowed);
+    const auto a = add_step<fp32_format>(1.5f, 2.25f);
+    EXPECT_EQ(a.value, 3.75f);
+    EXPECT_FALSE(a.overflowed);
+}
+
+// bf16 operands widen to float and multiply exactly (8 x 8 significant bits fit float's 24), so
+// the product is not rounded to bf16: (1 + 2^-7)^2 = 1 + 2^-6 + 2^-14, minus 1 = 2^-6 + 2^-14.
+TEST(NumberFormat, Bf16MacKeepsTheProductInFloat) {
+    const bf16 x{0x3f81};  // 1 + 2^-7
+    ASSERT_EQ(x.to_float(), 1.0f + 0x1p-7f);
+    const auto r = mac_step<bf16_format>(-1.0f, x, x);
+    EXPECT_EQ(r.value, 0x1p-6f + 0x1p-14f);
+    EXPECT_FALSE(r.overflowed);
+}
+
+// bf16 keeps 7 fraction bits, so near 1 the representable values are 2^-7 apart.
+TEST(NumberFormat, Bf16FromFloatRoundsToNearestEven) {
+    EXPECT_EQ(bf16::from_float(1.0f).bits, 0x3f80);
+    EXPECT_EQ(bf16::from_float(-2.0f).bits, 0xc000);
+    EXPECT_EQ(bf16::from_float(0.0f).bits, 0x0000);
+    EXPECT_EQ(bf16::from_float(-0.0f).bits, 0x8000);
+    // 1 + 2^-8 is halfway between 1 (even fraction 0) and 1 + 2^-7 (odd fraction 1): down to 1.
+    EXPECT_EQ(bf16::from_float(1.0f + 0x1p-8f).bits, 0x3f80);
+    // 1 + 3 x 2^-8 is halfway between 1 + 2^-7 (odd) and 1 + 2^-6 (fraction 2, even): up.
+    EXPECT_EQ(bf16::from_float(1.0f + 3 * 0x1p-8f).bits, 0x3f82);
+    EXPECT_EQ(bf16::from_float(1.0f + 3 * 0x1p-8f).to_float(), 1.0f + 0x1p-6f);
+    // Just off the tie, the nearer neighbour wins.
+    EXPECT_EQ(bf16::from_float(1.0f + 0x1p-8f + 0x1p-20f).bits, 0x3f81);
+    EXPECT_EQ(bf16::from_float(1.0f + 0x1p-8f - 0x1p-20f).bits, 0x3f80);
+    EXPECT_EQ(bf16::from_float(1.0f + 0x1p-7f + 0x1p-9f).bits, 0x3f81);  // a quarter step: down
+    // Negative values round the magnitude the same way; the sign is kept.
+    EXPECT_EQ(bf16::from_float(-1.0f).bits, 0xbf80);
+    EXPECT_EQ(bf16::from_float(-(1.0f + 0x1p-8f)).bits, 0xbf80);
+    EXPECT_EQ(bf16::from_float(-(1.0f + 3 * 0x1p-8f)).bits, 0xbf82);
+    EXPECT_EQ(bf16::from_float(-(1.0f + 3 * 0x1p-8f)).to_float(), -(1.0f + 0x1p-6f));
+}
+
+TEST(NumberFormat, Bf16FromFloatSpecialValues) {
+    const float inf = std::numeric_limits<float>::infinity();
+    EXPECT_EQ(bf16::from_float(inf).bits, 0x7f80);
+    EXPECT_EQ(bf16::from_float(-inf).bits, 0xff80);
+    EXPECT_TRUE(std::isinf(bf16::from_float(inf).to_float()));
+    // The largest finite float, 0x7f7fffff: its upper half 0x7f7f is odd and the lower half 0xffff
+    // is more than half, so it rounds up, carrying into the exponent: 0x7f80, infinity.
+    EXPECT_EQ(bf16::from_float(std::numeric_limits<float>::max()).bits, 0x7f80);
+    EXPECT_EQ(bf16::from_float(-std::numeric_limits<float>::max()).bits, 0xff80);
+    // NaNs stay NaNs (quiet), even one whose payload is only in the low half, which plain rounding
+    // would turn into infinity (0x7f800001 + 0x7fff = 0x7f808000, upper half 0x7f80).
+    for (u32 nan_bits : {0x7fc00000u, 0x7f800001u, 0x7fbfffffu, 0xff800001u, 0xffc00000u}) {
+        const bf16 h = bf16::from_float(float_of(nan_bits));
+        EXPECT_TRUE(std::isnan(h.to_float())) << std::hex << nan_bits << " -> " << h.bits;
+        EXPECT_EQ(h.bits & 0x0040, 0x0040) << std::hex << nan_bits << ": quiet bit";
+        EXPECT_EQ(h.bits & 0x8000, (nan_bits >> 16) & 0x8000) << std::hex << nan_bits << ": sign kept";
+    }
+}
+
+// Every bf16 is a float, so widening and rounding back gives the same bits; a NaN gives a NaN.
+TEST(NumberFormat, Bf16RoundTripsThroughFloat) {
+    for (u32 bits = 0; bits <= 0xffff; ++bits) {
+        const bf16 h{static_cast<std::uint16_t>(bits)};
+        const float f = h.to_float();
+        ASSERT_EQ(bits_of(f), bits << 16);
+        const bf16 back = bf16::from_float(f);
+        if (std::isnan(f)) {
+            ASSERT_TRUE(std::isnan(back.to_float())) << std::hex << bits;
+        } else {
+            ASSERT_EQ(back.bits, bits) << std::hex << bits;
+            ASSERT_TRUE(back == h);
+        }
+    }
+    EXPECT_EQ(bf16{0x3f80}.to_float(), 1.0f);
+    EXPECT_EQ(bf16{0xc0a0}.to_float(), -5.0f);
+    EXPECT_TRUE(bf16{0x3f80} != bf16{0x3f81});
+}
+
+TEST(NumberFormat, ValueFrom) {
+    EXPECT_EQ(systolic::value_from<i8>(-5.0), -5);
+    EXPECT_EQ(systolic::value_from<i32>(123456.0), 123456);
+    EXPECT_EQ(systolic::value_from<float>(0.25), 0.25f);
+    EXPECT_EQ(systolic::value_from<bf16>(1.0).bits, 0x3f80);
+    EXPECT_EQ(systolic::value_from<bf16>(1.0 + 0x1p-8).bits, 0x3f80);      // tie to even
+    EXPECT_EQ(systolic::value_from<bf16>(1.0 + 3 * 0x1p-8).bits, 0x3f82);  // tie to even
+}
+
+TEST(NumberFormat, OverflowModeNames) {
+    EXPECT_EQ(systolic::to_string(overflow_mode::wrap), "wrap");
+    EXPECT_EQ(systolic::to_string(overflow_mode::saturate), "saturate");
+    for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
+        const auto parsed = systolic::parse_overflow_mode(systolic::to_string(mode));
+        ASSERT_TRUE(parsed.has_value());
+        EXPECT_EQ(*parsed, mode);
+    }
+    for (const char* bad : {"", "Wrap", "SATURATE", "sat", "wrap ", "clip"})
+        EXPECT_FALSE(systolic::parse_overflow_mode(bad).has_value()) << "'" << bad << "'";
+}
+
+// ------------------------------------------------------------------------------------------------
+// Quantize
+// ------------------------------------------------------------------------------------------------
+
+struct rounding_case {
+    double v;
+    double even, away, zero;
+};
+
+TEST(Quantize, RoundToIntegerInAllModes) {
+    const rounding_case cases[] = {
+        {0.5, 0, 1, 0},    {1.5, 2, 2, 1},     {2.5, 2, 3, 2},     {-0.5, 0, -1, 0},   {-1.5, -2, -2, -1},
+        {2.4999, 2, 2, 2}, {3.5, 4, 4, 3},     {-2.5, -2, -3, -2}, {-3.5, -4, -4, -3}, {0.0, 0, 0, 0},
+        {7.0, 7, 7, 7},    {-7.0, -7, -7, -7}, {2.5001, 3, 3, 2},  {-0.4999, 0, 0, 0}, {-2.6, -3, -3, -2},
+    };
+    for (const auto& c : cases) {
+        EXPECT_EQ(systolic::round_to_integer(c.v, rounding_mode::nearest_even), c.even) << c.v;
+        EXPECT_EQ(systolic::round_to_integer(c.v, rounding_mode::nearest_away), c.away) << c.v;
+        EXPECT_EQ(systolic::round_to_integer(c.v, rounding_mode::toward_zero), c.zero) << c.v;
+    }
+    // Large integers are already integers (2^52 + 1 is odd, so a tie rule must not touch it).
+    const double big = 0x1p52 + 1;
+    EXPECT_EQ(systolic::round_to_integer(big, rounding_mode::nearest_even), big);
+    EXPECT_EQ(systolic::round_to_integer(-big, rounding_mode::nearest_even), -big);
+}
+
+TEST(Quantize, SaturateInt8) {
+    bool sat = true;
+    EXPECT_EQ(systolic::saturate_int8(127, 0, &sat), 127);
+    EXPECT_FALSE(sat);
+    EXPECT_EQ(systolic::saturate_int8(-128, 0, &sat), -128);
+    EXPECT_FALSE(sat);
+    EXPECT_EQ(systolic::saturate_int8(128, 0, &sat), 127);
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::saturate_int8(-129, 0, &sat), -128);
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::saturate_int8(1e30, 0, &sat), 127);
+    EXPECT_TRUE(sat);
+    // The zero point is added before the clip: 120 + 10 = 130 clips, 120 - 10 = 110 does not.
+    EXPECT_EQ(systolic::saturate_int8(120, 10, &sat), 127);
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::saturate_int8(120, -10, &sat), 110);
+    EXPECT_FALSE(sat);
+    // NaN maps to the zero point.
+    EXPECT_EQ(systolic::saturate_int8(std::nan(""), 5, &sat), 5);
+    EXPECT_FALSE(sat);
+    EXPECT_EQ(systolic::saturate_int8(3, 0), 3);  // the flag is optional
+}
+
+TEST(Quantize, RequantizeSaturates) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    bool sat = true;
+    EXPECT_EQ(systolic::requantize(254, q, &sat), 127);  // 127 exactly
+    EXPECT_FALSE(sat);
+    EXPECT_EQ(systolic::requantize(256, q, &sat), 127);  // 128
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::requantize(300, q, &sat), 127);
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::requantize(-256, q, &sat), -128);  // -128 exactly
+    EXPECT_FALSE(sat);
+    EXPECT_EQ(systolic::requantize(-258, q, &sat), -128);  // -129
+    EXPECT_TRUE(sat);
+    EXPECT_EQ(systolic::requantize(-1e12, q, &sat), -128);
+    EXPECT_TRUE(sat);
+}
+
+// q = saturate(round(acc x scale) + zero_point): the zero point is added after rounding. acc = 5,
+// scale 0.5: 2.5 rounds (to even) to 2, plus 3 is 5. Adding it first would round 5.5 up to 6.
+TEST(Quantize, ZeroPointIsAddedAfterRounding) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    q.zero_point = 3;
+    EXPECT_EQ(systolic::requantize(5, q), 5);
+    q.zero_point = 1;  // 2 + 1 = 3; first would be 3.5 -> 4
+    EXPECT_EQ(systolic::requantize(5, q), 3);
+    q.rounding = rounding_mode::nearest_away;  // 2.5 -> 3, + 1
+    EXPECT_EQ(systolic::requantize(5, q), 4);
+    q.rounding = rounding_mode::toward_zero;  // -2.5 -> -2, + 1
+    EXPECT_EQ(systolic::requantize(-5, q), -1);
+    // The zero point can push an in-range value into saturation: 250 x 0.5 = 125, + 10 = 135.
+    q.rounding = rounding_mode::nearest_even;
+    q.zero_point = 10;
+    bool sat = false;
+    EXPECT_EQ(systolic::requantize(250, q, &sat), 127);
+    EXPECT_TRUE(sat);
+}
+
+// The seeds' warning: C(0,0) = 7 split into partials 1 and 6, scale 0.5. Quantizing the complete
+// sum once: round(3.5) = 4 (to even). Rounding each partial first: round(0.5) + round(3.0) = 0 + 3.
+TEST(Quantize, RoundingPartialsDiffersFromRoundingOnce) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    EXPECT_EQ(systolic::requantize(1 + 6, q), 4);
+    const double per_partial = systolic::round_to_integer(1 * q.scale, q.rounding) +
+                               systolic::round_to_integer(6 * q.scale, q.rounding);
+    EXPECT_EQ(per_partial, 3.0);
+    EXPECT_EQ(systolic::saturate_int8(per_partial, q.zero_point), 3);
+}
+
+TEST(Quantize, RoundingModeNames) {
+    const std::vector<std::pair<rounding_mode, std::string>> names = {
+        {rounding_mode::nearest_even, "nearest-even"},
+        {rounding_mode::nearest_away, "nearest-away"},
+        {rounding_mode::toward_zero, "toward-zero"}};
+    for (const auto& [mode, name] : names) {
+        EXPECT_EQ(systolic::to_string(mode), name);
+        const auto parsed = systolic::parse_rounding_mode(name);
+        ASSERT_TRUE(parsed.has_value()) << name;
+        EXPECT_EQ(*parsed, mode);
+    }
+    for (const char* bad : {"", "nearest_even", "Nearest-even", "even", "toward-zero ", "truncate"})
+        EXPECT_FALSE(systolic::parse_rounding_mode(bad).has_value()) << "'" << bad << "'";
+}
+
+TEST(Quantize, DefaultsAreOff) {
+    const quantization q;
+    EXPECT_FALSE(q.enabled);
+    EXPECT_EQ(q.scale, 1.0);
+    EXPECT_EQ(q.zero_point, 0);
+    EXPECT_EQ(q.rounding, rounding_mode::nearest_even);
+    EXPECT_FALSE(q.per_partial);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1024,6 +1819,149 @@ TEST(JobValidation, AOverlappingBAllowed) {
               "");
 }
 
+// The seed job split K = 2 + 1 with partial sums: it needs an M x P accumulator buffer (72 bytes),
+// here at 0x300, clear of A (0x0..0x23), B (0x100..0x123) and C (0x200..0x247).
+systolic::matmul_job split_seed_job() {
+    auto job = seed_job();
+    job.k_tile = 2;
+    job.policy = k_policy::partials;
+    job.partial = systolic::make_layout(0x300, 3, 3, kAcc);
+    return job;
+}
+
+TEST(JobValidation, ChunksAndPartialBufferUse) {
+    auto job = seed_job();
+    EXPECT_EQ(job.k_tile, 0u);
+    EXPECT_EQ(job.policy, k_policy::preserve);
+    EXPECT_EQ(job.overflow, overflow_mode::wrap);
+    EXPECT_FALSE(job.quant.enabled);
+    EXPECT_EQ(job.chunks(), 1u);
+    EXPECT_FALSE(job.uses_partial_buffer());
+    job.k_tile = 2;
+    EXPECT_EQ(job.chunks(), 2u);
+    EXPECT_FALSE(job.uses_partial_buffer());  // preserve keeps the sums in the PEs
+    job.policy = k_policy::partials;
+    EXPECT_TRUE(job.uses_partial_buffer());
+    job.k_tile = 3;  // one chunk: nothing to combine
+    EXPECT_EQ(job.chunks(), 1u);
+    EXPECT_FALSE(job.uses_partial_buffer());
+}
+
+TEST(JobValidation, SplitJobWithPartialBufferPasses) {
+    EXPECT_EQ(systolic::validate_job(split_seed_job(), kOp, kAcc), "");
+    // Preserve needs no buffer, with or without a split; partials with one chunk neither.
+    auto job = seed_job();
+    job.k_tile = 2;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+    job.policy = k_policy::partials;
+    job.k_tile = 3;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+    job.k_tile = 0;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+}
+
+TEST(JobValidation, PartialsWithoutBufferRejected) {
+    auto job = split_seed_job();
+    job.partial = matrix_layout{};
+    const auto err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("needs a partial-sum buffer"), std::string::npos) << err;
+}
+
+TEST(JobValidation, BadPartialBufferRejected) {
+    auto job = split_seed_job();
+    job.partial = systolic::make_layout(0x300, 3, 3, kOp);  // operand-sized, not accumulators
+    auto err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("partial-sum buffer elements are 4 bytes"), std::string::npos) << err;
+    job.partial = systolic::make_layout(0x300, 2, 3, kAcc);
+    err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("partial-sum buffer layout is 2x3"), std::string::npos) << err;
+    job.partial = systolic::make_layout(0x300, 3, 3, kAcc, 16);  // stride shorter than a row
+    EXPECT_NE(systolic::validate_job(job, kOp, kAcc), "");
+}
+
+TEST(JobValidation, PartialBufferOverlapsRejected) {
+    auto job = split_seed_job();
+    job.partial.base = 0x240;  // C ends at 0x248
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "the partial-sum buffer overlaps C");
+    job.partial.base = 0x200 - 71;  // its last byte is C's first
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "the partial-sum buffer overlaps C");
+    job.partial.base = 0x200 - 72;  // touching, not overlapping
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+    job.partial.base = 0x10;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "the partial-sum buffer overlaps A");
+    job.partial.base = 0x120;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "the partial-sum buffer overlaps B");
+}
+
+// Quantized output: C holds one byte per element, whatever the accumulator.
+systolic::matmul_job int8_out_seed_job() {
+    auto job = systolic::make_job(problem_shape{3, 3, 3}, kOp, 1, 0x0, 0x100, 0x200);
+    job.quant.enabled = true;
+    job.quant.scale = 0.5;
+    return job;
+}
+
+TEST(JobValidation, Int8OutputElementSize) {
+    auto job = int8_out_seed_job();
+    EXPECT_EQ(systolic::output_size(job, kAcc), 1u);
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+    job.quant.enabled = false;
+    EXPECT_EQ(systolic::output_size(job, kAcc), kAcc);
+    auto err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("C elements are 1 bytes but the format needs 8"), std::string::npos) << err;
+    // Accumulator-sized C with quantization on is wrong the other way.
+    auto wide = seed_job();
+    wide.quant.enabled = true;
+    err = systolic::validate_job(wide, kOp, kAcc);
+    EXPECT_NE(err.find("C elements are 8 bytes but the format needs 1"), std::string::npos) << err;
+}
+
+TEST(JobValidation, NonPositiveScaleRejected) {
+    for (double scale : {0.0, -0.5, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
+        auto job = int8_out_seed_job();
+        job.quant.scale = scale;
+        const auto err = systolic::validate_job(job, kOp, kAcc);
+        EXPECT_NE(err.find("scale must be a positive finite number"), std::string::npos)
+            << scale << ": " << err;
+    }
+    // Without quantization the scale is unused.
+    auto job = seed_job();
+    job.quant.scale = 0;
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+    auto tiny = int8_out_seed_job();
+    tiny.quant.scale = 1e-30;
+    EXPECT_EQ(systolic::validate_job(tiny, kOp, kAcc), "");
+}
+
+TEST(JobValidation, QuantizingPartialsNeedsAPartialBuffer) {
+    auto job = int8_out_seed_job();
+    job.quant.per_partial = true;
+    auto err = systolic::validate_job(job, kOp, kAcc);  // no split at all
+    EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
+    job.k_tile = 2;  // split, but preserved in the PEs
+    err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
+    job.policy = k_policy::partials;
+    job.k_tile = 3;  // partial sums, but only one chunk
+    err = systolic::validate_job(job, kOp, kAcc);
+    EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
+    job.k_tile = 2;
+    job.partial = systolic::make_layout(0x300, 3, 3, kAcc);
+    EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
+}
+
+TEST(JobValidation, KPolicyNames) {
+    EXPECT_EQ(systolic::to_string(k_policy::preserve), "preserve");
+    EXPECT_EQ(systolic::to_string(k_policy::partials), "partials");
+    for (auto policy : {k_policy::preserve, k_policy::partials}) {
+        const auto parsed = systolic::parse_k_policy(systolic::to_string(policy));
+        ASSERT_TRUE(parsed.has_value());
+        EXPECT_EQ(*parsed, policy);
+    }
+    for (const char* bad : {"", "partial", "Preserve", "keep"})
+        EXPECT_FALSE(systolic::parse_k_policy(bad).has_value()) << "'" << bad << "'";
+}
+
 TEST(JobValidation, StatusNames) {
     EXPECT_STREQ(systolic::to_string(systolic::job_status::completed), "completed");
     EXPECT_STREQ(systolic::to_string(systolic::job_status::watchdog), "watchdog");
@@ -1035,7 +1973,7 @@ TEST(JobValidation, StatusNames) {
 // Scoreboard
 // ------------------------------------------------------------------------------------------------
 
-using board = systolic::tb::scoreboard<int32_format>;
+using board = systolic::tb::scoreboard;
 
 // A 2x2 C of int64 at 0x1000 with a 24-byte stride: C(0,*) at 0x1000/0x1008, padding 0x1010..0x1017,
 // C(1,*) at 0x1018/0x1020, end 0x1028. The memory image spans 0x1000..0x103f.
@@ -1078,10 +2016,10 @@ void observe(board& sb, u64 addr, const std::vector<i64>& values) {
 struct job_fixture {
     systolic::expected_counts counts = count_job(problem_shape{2, 3, 2}, 2);
     systolic::job_result result;
-    std::vector<std::uint8_t> before = std::vector<std::uint8_t>(kMemSize, 0xee);
-    std::vector<std::uint8_t> memory = before;
+    std::vector<std::uint8_t> before;
+    std::vector<std::uint8_t> memory;
 
-    job_fixture() {
+    explicit job_fixture(u64 memory_size = kMemSize) : before(memory_size, 0xee), memory(before) {
         result.status = systolic::job_status::completed;
         result.advance_edges = counts.advance_edges;
         systolic::tile_report t;
@@ -1114,7 +2052,7 @@ TEST(Scoreboard, FixtureMatchesCountingRule) {
 TEST(Scoreboard, CorrectWritesPass) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     const auto& s = fx.finish(sb);
     EXPECT_TRUE(s.pass()) << joined(s.errors);
@@ -1134,7 +2072,7 @@ TEST(Scoreboard, CorrectWritesPass) {
 TEST(Scoreboard, OrderAndBurstsDoNotMatter) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(1, 1), {5});
     observe(sb, kC.address(0, 0), {7, 2});  // one 16-byte write covering row 0
     observe(sb, kC.address(1, 0), {16});
@@ -1146,7 +2084,7 @@ TEST(Scoreboard, OrderAndBurstsDoNotMatter) {
 TEST(Scoreboard, WrongValue) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(0, 0), {6});
     observe(sb, kC.address(0, 1), {2});
     observe(sb, kC.address(1, 0), {16});
@@ -1161,7 +2099,7 @@ TEST(Scoreboard, WrongValue) {
 TEST(Scoreboard, WriteToStridePadding) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     observe(sb, 0x1010, {0});
     const auto& s = fx.finish(sb);
@@ -1174,7 +2112,7 @@ TEST(Scoreboard, WriteToStridePadding) {
 TEST(Scoreboard, WritePastC) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     observe(sb, 0x1028, {0});  // one element past C(1,1)
     const auto& s = fx.finish(sb);
@@ -1188,7 +2126,7 @@ TEST(Scoreboard, WritePastC) {
 TEST(Scoreboard, BurstIntoPadding) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(0, 1), {2, 99});
     const auto& s = sb.summary();
     EXPECT_EQ(s.writes, 2u);
@@ -1200,7 +2138,7 @@ TEST(Scoreboard, BurstIntoPadding) {
 // A write covering only half an element is out of range, not a partial value check.
 TEST(Scoreboard, PartialElementWrite) {
     board sb;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_txn t(kC.address(0, 0), std::vector<unsigned char>{7, 0, 0, 0});
     sb.observe_write(t.gp);
     const auto& s = sb.summary();
@@ -1212,7 +2150,7 @@ TEST(Scoreboard, PartialElementWrite) {
 TEST(Scoreboard, DuplicateWrite) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     observe(sb, kC.address(1, 0), {16});  // right value, but twice
     const auto& s = fx.finish(sb);
@@ -1225,7 +2163,7 @@ TEST(Scoreboard, DuplicateWrite) {
 TEST(Scoreboard, MissingElement) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(0, 0), {7});
     observe(sb, kC.address(0, 1), {2});
     observe(sb, kC.address(1, 0), {16});
@@ -1239,7 +2177,7 @@ TEST(Scoreboard, MissingElement) {
 TEST(Scoreboard, FailedWriteResponse) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     write_txn t(kC.address(0, 0), {7}, tlm::TLM_ADDRESS_ERROR_RESPONSE);
     sb.observe_write(t.gp);
@@ -1249,7 +2187,7 @@ TEST(Scoreboard, FailedWriteResponse) {
 TEST(Scoreboard, MemoryOutsideCChanged) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     fx.memory[0x12] = 0x42;  // 0x1012: stride padding
     const auto& s = fx.finish(sb);
@@ -1261,7 +2199,7 @@ TEST(Scoreboard, MemoryOutsideCChanged) {
 TEST(Scoreboard, MemoryPastCChanged) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     fx.memory[0x3f] = 0;  // last byte of the image, well past C
     const auto& s = fx.finish(sb);
@@ -1272,7 +2210,7 @@ TEST(Scoreboard, MemoryPastCChanged) {
 TEST(Scoreboard, WrongEdgeCount) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     fx.result.advance_edges = 4;
     const auto& s = fx.finish(sb);
@@ -1284,7 +2222,7 @@ TEST(Scoreboard, WrongEdgeCount) {
 TEST(Scoreboard, WrongPerTileEdgeCount) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     fx.result.tiles[0].advance_edges = 6;
     const auto& s = fx.finish(sb);
@@ -1296,7 +2234,7 @@ TEST(Scoreboard, WrongPerTileEdgeCount) {
 TEST(Scoreboard, JobNotCompleted) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     write_all_of_c(sb, fx);
     fx.result.status = systolic::job_status::watchdog;
     fx.result.error = "no progress";
@@ -1310,7 +2248,7 @@ TEST(Scoreboard, JobNotCompleted) {
 TEST(Scoreboard, NothingCheckedFails) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     const auto& s = fx.finish(sb);
     EXPECT_EQ(s.checked, 0u);
     EXPECT_FALSE(s.pass());
@@ -1320,10 +2258,10 @@ TEST(Scoreboard, NothingCheckedFails) {
 TEST(Scoreboard, ExpectResetsTheSummary) {
     board sb;
     job_fixture fx;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(0, 0), {6});
     EXPECT_EQ(sb.summary().mismatches, 1u);
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     EXPECT_EQ(sb.summary().mismatches, 0u);
     EXPECT_EQ(sb.summary().checked, 0u);
     EXPECT_TRUE(sb.summary().errors.empty());
@@ -1333,11 +2271,155 @@ TEST(Scoreboard, ExpectResetsTheSummary) {
 
 TEST(Scoreboard, ErrorListIsBounded) {
     board sb;
-    sb.expect(kC, kExpected);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
     for (int i = 0; i < 100; ++i)
         observe(sb, 0x1010, {0});
     EXPECT_EQ(sb.summary().out_of_range_writes, 100u);
     EXPECT_EQ(sb.summary().errors.size(), board::max_errors);
+}
+
+// The partial-sum buffer of a K-split job: 2x2 int64 at 0x1040 with a 24-byte stride, after C:
+// P(0,*) at 0x1040/0x1048, padding 0x1050..0x1057, P(1,*) at 0x1058/0x1060, end 0x1068. The
+// memory image for these cases spans 0x1000..0x107f.
+constexpr u64 kMemWithPartialSize = 0x80;
+const matrix_layout kPartial{0x1040, 2, 2, 8, 24};
+
+// Writes to the partial-sum buffer are the job's own scratch traffic: counted as partial writes,
+// never as writes to C, never out of range, and the bytes they change are not "outside C".
+TEST(Scoreboard, PartialBufferWritesAreAllowed) {
+    board sb;
+    job_fixture fx(kMemWithPartialSize);
+    sb.expect(kC, bytes_of(kExpected), print_i64, kPartial);
+    // Chunk 0's partials, the first row as one burst, then chunk 1 rewrites P(0,0).
+    observe(sb, kPartial.address(0, 0), {1, 2});
+    observe(sb, kPartial.address(1, 0), {3});
+    observe(sb, kPartial.address(1, 1), {4});
+    observe(sb, kPartial.address(0, 0), {-5});
+    for (auto [addr, v] : {std::pair<u64, i64>{0x1040, -5}, {0x1048, 2}, {0x1058, 3}, {0x1060, 4}})
+        fx.store(addr, v);
+    write_all_of_c(sb, fx);
+    const auto& s = fx.finish(sb);
+    EXPECT_TRUE(s.pass()) << joined(s.errors);
+    EXPECT_EQ(s.partial_writes, 5u);
+    EXPECT_EQ(s.writes, 4u);
+    EXPECT_EQ(s.checked, 4u);
+    EXPECT_EQ(s.out_of_range_writes, 0u);
+    EXPECT_EQ(s.duplicates, 0u);
+    EXPECT_TRUE(s.untouched_ok);
+    EXPECT_TRUE(s.errors.empty()) << joined(s.errors);
+}
+
+// The partial buffer's stride padding is not the buffer: a write there is out of range, and a
+// changed byte there is memory outside C.
+TEST(Scoreboard, PartialBufferPaddingIsOutOfRange) {
+    board sb;
+    job_fixture fx(kMemWithPartialSize);
+    sb.expect(kC, bytes_of(kExpected), print_i64, kPartial);
+    write_all_of_c(sb, fx);
+    observe(sb, 0x1050, {0});
+    fx.store(0x1050, 0);
+    const auto& s = fx.finish(sb);
+    EXPECT_FALSE(s.pass());
+    EXPECT_EQ(s.out_of_range_writes, 1u);
+    EXPECT_EQ(s.partial_writes, 0u);
+    EXPECT_FALSE(s.untouched_ok);
+    EXPECT_TRUE(contains_text(s.errors, "write outside C at 0x1050")) << joined(s.errors);
+    EXPECT_TRUE(contains_text(s.errors, "memory outside C changed at 0x1050")) << joined(s.errors);
+}
+
+// Past the partial buffer's end (0x1068) and halfway into one of its elements: out of range too.
+TEST(Scoreboard, PartialBufferEdgesAreOutOfRange) {
+    board sb;
+    sb.expect(kC, bytes_of(kExpected), print_i64, kPartial);
+    observe(sb, 0x1068, {0});
+    write_txn half(kPartial.address(1, 1), std::vector<unsigned char>{1, 2, 3, 4});
+    sb.observe_write(half.gp);
+    write_txn misaligned(kPartial.address(0, 0) + 4, std::vector<unsigned char>(8, 0));
+    sb.observe_write(misaligned.gp);
+    EXPECT_EQ(sb.summary().partial_writes, 0u);
+    EXPECT_EQ(sb.summary().out_of_range_writes, 3u);
+    EXPECT_TRUE(contains_text(sb.summary().errors, "write outside C at 0x1068"))
+        << joined(sb.summary().errors);
+}
+
+// A burst from the last element of a partial-buffer row on through the padding into the next row
+// writes stride padding, so it must be out of range like any other padding write.
+// DISABLED: the scoreboard only checks that the first and last bytes are on the buffer, so the
+// 8 padding bytes in the middle of this write pass as three partial writes (see the report).
+TEST(Scoreboard, PartialBufferBurstAcrossPaddingIsOutOfRange) {
+    board sb;
+    sb.expect(kC, bytes_of(kExpected), print_i64, kPartial);
+    observe(sb, kPartial.address(0, 1), {2, 99, 3});  // 0x1048..0x105f: P(0,1), padding, P(1,0)
+    EXPECT_GE(sb.summary().out_of_range_writes, 1u);
+    EXPECT_TRUE(contains_text(sb.summary().errors, "write outside C at 0x1050"))
+        << joined(sb.summary().errors);
+}
+
+// Without a partial layout, the same addresses are simply outside C.
+TEST(Scoreboard, PartialWritesWithoutAPartialBufferAreOutOfRange) {
+    board sb;
+    job_fixture fx(kMemWithPartialSize);
+    sb.expect(kC, bytes_of(kExpected), print_i64);
+    write_all_of_c(sb, fx);
+    observe(sb, kPartial.address(0, 0), {1});
+    fx.store(kPartial.address(0, 0), 1);
+    const auto& s = fx.finish(sb);
+    EXPECT_FALSE(s.pass());
+    EXPECT_EQ(s.partial_writes, 0u);
+    EXPECT_EQ(s.out_of_range_writes, 1u);
+    EXPECT_FALSE(s.untouched_ok);
+    EXPECT_TRUE(contains_text(s.errors, "write outside C at 0x1040")) << joined(s.errors);
+}
+
+// int8 output: one byte per element, 2x2 packed at 0x1000 (C(1,0) at 0x1002). The seeds' case at
+// C(0,0): quantized once it is 4, with rounded partials 3; -128 vs 127 shows signed values.
+TEST(Scoreboard, Int8OutputMismatchShowsSignedValues) {
+    const matrix_layout c8{0x1000, 2, 2, 1, 2};
+    const std::vector<i8> expected = {4, -128, 8, 2};
+    board sb;
+    job_fixture fx;
+    sb.expect(c8, bytes_of(expected), print_i8);
+    write_txn w00(0x1000, std::vector<unsigned char>{3});
+    write_txn w01(0x1001, std::vector<unsigned char>{127});
+    write_txn row1(0x1002, std::vector<unsigned char>{8, 2});
+    for (auto* t : {&w00, &w01, &row1}) {
+        sb.observe_write(t->gp);
+        std::memcpy(fx.memory.data() + (t->gp.get_address() - kMemBase), t->bytes.data(), t->bytes.size());
+    }
+    const auto& s = fx.finish(sb);
+    EXPECT_FALSE(s.pass());
+    EXPECT_EQ(s.checked, 4u);
+    EXPECT_EQ(s.writes, 4u);
+    EXPECT_EQ(s.mismatches, 2u);
+    EXPECT_EQ(s.out_of_range_writes, 0u);
+    EXPECT_EQ(s.missing, 0u);
+    EXPECT_TRUE(s.untouched_ok) << joined(s.errors);
+    EXPECT_TRUE(contains_text(s.errors, "C(0,0) expected 4, got 3")) << joined(s.errors);
+    EXPECT_TRUE(contains_text(s.errors, "C(0,1) expected -128, got 127")) << joined(s.errors);
+}
+
+TEST(Scoreboard, Int8OutputCorrectWritesPass) {
+    const matrix_layout c8{0x1000, 2, 2, 1, 4};  // 2 bytes of padding after each row
+    const std::vector<i8> expected = {-1, 0, 127, -128};
+    board sb;
+    job_fixture fx;
+    sb.expect(c8, bytes_of(expected), print_i8);
+    write_txn row0(0x1000, std::vector<unsigned char>{0xff, 0x00});
+    write_txn row1(0x1004, std::vector<unsigned char>{0x7f, 0x80});
+    for (auto* t : {&row0, &row1}) {
+        sb.observe_write(t->gp);
+        std::memcpy(fx.memory.data() + (t->gp.get_address() - kMemBase), t->bytes.data(), t->bytes.size());
+    }
+    const auto& s = fx.finish(sb);
+    EXPECT_TRUE(s.pass()) << joined(s.errors);
+    EXPECT_EQ(s.checked, 4u);
+    // In a new job, one byte into row 0's padding is out of range.
+    sb.expect(c8, bytes_of(expected), print_i8);
+    write_txn pad(0x1002, std::vector<unsigned char>{0});
+    sb.observe_write(pad.gp);
+    EXPECT_EQ(sb.summary().out_of_range_writes, 1u);
+    EXPECT_TRUE(contains_text(sb.summary().errors, "write outside C at 0x1002"))
+        << joined(sb.summary().errors);
 }
 
 // ------------------------------------------------------------------------------------------------
@@ -1410,6 +2492,333 @@ TEST(ReferenceGemm, RandomProblemIsDeterministicAndInRange) {
         EXPECT_TRUE(v >= -10 && v <= 10) << v;
     for (auto v : p1.b)
         EXPECT_TRUE(v >= -10 && v <= 10) << v;
+}
+
+// ------------------------------------------------------------------------------------------------
+// ReferenceGemm with K-splitting, overflow modes and number formats
+// ------------------------------------------------------------------------------------------------
+
+systolic::tb::reference_options split_options(u64 k_tile, k_policy policy,
+                                              overflow_mode overflow = overflow_mode::wrap,
+                                              quantization quant = {}) {
+    systolic::tb::reference_options opt;
+    opt.k_tile = k_tile;
+    opt.policy = policy;
+    opt.overflow = overflow;
+    opt.quant = quant;
+    return opt;
+}
+
+// Seeds: K = 3 split 2 + 1. C(0,0) = 1*1 + 2*0 + 3*2: chunk partials 1 and 6, combined 7. Integer
+// sums in range do not depend on the split, so both policies give the seed's C.
+TEST(ReferenceGemm, KSplitSeedProduct) {
+    const std::vector<i64> want = {7, 2, 5, 16, 5, 14, 25, 8, 23};
+    const auto pr = systolic::tb::seed_example<int32_format>();
+    for (auto policy : {k_policy::preserve, k_policy::partials}) {
+        for (u64 kt : {0ull, 1ull, 2ull, 3ull, 4ull}) {
+            const auto c =
+                systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, split_options(kt, policy));
+            EXPECT_EQ(c, want) << to_string(policy) << " KT=" << kt;
+        }
+    }
+    const auto p8 = systolic::tb::seed_example<int8_format>();
+    const auto c8 =
+        systolic::tb::reference_gemm<int8_format>(p8.shape, p8.a, p8.b, split_options(2, k_policy::partials));
+    EXPECT_EQ(c8, (std::vector<i32>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
+}
+
+// Rounding each chunk's partial (scale 0.5, nearest-even) before combining. Chunk partials of the
+// seed (terms 0-1, then term 2), A = [[1,2,3],[4,5,6],[7,8,9]], B = [[1,0,2],[0,1,0],[2,0,1]]:
+//   C(0,*): (1,6) (2,0) (2,3)   -> 0+3=3, 1+0=1, 1+round(1.5)=1+2=3
+//   C(1,*): (4,12) (5,0) (8,6)  -> 2+6=8, round(2.5)=2+0=2, 4+3=7
+//   C(2,*): (7,18) (8,0) (14,9) -> round(3.5)=4+9=13, 4+0=4, 7+round(4.5)=7+4=11
+TEST(ReferenceGemm, PerPartialQuantizationRoundsEachChunk) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    q.per_partial = true;
+    const auto pr = systolic::tb::seed_example<int32_format>();
+    const auto wide = systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b,
+                                                                 split_options(2, k_policy::partials, {}, q));
+    EXPECT_EQ(wide, (std::vector<i64>{3, 1, 3, 8, 2, 7, 13, 4, 11}));
+    EXPECT_EQ(wide[0], 3);  // the seeds' case: round(0.5) + round(3.0) = 0 + 3
+    // Encoded, only the zero point and the clip remain.
+    const auto c = systolic::tb::encode_c<int32_format>(wide, q);
+    EXPECT_EQ(c, bytes_of(std::vector<i8>{3, 1, 3, 8, 2, 7, 13, 4, 11}));
+    // Quantizing once instead: round(C / 2) = 3.5->4, 1, 2.5->2, 8, 2.5->2, 7, 12.5->12, 4, 11.5->12.
+    auto once = q;
+    once.per_partial = false;
+    const auto full = systolic::tb::reference_gemm<int32_format>(
+        pr.shape, pr.a, pr.b, split_options(2, k_policy::partials, {}, once));
+    EXPECT_EQ(full, (std::vector<i64>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
+    EXPECT_EQ(systolic::tb::encode_c<int32_format>(full, once),
+              bytes_of(std::vector<i8>{4, 1, 2, 8, 2, 7, 12, 4, 12}));
+}
+
+// per_partial only means something with partial sums over more than one chunk.
+TEST(ReferenceGemm, PerPartialIgnoredWithoutPartialSums) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    q.per_partial = true;
+    const auto pr = systolic::tb::seed_example<int32_format>();
+    for (auto opt : {split_options(2, k_policy::preserve, {}, q), split_options(3, k_policy::partials, {}, q),
+                     split_options(0, k_policy::partials, {}, q)}) {
+        const auto c = systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, opt);
+        EXPECT_EQ(c[0], 7) << to_string(opt.policy) << " KT=" << opt.k_tile;
+    }
+}
+
+// Seed 000 with KT = 2 = N: C00 = A00 B00 + A01 B10 = [[1,3],[4,5]], chunk by chunk or preserved.
+TEST(ReferenceGemm, BlockedExampleTopLeftWithKSplit) {
+    // clang-format off
+    const std::vector<i32> a = {
+        1, 2,   0, 1,
+        3, 4,   1, 0,
+        -5, 9,  2, 7,
+        8, -3,  6, 4,
+    };
+    const std::vector<i32> b = {
+        1, 0,   3, -2,
+        0, 1,   5, 6,
+        1, 1,   -4, 8,
+        0, 1,   7, 2,
+    };
+    // clang-format on
+    for (auto policy : {k_policy::preserve, k_policy::partials}) {
+        const auto c = systolic::tb::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b,
+                                                                  split_options(2, policy));
+        ASSERT_EQ(c.size(), 16u);
+        EXPECT_EQ(c[0 * 4 + 0], 1) << to_string(policy);
+        EXPECT_EQ(c[0 * 4 + 1], 3) << to_string(policy);
+        EXPECT_EQ(c[1 * 4 + 0], 4) << to_string(policy);
+        EXPECT_EQ(c[1 * 4 + 1], 5) << to_string(policy);
+    }
+}
+
+// The overflow mode reaches the reference, and under saturation the order of combination matters.
+// Terms p, p, p, -p (p = INT32_MAX^2): preserved with saturation, 2p, then 3p clamps to INT64_MAX,
+// then INT64_MAX - p. Wrapping is modular, so the final sum is the exact 2p. Partial sums with
+// KT = 2 give 2p and p - p = 0, combined 2p without touching the limit.
+TEST(ReferenceGemm, OverflowModeAndCombinationOrder) {
+    const std::vector<i32> a = {kMax32, kMax32, kMax32, kMax32};
+    const std::vector<i32> b = {kMax32, kMax32, kMax32, -kMax32};
+    const problem_shape s{1, 4, 1};
+    using systolic::tb::reference_gemm;
+    const auto sat = overflow_mode::saturate;
+    EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(0, k_policy::preserve, sat))[0],
+              kMax64 - kMaxProduct);
+    EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(2, k_policy::preserve, sat))[0],
+              kMax64 - kMaxProduct);
+    EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(0, k_policy::preserve))[0],
+              2 * kMaxProduct);
+    EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(2, k_policy::partials, sat))[0],
+              2 * kMaxProduct);
+    EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(2, k_policy::partials))[0],
+              2 * kMaxProduct);
+    // Three p's alone: wrapped 3p - 2^64 = -4611686031312289789, saturated INT64_MAX.
+    const std::vector<i32> a3 = {kMax32, kMax32, kMax32}, b3 = {kMax32, kMax32, kMax32};
+    EXPECT_EQ(reference_gemm<int32_format>({1, 3, 1}, a3, b3)[0], -4611686031312289789);
+    EXPECT_EQ(reference_gemm<int32_format>({1, 3, 1}, a3, b3, split_options(0, k_policy::preserve, sat))[0],
+              kMax64);
+    // Combining partials saturates too: 2p + p with KT = 2.
+    EXPECT_EQ(reference_gemm<int32_format>({1, 3, 1}, a3, b3, split_options(2, k_policy::partials, sat))[0],
+              kMax64);
+    EXPECT_EQ(reference_gemm<int32_format>({1, 3, 1}, a3, b3, split_options(2, k_policy::partials))[0],
+              -4611686031312289789);
+}
+
+// fp32 partial sums are chunk-wise: each chunk summed from zero in k order, then the chunks added in
+// order. Written out here for one element with K = 7, KT = 3: ((p0 + p1) + p2) with p0 = terms
+// 0..2, p1 = 3..5, p2 = term 6; preserved, one running sum over 0..6.
+TEST(ReferenceGemm, Fp32PartialsFollowChunkOrder) {
+    const problem_shape s{3, 7, 2};
+    const auto pr = systolic::tb::random_problem<fp32_format>(s, 21);
+    const std::size_t r = 2, col = 1;
+    auto term = [&](std::size_t k) { return pr.a[r * s.k + k] * pr.b[k * s.p + col]; };
+    float p0 = 0, p1 = 0, p2 = 0, run = 0;
+    for (std::size_t k = 0; k < 3; ++k)
+        p0 = p0 + term(k);
+    for (std::size_t k = 3; k < 6; ++k)
+        p1 = p1 + term(k);
+    p2 = p2 + term(6);
+    const float chunked = (p0 + p1) + p2;
+    for (std::size_t k = 0; k < 7; ++k)
+        run = run + term(k);
+    const auto partials =
+        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::partials));
+    const auto preserved =
+        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::preserve));
+    EXPECT_EQ(bits_of(partials[r * s.p + col]), bits_of(chunked));
+    EXPECT_EQ(bits_of(preserved[r * s.p + col]), bits_of(run));
+    EXPECT_EQ(preserved, systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b));  // preserve = unsplit
+}
+
+// Rounding order is visible: over enough random fp32 data, partial sums and one running sum
+// disagree in the last bits somewhere (same values, different association).
+TEST(ReferenceGemm, Fp32PartialsCanDifferFromPreserved) {
+    const problem_shape s{8, 64, 8};
+    const auto pr = systolic::tb::random_problem<fp32_format>(s, 5);
+    const auto partials =
+        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::partials));
+    const auto preserved =
+        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::preserve));
+    std::size_t differ = 0;
+    for (std::size_t i = 0; i < partials.size(); ++i) {
+        differ += bits_of(partials[i]) != bits_of(preserved[i]);
+        EXPECT_NEAR(partials[i], preserved[i], 1e-4f) << i;
+    }
+    EXPECT_GT(differ, 0u);
+}
+
+// bf16 operands are rounded when the problem is made: 1 + 2^-8 -> 1, 1 + 3 x 2^-8 -> 1 + 2^-6. So
+// [1 + 2^-8, 1 + 3 x 2^-8] . [1, 1] = 1 + 1 + 2^-6 = 2.015625, accumulated in fp32.
+TEST(ReferenceGemm, Bf16OperandsAreRoundedOnLoad) {
+    const auto pr =
+        systolic::tb::make_problem<bf16_format>({1, 2, 1}, {1.0 + 0x1p-8, 1.0 + 3 * 0x1p-8}, {1.0, 1.0});
+    ASSERT_EQ(pr.a.size(), 2u);
+    EXPECT_EQ(pr.a[0].bits, 0x3f80);
+    EXPECT_EQ(pr.a[1].bits, 0x3f82);
+    const auto c = systolic::tb::reference_gemm<bf16_format>(pr.shape, pr.a, pr.b);
+    ASSERT_EQ(c.size(), 1u);
+    EXPECT_EQ(c[0], 2.015625f);
+    // The bf16 reference also keeps products in float: -1 + (1 + 2^-7)^2 = 2^-6 + 2^-14.
+    const auto sq =
+        systolic::tb::make_problem<bf16_format>({1, 2, 1}, {-1.0, 1.0 + 0x1p-7}, {1.0, 1.0 + 0x1p-7});
+    EXPECT_EQ(systolic::tb::reference_gemm<bf16_format>(sq.shape, sq.a, sq.b)[0], 0x1p-6f + 0x1p-14f);
+}
+
+// No fused multiply-add in the reference either (see NumberFormat.Fp32MacRoundsTheProductThenAdds).
+TEST(ReferenceGemm, Fp32ReferenceDoesNotFuse) {
+    const double x = 1.0 + 0x1p-12;
+    const auto pr = systolic::tb::make_problem<fp32_format>({1, 2, 1}, {-1.0, x}, {1.0, x});
+    EXPECT_EQ(systolic::tb::reference_gemm<fp32_format>(pr.shape, pr.a, pr.b)[0], 0x1p-11f);
+}
+
+TEST(ReferenceGemm, MakeProblemConvertsValues) {
+    const auto p8 = systolic::tb::make_problem<int8_format>({1, 2, 2}, {-128, 127}, {1, -1, 0, 5});
+    EXPECT_EQ(p8.a, (std::vector<i8>{-128, 127}));
+    EXPECT_EQ(p8.b, (std::vector<i8>{1, -1, 0, 5}));
+    EXPECT_EQ(p8.shape.m, 1u);
+    EXPECT_EQ(p8.shape.k, 2u);
+    EXPECT_EQ(p8.shape.p, 2u);
+    const auto pf = systolic::tb::make_problem<fp32_format>({1, 1, 1}, {0.1}, {-2.5});
+    EXPECT_EQ(pf.a[0], 0.1f);
+    EXPECT_EQ(pf.b[0], -2.5f);
+}
+
+TEST(ReferenceGemm, DefaultRanges) {
+    EXPECT_EQ(systolic::tb::default_range<int8_format>(), 127.0);
+    EXPECT_EQ(systolic::tb::default_range<int32_format>(), 1000.0);
+    EXPECT_EQ(systolic::tb::default_range<fp32_format>(), 1.0);
+    EXPECT_EQ(systolic::tb::default_range<bf16_format>(), 1.0);
+}
+
+// Random operands: integers within [-range, range], reals within [-range, range) (bf16 values may
+// round up to exactly the range's end), the same for the same seed, every bf16 a rounded value.
+TEST(ReferenceGemm, RandomProblemsOfEveryFormat) {
+    const problem_shape s{5, 6, 7};
+    const auto i8p = systolic::tb::random_problem<int8_format>(s, 3);
+    bool saw_negative = false, saw_large = false;
+    for (auto v : i8p.a) {
+        EXPECT_TRUE(v >= -127 && v <= 127) << int{v};
+        saw_negative = saw_negative || v < 0;
+        saw_large = saw_large || v > 64 || v < -64;
+    }
+    EXPECT_TRUE(saw_negative);
+    EXPECT_TRUE(saw_large);  // 30 draws from 255 values: the default range is the whole int8 range
+    const auto i32p = systolic::tb::random_problem<int32_format>(s, 3);
+    for (auto v : i32p.b)
+        EXPECT_TRUE(v >= -1000 && v <= 1000) << v;
+
+    const auto f1 = systolic::tb::random_problem<fp32_format>(s, 9);
+    const auto f2 = systolic::tb::random_problem<fp32_format>(s, 9);
+    EXPECT_EQ(f1.a, f2.a);
+    EXPECT_EQ(f1.b, f2.b);
+    bool fractional = false;
+    for (auto v : f1.a) {
+        EXPECT_TRUE(v >= -1.0f && v < 1.0f) << v;
+        fractional = fractional || v != std::trunc(v);
+    }
+    EXPECT_TRUE(fractional);
+    const auto big = systolic::tb::random_problem<fp32_format>(s, 9, 8.0);
+    for (auto v : big.b)
+        EXPECT_TRUE(v >= -8.0f && v < 8.0f) << v;
+
+    const auto h = systolic::tb::random_problem<bf16_format>(s, 9);
+    for (auto v : h.a) {
+        const float f = v.to_float();
+        EXPECT_TRUE(f >= -1.0f && f <= 1.0f) << f;
+        EXPECT_EQ(bf16::from_float(f).bits, v.bits);
+    }
+}
+
+// ------------------------------------------------------------------------------------------------
+// EncodeC: C's bytes from the wide result
+// ------------------------------------------------------------------------------------------------
+
+// Without quantization C holds the accumulators themselves, little-endian bytes as memory has them.
+TEST(EncodeC, AccumulatorsPassThroughAsBytes) {
+    const std::vector<i64> wide = {7, -1, kMin64};
+    const auto bytes = systolic::tb::encode_c<int32_format>(wide, quantization{});
+    ASSERT_EQ(bytes.size(), 24u);
+    EXPECT_EQ(bytes, bytes_of(wide));
+    EXPECT_EQ(bytes[0], 7);
+    for (int i = 1; i < 8; ++i)
+        EXPECT_EQ(bytes[i], 0) << i;
+    for (int i = 8; i < 16; ++i)
+        EXPECT_EQ(bytes[i], 0xff) << i;
+    EXPECT_EQ(bytes[23], 0x80);  // INT64_MIN's top byte
+
+    const std::vector<float> f = {1.5f, -0.0f};
+    const auto fb = systolic::tb::encode_c<fp32_format>(f, quantization{});
+    EXPECT_EQ(fb,
+              (std::vector<u8>{0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0x80}));  // 0x3fc00000, 0x80000000
+    const auto i32b = systolic::tb::encode_c<int8_format>(std::vector<i32>{-2}, quantization{});
+    EXPECT_EQ(i32b, (std::vector<u8>{0xfe, 0xff, 0xff, 0xff}));
+}
+
+// With quantization: one byte each, q = saturate(round(acc x scale) + zero_point).
+TEST(EncodeC, Int8Requantization) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    // 7 -> 3.5 -> 4; 300 -> 150 -> 127; -300 -> -128; 5 -> 2.5 -> 2; -1 -> -0.5 -> 0; 254 -> 127.
+    const std::vector<i32> wide = {7, 300, -300, 5, -1, 254};
+    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+              bytes_of(std::vector<i8>{4, 127, -128, 2, 0, 127}));
+    q.zero_point = 3;  // after rounding, before the clip: 4+3, 150+3, -150+3 = -147, 2+3, 0+3, 127+3
+    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+              bytes_of(std::vector<i8>{7, 127, -128, 5, 3, 127}));
+    q.zero_point = -3;  // -127 - 3 = -130 clips; -0.5 -> 0, - 3 = -3
+    EXPECT_EQ(systolic::tb::encode_c<int8_format>(std::vector<i32>{-254, -1, 254}, q),
+              bytes_of(std::vector<i8>{-128, -3, 124}));
+    q.zero_point = 0;
+    q.rounding = rounding_mode::toward_zero;  // 3.5 -> 3, 2.5 -> 2, -0.5 -> 0
+    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+              bytes_of(std::vector<i8>{3, 127, -128, 2, 0, 127}));
+    q.rounding = rounding_mode::nearest_away;  // 3.5 -> 4, 2.5 -> 3, -0.5 -> -1
+    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+              bytes_of(std::vector<i8>{4, 127, -128, 3, -1, 127}));
+    // Floating-point accumulators quantize the same way; NaN becomes the zero point.
+    quantization fq;
+    fq.enabled = true;
+    fq.zero_point = -2;
+    const std::vector<float> f = {2.6f, -0.4f, std::nanf(""), 1e9f};
+    EXPECT_EQ(systolic::tb::encode_c<fp32_format>(f, fq), bytes_of(std::vector<i8>{1, -2, -2, 127}));
+}
+
+// Per-partial: the wide values were already scaled and rounded chunk by chunk, so only the zero
+// point and the clip remain. 5 stays 5 (requantizing would give round(2.5) = 2).
+TEST(EncodeC, PerPartialOnlySaturatesAndAddsZeroPoint) {
+    quantization q;
+    q.enabled = true;
+    q.scale = 0.5;
+    q.per_partial = true;
+    q.zero_point = 1;
+    const std::vector<i64> wide = {3, 5, 126, 127, -129, -130, 200};
+    EXPECT_EQ(systolic::tb::encode_c<int32_format>(wide, q),
+              bytes_of(std::vector<i8>{4, 6, 127, 127, -128, -128, 127}));
 }
 
 }  // namespace

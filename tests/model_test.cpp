@@ -47,15 +47,6 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches_environment);
 
-problem<fmt> make(std::uint64_t m, std::uint64_t k, std::uint64_t p, std::vector<std::int32_t> a,
-                  std::vector<std::int32_t> b) {
-    problem<fmt> pr;
-    pr.shape = {m, k, p};
-    pr.a = std::move(a);
-    pr.b = std::move(b);
-    return pr;
-}
-
 // The end-of-test checks every case shares: completed, checked something, no error, and C equal
 // to an independent reference computed here (not the scoreboard's copy).
 void expect_pass(const run_outcome<fmt>& out, const problem<fmt>& pr) {
@@ -68,7 +59,7 @@ void expect_pass(const run_outcome<fmt>& out, const problem<fmt>& pr) {
     EXPECT_TRUE(out.scoreboard.untouched_ok);
     for (const auto& e : out.scoreboard.errors)
         ADD_FAILURE() << e;
-    EXPECT_EQ(out.c, reference_gemm<fmt>(pr.shape, pr.a, pr.b));
+    EXPECT_EQ(out.c_as<acc_t>(), reference_gemm<fmt>(pr.shape, pr.a, pr.b));
     EXPECT_EQ(out.result.advance_edges, out.expected.advance_edges);
     EXPECT_EQ(out.result.macs_padded, out.expected.macs_padded);
     EXPECT_EQ(out.result.macs_real, out.expected.macs_real);
@@ -86,7 +77,7 @@ TEST(SeedExample, ProducesTheSeedFigures) {
     const auto pr = seed_example<fmt>();
     const auto out = bench(2).run(pr);
     expect_pass(out, pr);
-    EXPECT_EQ(out.c, (std::vector<acc_t>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
+    EXPECT_EQ(out.c_as<acc_t>(), (std::vector<acc_t>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
     using o = std::pair<std::uint64_t, std::uint64_t>;
     EXPECT_EQ(origins(out), (std::vector<o>{{0, 0}, {0, 2}, {2, 0}, {2, 2}}));
     ASSERT_EQ(out.result.tiles.size(), 4u);
@@ -112,7 +103,7 @@ TEST(SeedExample, LastTileHasOneRealOutput) {
     EXPECT_EQ(b.array.at(0, 1).accumulator(), 0);
     EXPECT_EQ(b.array.at(1, 0).accumulator(), 0);
     EXPECT_EQ(b.array.at(1, 1).accumulator(), 0);
-    EXPECT_EQ(out.c[2 * 3 + 2], 23);
+    EXPECT_EQ(out.c_as<acc_t>()[2 * 3 + 2], 23);
 }
 
 TEST(SeedExample, PaddingIsValidZerosSoEveryPeConsumesK) {
@@ -133,7 +124,7 @@ TEST(Padding, NoOutOfRangeOperandIsRead) {
     for (auto n : {2, 4, 8}) {
         auto& b = bench(n);
         const auto pr = random_problem<fmt>({5, 3, 7}, 11);
-        const matmul_job job = b.plan_memory(pr.shape, false);
+        const matmul_job job = b.plan_memory(pr.shape, run_options{});
         std::uint64_t reads = 0, stray = 0;
         b.monitor.dmi_reads = false;
         b.monitor.on_read = [&](const tlm::tlm_generic_payload& t) {
@@ -171,11 +162,11 @@ TEST(OutputMask, OnlyRealOutputsAreWrittenAndNothingElseChanges) {
 }
 
 TEST(Shapes, SingleElement) {
-    const auto pr = make(1, 1, 1, {6}, {7});
+    const auto pr = make_problem<fmt>({1, 1, 1}, {6}, {7});
     for (auto n : {1, 2, 4}) {
         const auto out = bench(n).run(pr);
         expect_pass(out, pr);
-        EXPECT_EQ(out.c, (std::vector<acc_t>{42}));
+        EXPECT_EQ(out.c_as<acc_t>(), (std::vector<acc_t>{42}));
         EXPECT_EQ(out.result.tiles.size(), 1u);
         EXPECT_EQ(out.result.advance_edges, 1u + 2 * (n - 1));
     }
@@ -237,7 +228,7 @@ TEST(TileOrder, EveryOrderGivesTheSameC) {
             opt.order_seed = seed;
             const auto out = bench(3).run(pr, opt);
             expect_pass(out, pr);
-            EXPECT_EQ(out.c, reference) << to_string(order);
+            EXPECT_EQ(out.c_as<acc_t>(), reference) << to_string(order);
             schedules.insert(origins(out));
         }
     }

@@ -1,15 +1,11 @@
 #include "systolic/job.h"
 
+#include <cmath>
 #include <sstream>
 
 namespace systolic {
 
 namespace {
-
-matrix_layout layout(std::uint64_t base, std::uint64_t rows, std::uint64_t cols, std::uint64_t elem,
-                     std::uint64_t stride) {
-    return matrix_layout{base, rows, cols, elem, stride == 0 ? cols * elem : stride};
-}
 
 bool overlaps(const matrix_layout& x, const matrix_layout& y) {
     return x.base < y.end() && y.base < x.end();
@@ -34,14 +30,14 @@ std::string check_layout(const char* name, const matrix_layout& l, std::uint64_t
 
 }  // namespace
 
-matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t accumulator_size,
+matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t c_elem_size,
                     std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base, std::uint64_t a_stride,
                     std::uint64_t b_stride, std::uint64_t c_stride) {
     matmul_job job;
     job.shape = shape;
-    job.a = layout(a_base, shape.m, shape.k, operand_size, a_stride);
-    job.b = layout(b_base, shape.k, shape.p, operand_size, b_stride);
-    job.c = layout(c_base, shape.m, shape.p, accumulator_size, c_stride);
+    job.a = make_layout(a_base, shape.m, shape.k, operand_size, a_stride);
+    job.b = make_layout(b_base, shape.k, shape.p, operand_size, b_stride);
+    job.c = make_layout(c_base, shape.m, shape.p, c_elem_size, c_stride);
     return job;
 }
 
@@ -55,12 +51,35 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
     if (s.k > 0x7fffffffULL) return "K is larger than the PE term counters allow (2^31 - 1)";
     for (auto err :
          {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
-          check_layout("C", job.c, s.m, s.p, accumulator_size)}) {
+          check_layout("C", job.c, s.m, s.p, output_size(job, accumulator_size))}) {
         if (!err.empty()) return err;
     }
     if (overlaps(job.c, job.a)) return "C overlaps A";
     if (overlaps(job.c, job.b)) return "C overlaps B";
+    if (job.uses_partial_buffer()) {
+        if (job.partial.rows == 0) return "K-splitting with partial sums needs a partial-sum buffer";
+        auto err = check_layout("partial-sum buffer", job.partial, s.m, s.p, accumulator_size);
+        if (!err.empty()) return err;
+        if (overlaps(job.partial, job.a)) return "the partial-sum buffer overlaps A";
+        if (overlaps(job.partial, job.b)) return "the partial-sum buffer overlaps B";
+        if (overlaps(job.partial, job.c)) return "the partial-sum buffer overlaps C";
+    }
+    if (job.quant.per_partial && !job.uses_partial_buffer())
+        return "quantizing partials needs K-splitting with partial sums (k_policy::partials, more than one "
+               "chunk)";
+    if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
+        return "the quantization scale must be a positive finite number";
     return {};
+}
+
+std::string_view to_string(k_policy policy) {
+    return policy == k_policy::preserve ? "preserve" : "partials";
+}
+
+std::optional<k_policy> parse_k_policy(std::string_view name) {
+    if (name == "preserve") return k_policy::preserve;
+    if (name == "partials") return k_policy::partials;
+    return std::nullopt;
 }
 
 const char* to_string(job_status status) {

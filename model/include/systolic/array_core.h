@@ -1,21 +1,36 @@
 // The N x N grid of processing elements as plain C++ state, stepped one advance edge at a time.
-// Hot state is structure-of-arrays in row-major order (index i * N + j), so one edge is a handful
-// of row copies and one branch-free multiply-accumulate loop over contiguous memory. The SystemC
-// shell (systolic_array, pe) only names and exposes this state.
+// Hot state is structure-of-arrays in row-major order, and tokens move without being copied:
+//  - each row of A tokens is a window of N slots into a 2N-slot buffer; the window slides one
+//    slot west per edge and the west input is written at its head (the live tokens are copied
+//    back once every N edges);
+//  - the rows of B tokens form a ring whose logical row 0 moves down one physical row per edge,
+//    and the north inputs overwrite the row whose tokens leave the array.
+// So one edge is N + N token writes and one branch-free multiply-accumulate pass over contiguous
+// rows. The SystemC shell (systolic_array, pe) only names and exposes this state.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <cstring>
+#include <limits>
 #include <stdexcept>
 #include <string>
 #include <vector>
 
+#include "systolic/number_format.h"
 #include "systolic/token.h"
+
+// Baseline x86-64 has no vector multiply for the wider formats, so GCC leaves the MAC loop
+// scalar. Where ifuncs exist, build an AVX2 clone too and pick one when the program loads.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define SYSTOLIC_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SYSTOLIC_VECTOR_CLONES
+#endif
 
 namespace systolic {
 
-// A PE that has not consumed exactly the expected number of terms when the tile should be complete.
+// A PE that has not consumed exactly the expected number of terms when it should have.
 struct stuck_pe {
     std::size_t row = 0;
     std::size_t col = 0;
@@ -32,62 +47,91 @@ public:
 
     explicit array_core(std::size_t n)
         : m_n(n),
-          m_a(n * n),
-          m_a_valid(n * n),
+          m_a(2 * n * n),
+          m_a_valid(2 * n * n),
           m_b(n * n),
           m_b_valid(n * n),
           m_acc(n * n),
-          m_consumed(n * n) {
+          m_consumed(n * n),
+          m_overflows(n * n) {
         if (n == 0) throw std::invalid_argument("array_core: the array needs at least one PE");
+        clear();
     }
 
     std::size_t size() const { return m_n; }
 
-    // Clear phase: every token becomes a bubble, every accumulator and term counter zero.
+    overflow_mode overflow() const { return m_overflow; }
+    void set_overflow(overflow_mode mode) { m_overflow = mode; }
+
+    // Clear phase: every token becomes a bubble, every accumulator and counter zero.
     void clear() {
         std::fill(m_a.begin(), m_a.end(), operand_type{});
         std::fill(m_a_valid.begin(), m_a_valid.end(), 0);
         std::fill(m_b.begin(), m_b.end(), operand_type{});
         std::fill(m_b_valid.begin(), m_b_valid.end(), 0);
-        std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
         std::fill(m_consumed.begin(), m_consumed.end(), 0);
+        clear_accumulators();
+        m_a_head = m_n;
+        m_b_top = 0;
         m_edges = 0;
+        m_a_max = m_b_max = 0;
+        m_safe_edges = ~std::uint64_t{0};
+    }
+
+    // Zeroes the accumulators (and overflow counts) only: tokens and term counters stay.
+    void clear_accumulators() {
+        std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
+        std::fill(m_overflows.begin(), m_overflows.end(), 0);
     }
 
     // One advance edge. west[i] enters PE(i, 0) and north[j] enters PE(0, j); every other token
     // moves one PE east (A) or south (B); then every PE whose two new tokens are both valid
-    // multiplies, accumulates and counts one consumed term. Rows are walked bottom-up so that
-    // row i - 1 still holds the previous edge's B tokens when row i takes them over.
+    // multiplies, accumulates and counts one consumed term (and one overflow, if the sum left
+    // the accumulator's range).
     void advance(const token_type* west, const token_type* north) {
         const std::size_t n = m_n;
-        for (std::size_t i = n; i-- > 0;) {
-            operand_type* a = &m_a[i * n];
-            std::uint8_t* a_ok = &m_a_valid[i * n];
-            operand_type* b = &m_b[i * n];
-            std::uint8_t* b_ok = &m_b_valid[i * n];
-
-            std::memmove(a + 1, a, (n - 1) * sizeof(operand_type));
-            std::memmove(a_ok + 1, a_ok, n - 1);
-            a[0] = west[i].valid ? west[i].value : operand_type{};
-            a_ok[0] = west[i].valid;
-
-            if (i > 0) {
-                std::memcpy(b, b - n, n * sizeof(operand_type));
-                std::memcpy(b_ok, b_ok - n, n);
-            } else {
-                for (std::size_t j = 0; j < n; ++j) {
-                    b[j] = north[j].valid ? north[j].value : operand_type{};
-                    b_ok[j] = north[j].valid;
-                }
+        const std::size_t w = 2 * n;
+        if (m_a_head == 0) {  // the windows reached the buffers' start: copy the live tokens back
+            for (std::size_t i = 0; i < n; ++i) {
+                std::memcpy(&m_a[i * w + n + 1], &m_a[i * w], (n - 1) * sizeof(operand_type));
+                std::memcpy(&m_a_valid[i * w + n + 1], &m_a_valid[i * w], n - 1);
             }
-
-            accumulator_type* acc = &m_acc[i * n];
-            std::uint32_t* consumed = &m_consumed[i * n];
-            for (std::size_t j = 0; j < n; ++j) {
-                const bool both = (a_ok[j] & b_ok[j]) != 0;
-                const accumulator_type next = Format::mac(acc[j], a[j], b[j]);
-                acc[j] = both ? next : acc[j];
-                consumed[j] += both;
+            m_a_head = n + 1;
+        }
+        --m_a_head;
+        for (std::size_t i = 0; i < n; ++i) {
+            m_a[i * w + m_a_head] = west[i].valid ? west[i].value : operand_type{};
+            m_a_valid[i * w + m_a_head] = west[i].valid;
+        }
+        if constexpr (Format::is_integer) m_a_max = std::max(m_a_max, max_magnitude(west, n));
+        // The physical row that held the old bottom row, whose tokens leave the array, takes the
+        // north inputs and becomes logical row 0.
+        m_b_top = (m_b_top + n - 1) % n;
+        for (std::size_t j = 0; j < n; ++j) {
+            m_b[m_b_top * n + j] = north[j].valid ? north[j].value : operand_type{};
+            m_b_valid[m_b_top * n + j] = north[j].valid;
+        }
+        bool count = false;
+        if constexpr (Format::is_integer) {
+            m_b_max = std::max(m_b_max, max_magnitude(north, n));
+            const std::uint64_t product = m_a_max * m_b_max;  // at most 2^62
+            m_safe_edges = product == 0
+                               ? ~std::uint64_t{0}
+                               : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
+            count = m_edges + 1 > m_safe_edges;
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t a0 = i * w + m_a_head, b0 = (m_b_top + i) % n * n, p0 = i * n;
+            auto row = [&](auto f) {
+                f(n, &m_acc[p0], &m_consumed[p0], &m_overflows[p0], &m_a[a0], &m_a_valid[a0], &m_b[b0],
+                  &m_b_valid[b0]);
+            };
+            if (!count) {
+                row(mac_row<overflow_mode::wrap, false>);  // no overflow possible: both modes agree
+            } else if (m_overflow == overflow_mode::wrap) {
+                row(mac_row<overflow_mode::wrap, true>);
+            } else {
+                row(mac_row<overflow_mode::saturate, true>);
             }
         }
         ++m_edges;
@@ -97,15 +141,17 @@ public:
     std::uint64_t edges() const { return m_edges; }
 
     token_type a(std::size_t i, std::size_t j) const {
-        return {m_a[i * m_n + j], m_a_valid[i * m_n + j] != 0};
+        const std::size_t k = i * 2 * m_n + m_a_head + j;
+        return {m_a[k], m_a_valid[k] != 0};
     }
     token_type b(std::size_t i, std::size_t j) const {
-        return {m_b[i * m_n + j], m_b_valid[i * m_n + j] != 0};
+        const std::size_t k = (m_b_top + i) % m_n * m_n + j;
+        return {m_b[k], m_b_valid[k] != 0};
     }
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_n + j]; }
     std::uint64_t consumed(std::size_t i, std::size_t j) const { return m_consumed[i * m_n + j]; }
 
-    // True when every PE has consumed exactly k terms: the tile may drain.
+    // True when every PE has consumed exactly k terms: the tile (or chunk) may drain.
     bool complete(std::uint64_t k) const {
         return std::all_of(m_consumed.begin(), m_consumed.end(), [k](std::uint32_t c) { return c == k; });
     }
@@ -122,23 +168,81 @@ public:
     // Terms consumed by all PEs since the last clear (the MACs executed, padding included), and by
     // the top-left rows x cols block of PEs only (the MACs that belong to real outputs).
     std::uint64_t macs() const { return macs_in(m_n, m_n); }
-    std::uint64_t macs_in(std::size_t rows, std::size_t cols) const {
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < cols; ++j)
-                sum += m_consumed[i * m_n + j];
-        return sum;
+    std::uint64_t macs_in(std::size_t rows, std::size_t cols) const { return sum_in(m_consumed, rows, cols); }
+    // Accumulations that overflowed (wrapped or saturated) since the last clear, in the block.
+    std::uint64_t overflows_in(std::size_t rows, std::size_t cols) const {
+        return sum_in(m_overflows, rows, cols);
     }
 
 private:
+    // One row of multiply-accumulates. __restrict: the rows never overlap (uint8_t flags could
+    // otherwise alias anything), so the loop vectorises without alias checks.
+    template <overflow_mode Mode, bool Count>
+    SYSTOLIC_VECTOR_CLONES static void mac_row(std::size_t n, accumulator_type* __restrict acc,
+                                               std::uint32_t* __restrict consumed,
+                                               std::uint32_t* __restrict overflows,
+                                               const operand_type* __restrict a,
+                                               const std::uint8_t* __restrict a_ok,
+                                               const operand_type* __restrict b,
+                                               const std::uint8_t* __restrict b_ok) {
+        for (std::size_t j = 0; j < n; ++j) {
+            const std::uint8_t both = a_ok[j] & b_ok[j];
+            bool overflowed = false;
+            const accumulator_type next = Format::template mac<Mode>(acc[j], a[j], b[j], overflowed);
+            if constexpr (Format::is_integer) {
+                acc[j] = both ? next : acc[j];
+            } else {
+                // A bitwise select: GCC will not if-convert a conditional float add (it could trap), so
+                // "both ? next : acc[j]" stays a branch and the loop scalar.
+                std::uint32_t keep, take;
+                std::memcpy(&keep, &acc[j], sizeof keep);
+                std::memcpy(&take, &next, sizeof take);
+                const std::uint32_t mask = 0u - std::uint32_t{both};
+                const std::uint32_t bits = (take & mask) | (keep & ~mask);
+                std::memcpy(&acc[j], &bits, sizeof bits);
+            }
+            consumed[j] += both;
+            if constexpr (Format::is_integer && Count) overflows[j] += both & overflowed;
+        }
+    }
+
+    // The largest |value| among the valid tokens (integer formats).
+    static std::uint64_t max_magnitude(const token_type* t, std::size_t n) {
+        std::uint64_t m = 0;
+        for (std::size_t i = 0; i < n; ++i) {
+            const auto v = static_cast<std::int64_t>(t[i].value);
+            const std::uint64_t mag = t[i].valid ? (v < 0 ? 0 - std::uint64_t(v) : std::uint64_t(v)) : 0;
+            m = std::max(m, mag);
+        }
+        return m;
+    }
+
+    std::uint64_t sum_in(const std::vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
+        std::uint64_t sum = 0;
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j)
+                sum += v[i * m_n + j];
+        return sum;
+    }
+
     std::size_t m_n;
-    std::vector<operand_type> m_a;  // the A token each PE passes east
+    std::vector<operand_type> m_a;  // the A token each PE passes east: N rows of 2N slots
     std::vector<std::uint8_t> m_a_valid;
-    std::vector<operand_type> m_b;  // the B token each PE passes south
+    std::vector<operand_type> m_b;  // the B token each PE passes south: a ring of N rows
     std::vector<std::uint8_t> m_b_valid;
     std::vector<accumulator_type> m_acc;
-    std::vector<std::uint32_t> m_consumed;  // terms consumed since the last clear
+    std::vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
+    std::vector<std::uint32_t> m_overflows;  // accumulations that overflowed since the last clear
+    std::size_t m_a_head = 0;                // slot of column 0 in every A row's 2N-slot buffer
+    std::size_t m_b_top = 0;                 // physical row of logical B row 0
     std::uint64_t m_edges = 0;
+    overflow_mode m_overflow = overflow_mode::wrap;
+    // Integer formats: the largest operand magnitudes that entered since the last clear, and how
+    // many edges after the clear no accumulator can have left its range (each edge adds at most
+    // one product of at most m_a_max * m_b_max to it). Until then the overflow count stays zero.
+    std::uint64_t m_a_max = 0;
+    std::uint64_t m_b_max = 0;
+    std::uint64_t m_safe_edges = ~std::uint64_t{0};
 };
 
 }  // namespace systolic

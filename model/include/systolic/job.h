@@ -10,37 +10,63 @@
 
 #include "systolic/counting.h"
 #include "systolic/matrix_layout.h"
+#include "systolic/number_format.h"
+#include "systolic/quantize.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
+
+// How a tile's reduction is split into chunks (see counting.h): keep the PE accumulators between
+// chunks, or drain each chunk's wide partial sums to a buffer and combine them there.
+enum class k_policy { preserve, partials };
+std::string_view to_string(k_policy policy);
+std::optional<k_policy> parse_k_policy(std::string_view name);
 
 struct matmul_job {
     problem_shape shape;
     matrix_layout a;  // M x K operands
     matrix_layout b;  // K x P operands
-    matrix_layout c;  // M x P results, accumulator-sized elements
+    matrix_layout c;  // M x P results: accumulators, or int8 codes when quant.enabled
     tile_order order = tile_order::row_major;
     std::uint64_t seed = 0;  // only used by tile_order::random
+
+    std::uint64_t k_tile = 0;  // reduction chunk length; 0 = the whole K
+    k_policy policy = k_policy::preserve;
+    // M x P accumulators for k_policy::partials with more than one chunk; unused otherwise.
+    matrix_layout partial;
+    overflow_mode overflow = overflow_mode::wrap;
+    quantization quant;
+
+    std::uint64_t chunks() const { return k_chunks(shape.k, k_tile); }
+    bool uses_partial_buffer() const { return policy == k_policy::partials && chunks() > 1; }
 };
 
-// Row-major layouts with the given bases; a stride of 0 means rows are packed.
-matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t accumulator_size,
+// Row-major layouts with the given bases; a stride of 0 means rows are packed. c_elem_size is the
+// size of C's elements: the accumulator's, or 1 for int8 output.
+matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std::uint64_t c_elem_size,
                     std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base,
                     std::uint64_t a_stride = 0, std::uint64_t b_stride = 0, std::uint64_t c_stride = 0);
 
+// Element size of C for this job: the accumulator's, or one byte for int8 output.
+inline std::uint64_t output_size(const matmul_job& job, std::uint64_t accumulator_size) {
+    return job.quant.enabled ? 1 : accumulator_size;
+}
+
 // Empty when the job is well-formed for these element sizes, else one line saying what is wrong:
-// non-positive dimensions, layouts that disagree with the shape, strides shorter than a row, or a
-// C that overlaps A or B (the drain would overwrite operands that later tiles still read).
+// non-positive dimensions, layouts that disagree with the shape, strides shorter than a row, a
+// missing partial buffer, or a C (or partial buffer) that overlaps A, B or each other (the drain
+// would overwrite operands that later tiles still read).
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size);
 
 enum class job_status { idle, running, completed, watchdog, bus_error, rejected };
 const char* to_string(job_status status);
 
 struct tile_report {
-    tile where;                        // index in visiting order, origin, real rows/cols
-    std::uint64_t advance_edges = 0;   // edges the array saw for this tile
-    std::uint64_t real_outputs = 0;    // results written to C
-    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask
+    tile where;                       // index in visiting order, origin, real rows/cols
+    std::uint64_t advance_edges = 0;  // edges the array saw for this tile
+    std::vector<std::uint64_t> advance_edges_per_chunk;
+    std::uint64_t real_outputs = 0;    // results written to C (rows x cols of the tile)
+    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask (N^2 - written)
     std::uint64_t macs_padded = 0;     // terms consumed by all N^2 PEs
     std::uint64_t macs_real = 0;       // terms consumed by PEs with an in-range output
 };
@@ -61,6 +87,10 @@ struct job_result {
     std::uint64_t macs_real = 0;
     std::uint64_t real_outputs = 0;
     std::uint64_t masked_outputs = 0;
+    std::uint64_t k_chunks = 0;
+    std::uint64_t overflows = 0;          // accumulations that wrapped or saturated (by the job's mode)
+    std::uint64_t partial_overflows = 0;  // ... and combinations of partial sums that did
+    std::uint64_t saturated_outputs = 0;  // int8 outputs clipped to [-128, 127]
     phase_times phases;
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;

@@ -43,4 +43,10 @@ struct matrix_layout {
     }
 };
 
+// A row-major layout; a stride of 0 means packed rows.
+inline matrix_layout make_layout(std::uint64_t base, std::uint64_t rows, std::uint64_t cols,
+                                 std::uint64_t elem_size, std::uint64_t row_stride = 0) {
+    return matrix_layout{base, rows, cols, elem_size, row_stride == 0 ? cols * elem_size : row_stride};
+}
+
 }  // namespace systolic

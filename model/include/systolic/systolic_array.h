@@ -34,6 +34,8 @@ public:
     const core_type& core() const { return m_core; }
 
     void clear() { m_core.clear(); }
+    void clear_accumulators() { m_core.clear_accumulators(); }
+    void set_overflow(overflow_mode mode) { m_core.set_overflow(mode); }
     void advance(const token_type* west, const token_type* north) { m_core.advance(west, north); }
 
     // "pe_1_2" for a grid position, as the children are named.

@@ -1,0 +1,31 @@
+#include "systolic/tile_controller.h"
+
+namespace systolic {
+
+std::string_view to_string(fault f) {
+    switch (f) {
+        case fault::none:
+            return "none";
+        case fault::clear_between_k:
+            return "clear-between-k";
+        case fault::invalid_padding:
+            return "invalid-padding";
+        case fault::no_mask:
+            return "no-mask";
+        case fault::global_skew:
+            return "global-skew";
+        case fault::skip_advance:
+            return "skip-advance";
+    }
+    return "?";
+}
+
+std::optional<fault> parse_fault(std::string_view name) {
+    for (auto f : {fault::none, fault::clear_between_k, fault::invalid_padding, fault::no_mask,
+                   fault::global_skew, fault::skip_advance}) {
+        if (to_string(f) == name) return f;
+    }
+    return std::nullopt;
+}
+
+}  // namespace systolic

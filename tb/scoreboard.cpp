@@ -1,0 +1,133 @@
+#include "scoreboard.h"
+
+#include <algorithm>
+#include <cstring>
+#include <sstream>
+
+namespace systolic::tb {
+
+namespace {
+
+std::string hex(std::uint64_t v) {
+    std::ostringstream os;
+    os << "0x" << std::hex << v;
+    return os.str();
+}
+
+std::string where(std::uint64_t r, std::uint64_t c) {
+    return "C(" + std::to_string(r) + "," + std::to_string(c) + ")";
+}
+
+}  // namespace
+
+void scoreboard::expect(const matrix_layout& c, std::vector<std::uint8_t> expected, value_printer print,
+                        std::optional<matrix_layout> partial) {
+    m_c = c;
+    m_expected = std::move(expected);
+    m_print = std::move(print);
+    m_partial = partial;
+    m_write_count.assign(c.rows * c.cols, 0);
+    m_summary = scoreboard_summary{};
+    m_active = true;
+}
+
+void scoreboard::error(const std::string& line) {
+    if (m_summary.errors.size() < max_errors) m_summary.errors.push_back(line);
+}
+
+void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
+    if (!m_active) return;  // traffic outside a checked job (expect() ... finish())
+    const std::uint64_t addr = trans.get_address();
+    const std::uint64_t len = trans.get_data_length();
+    const unsigned char* data = trans.get_data_ptr();
+
+    // A write wholly on elements of the partial-sum buffer is the job's own scratch traffic.
+    auto on_partial_elements = [&] {
+        if (!m_partial || len == 0 || len % m_partial->elem_size != 0) return false;
+        for (std::uint64_t off = 0; off < len; off += m_partial->elem_size)
+            if (!m_partial->element_at(addr + off)) return false;
+        return true;
+    };
+    if (on_partial_elements()) {
+        m_summary.partial_writes += len / m_partial->elem_size;
+        return;
+    }
+    const std::uint64_t esz = m_c.elem_size;
+    for (std::uint64_t off = 0; off < len; off += esz) {
+        ++m_summary.writes;
+        const auto el = m_c.element_at(addr + off);
+        if (!el || off + esz > len) {
+            ++m_summary.out_of_range_writes;
+            error("write outside C at " + hex(addr + off) + " (" + std::to_string(std::min(esz, len - off)) +
+                  " bytes of a " + std::to_string(len) + "-byte write at " + hex(addr) + ")");
+            continue;
+        }
+        if (!trans.is_response_ok()) {
+            error("write to " + where(el->row, el->col) + " failed: " + trans.get_response_string());
+            continue;
+        }
+        const std::uint64_t idx = el->row * m_c.cols + el->col;
+        if (++m_write_count[idx] > 1) {
+            ++m_summary.duplicates;
+            error(where(el->row, el->col) + " written " + std::to_string(m_write_count[idx]) + " times");
+        }
+        ++m_summary.checked;
+        const std::uint8_t* want = &m_expected[idx * esz];
+        if (std::memcmp(data + off, want, esz) != 0) {
+            ++m_summary.mismatches;
+            error(where(el->row, el->col) + " expected " + m_print(want) + ", got " + m_print(data + off));
+        }
+    }
+}
+
+const scoreboard_summary& scoreboard::finish(const job_result& result, const expected_counts& counts,
+                                             const std::uint8_t* memory, std::uint64_t memory_base,
+                                             const std::vector<std::uint8_t>& before) {
+    m_summary.completed = result.completed();
+    if (!m_summary.completed) {
+        error(std::string("job did not complete (") + to_string(result.status) + ")" +
+              (result.error.empty() ? "" : ": " + result.error));
+    } else {
+        if (result.advance_edges != counts.advance_edges) {
+            m_summary.edges_ok = false;
+            error("advance edges: expected " + std::to_string(counts.advance_edges) + " (" +
+                  std::to_string(counts.tiles) + " tiles x " + std::to_string(counts.advance_edges_per_tile) +
+                  "), counted " + std::to_string(result.advance_edges));
+        }
+        for (const auto& t : result.tiles) {
+            if (t.advance_edges != counts.advance_edges_per_tile) {
+                m_summary.edges_ok = false;
+                error("tile " + std::to_string(t.where.index) + ": " + std::to_string(t.advance_edges) +
+                      " advance edges, expected " + std::to_string(counts.advance_edges_per_tile));
+            }
+        }
+        for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx) {
+            if (m_write_count[idx] == 0) {
+                ++m_summary.missing;
+                error(where(idx / m_c.cols, idx % m_c.cols) + " never written");
+            }
+        }
+    }
+    if (m_summary.checked == 0) error("nothing was checked");
+    check_untouched(memory, memory_base, before);
+    m_active = false;
+    return m_summary;
+}
+
+void scoreboard::check_untouched(const std::uint8_t* memory, std::uint64_t base,
+                                 const std::vector<std::uint8_t>& before) {
+    for (std::uint64_t i = 0; i < before.size(); ++i) {
+        if (memory[i] == before[i]) continue;
+        const std::uint64_t addr = base + i;
+        if (m_c.covers(addr)) continue;  // inside C: the value checks cover it
+        if (m_partial && m_partial->covers(addr)) continue;
+        m_summary.untouched_ok = false;
+        std::ostringstream os;
+        os << "memory outside C changed at " << hex(addr) << ": 0x" << std::hex << +before[i] << " -> 0x"
+           << +memory[i];
+        error(os.str());
+        return;  // one is enough to fail; the first address says where
+    }
+}
+
+}  // namespace systolic::tb
