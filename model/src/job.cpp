@@ -3,6 +3,8 @@
 #include <cmath>
 #include <sstream>
 
+#include "systolic/names.h"
+
 namespace systolic {
 
 namespace {
@@ -77,9 +79,7 @@ std::string_view to_string(k_policy policy) {
 }
 
 std::optional<k_policy> parse_k_policy(std::string_view name) {
-    if (name == "preserve") return k_policy::preserve;
-    if (name == "partials") return k_policy::partials;
-    return std::nullopt;
+    return parse_name(name, {k_policy::preserve, k_policy::partials});
 }
 
 const char* to_string(job_status status) {

@@ -1,5 +1,8 @@
 #include "systolic/number_format.h"
 
+#include "systolic/names.h"
+#include "systolic/quantize.h"
+
 namespace systolic {
 
 std::string_view to_string(overflow_mode mode) {
@@ -7,16 +10,8 @@ std::string_view to_string(overflow_mode mode) {
 }
 
 std::optional<overflow_mode> parse_overflow_mode(std::string_view name) {
-    if (name == "wrap") return overflow_mode::wrap;
-    if (name == "saturate") return overflow_mode::saturate;
-    return std::nullopt;
+    return parse_name(name, {overflow_mode::wrap, overflow_mode::saturate});
 }
-
-}  // namespace systolic
-
-#include "systolic/quantize.h"
-
-namespace systolic {
 
 std::string_view to_string(rounding_mode mode) {
     switch (mode) {
@@ -31,10 +26,8 @@ std::string_view to_string(rounding_mode mode) {
 }
 
 std::optional<rounding_mode> parse_rounding_mode(std::string_view name) {
-    for (auto m : {rounding_mode::nearest_even, rounding_mode::nearest_away, rounding_mode::toward_zero}) {
-        if (to_string(m) == name) return m;
-    }
-    return std::nullopt;
+    return parse_name(name,
+                      {rounding_mode::nearest_even, rounding_mode::nearest_away, rounding_mode::toward_zero});
 }
 
 }  // namespace systolic

@@ -1,5 +1,7 @@
 #include "systolic/tile_controller.h"
 
+#include "systolic/names.h"
+
 namespace systolic {
 
 std::string_view to_string(fault f) {
@@ -21,11 +23,8 @@ std::string_view to_string(fault f) {
 }
 
 std::optional<fault> parse_fault(std::string_view name) {
-    for (auto f : {fault::none, fault::clear_between_k, fault::invalid_padding, fault::no_mask,
-                   fault::global_skew, fault::skip_advance}) {
-        if (to_string(f) == name) return f;
-    }
-    return std::nullopt;
+    return parse_name(name, {fault::none, fault::clear_between_k, fault::invalid_padding, fault::no_mask,
+                             fault::global_skew, fault::skip_advance});
 }
 
 }  // namespace systolic

@@ -5,6 +5,7 @@
 #include <utility>
 
 #include "systolic/counting.h"
+#include "systolic/names.h"
 
 namespace systolic {
 
@@ -23,11 +24,8 @@ std::string_view to_string(tile_order order) {
 }
 
 std::optional<tile_order> parse_tile_order(std::string_view name) {
-    for (auto order :
-         {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
-        if (to_string(order) == name) return order;
-    }
-    return std::nullopt;
+    return parse_name(
+        name, {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random});
 }
 
 namespace {
