@@ -2,9 +2,10 @@
 // controller and the scoreboard fed by the monitor. One testbench serves any number of jobs with
 // its array size N, so a process that can elaborate only once can still run many cases.
 //
-// Memory map per job: A, B and C in that order, each preceded and followed by guard bytes and with
-// row strides padded past the row length, all filled with a seeded pseudo-random pattern. A write
-// that misses C therefore changes bytes the scoreboard compares, even when the value is zero.
+// Memory map per job: A, B, C (and the partial-sum buffer, when the job splits K with partial sums)
+// in that order, each preceded and followed by guard bytes and with row strides padded past the row
+// length, all filled with a seeded pseudo-random pattern. A write that misses C therefore changes
+// bytes the scoreboard compares, even when the value is zero.
 #pragma once
 
 #include <cstdint>
@@ -108,14 +109,6 @@ public:
         ref.overflow = opt.overflow;
         ref.quant = opt.quant;
         auto expected = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), opt.quant);
-        if (opt.quant.per_partial) {
-            ref.quant.per_partial = false;
-            auto once = opt.quant;
-            once.per_partial = false;
-            const auto once_bytes = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), once);
-            for (std::size_t i = 0; i < once_bytes.size(); ++i)
-                out.differs_from_quantize_once += once_bytes[i] != expected[i];
-        }
         m_scoreboard.expect(
             out.job.c, std::move(expected), printer(opt.quant.enabled),
             out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
@@ -136,6 +129,15 @@ public:
         out.c.resize(s.m * s.p * esz);
         for (std::uint64_t r = 0; r < s.m; ++r)
             mem.core().read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
+
+        if (opt.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
+            ref.quant.per_partial = false;
+            auto once = opt.quant;
+            once.per_partial = false;
+            const auto once_bytes = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), once);
+            for (std::size_t i = 0; i < once_bytes.size(); ++i)
+                out.differs_from_quantize_once += once_bytes[i] != out.c[i];
+        }
         return out;
     }
 
