@@ -75,7 +75,6 @@ public:
         m_b_top = 0;
         m_edges = 0;
         m_a_max = m_b_max = 0;
-        m_safe_edges = ~std::uint64_t{0};
     }
 
     // Zeroes the accumulators (and overflow counts) only: tokens and term counters stay.
@@ -111,14 +110,17 @@ public:
             m_b[m_b_top * n + j] = north[j].valid ? north[j].value : operand_type{};
             m_b_valid[m_b_top * n + j] = north[j].valid;
         }
+        // Each edge adds at most one product of at most m_a_max * m_b_max to an accumulator, so
+        // for the first max / (m_a_max * m_b_max) edges after a clear none can leave its range and
+        // the count (always zero then) is skipped.
         bool count = false;
         if constexpr (Format::is_integer) {
             m_b_max = std::max(m_b_max, max_magnitude(north, n));
             const std::uint64_t product = m_a_max * m_b_max;  // at most 2^62
-            m_safe_edges = product == 0
-                               ? ~std::uint64_t{0}
-                               : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
-            count = m_edges + 1 > m_safe_edges;
+            const std::uint64_t safe_edges =
+                product == 0 ? ~std::uint64_t{0}
+                             : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
+            count = m_edges + 1 > safe_edges;
         }
         for (std::size_t i = 0; i < n; ++i) {
             const std::size_t a0 = i * w + m_a_head, b0 = (m_b_top + i) % n * n, p0 = i * n;
@@ -237,12 +239,9 @@ private:
     std::size_t m_b_top = 0;                 // physical row of logical B row 0
     std::uint64_t m_edges = 0;
     overflow_mode m_overflow = overflow_mode::wrap;
-    // Integer formats: the largest operand magnitudes that entered since the last clear, and how
-    // many edges after the clear no accumulator can have left its range (each edge adds at most
-    // one product of at most m_a_max * m_b_max to it). Until then the overflow count stays zero.
+    // Integer formats: the largest operand magnitudes that entered since the last clear.
     std::uint64_t m_a_max = 0;
     std::uint64_t m_b_max = 0;
-    std::uint64_t m_safe_edges = ~std::uint64_t{0};
 };
 
 }  // namespace systolic
