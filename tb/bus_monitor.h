@@ -30,19 +30,11 @@ public:
         initiator_socket.register_invalidate_direct_mem_ptr(this, &bus_monitor::invalidate_direct_mem_ptr);
     }
 
-    std::uint64_t reads() const { return m_reads; }
-    std::uint64_t writes() const { return m_writes; }
-
 private:
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay) {
         initiator_socket->b_transport(trans, delay);
-        if (trans.is_write()) {
-            ++m_writes;
-            if (on_write) on_write(trans);
-        } else if (trans.is_read()) {
-            ++m_reads;
-            if (on_read) on_read(trans);
-        }
+        if (trans.is_write() && on_write) on_write(trans);
+        if (trans.is_read() && on_read) on_read(trans);
     }
 
     unsigned int transport_dbg(tlm::tlm_generic_payload& trans) {
@@ -62,9 +54,6 @@ private:
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) {
         target_socket->invalidate_direct_mem_ptr(start, end);
     }
-
-    std::uint64_t m_reads = 0;
-    std::uint64_t m_writes = 0;
 };
 
 }  // namespace systolic::tb

@@ -105,7 +105,6 @@ public:
 
     // Plants a known defect in the jobs that follow (testbench use only).
     void inject(fault f) { m_fault = f; }
-    fault injected() const { return m_fault; }
 
     bool busy() const { return m_busy; }
     const job_result& result() const { return m_result; }
