@@ -189,7 +189,7 @@ public:
         const auto& s = m_shape;
         const auto want = tb::encode_c<Format>(
             tb::reference_gemm<Format>(s, m_problem.a, m_problem.b, options()), m_job.quant);
-        const std::uint64_t elem = output_size(m_job, sizeof(accumulator_type));
+        const std::uint64_t elem = output_size(m_job.quant, sizeof(accumulator_type));
         std::vector<std::uint8_t> row(s.p * elem);
         for (std::uint64_t r = 0; r < s.m; ++r) {
             mem.core().read(m_job.c.address(r, 0), row.data(), row.size());
@@ -228,7 +228,7 @@ private:
     static memory::config memory_config(const matmul_job& job) {
         memory::config cfg;
         cfg.base = 0;
-        cfg.size = job.c.base + job.shape.m * job.shape.p * output_size(job, sizeof(accumulator_type));
+        cfg.size = job.c.base + job.shape.m * job.shape.p * output_size(job.quant, sizeof(accumulator_type));
         return cfg;
     }
 };

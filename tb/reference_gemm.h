@@ -28,33 +28,21 @@ std::vector<typename Format::accumulator_type> reference_gemm(
     const problem_shape& s, const std::vector<typename Format::operand_type>& a,
     const std::vector<typename Format::operand_type>& b, const reference_options& opt = {}) {
     using acc_t = typename Format::accumulator_type;
-    const bool saturate = opt.overflow == overflow_mode::saturate;
-    auto mac = [saturate](acc_t acc, auto x, auto y) {
-        bool ovf;
-        return saturate ? Format::template mac<overflow_mode::saturate>(acc, x, y, ovf)
-                        : Format::template mac<overflow_mode::wrap>(acc, x, y, ovf);
-    };
-    auto add = [saturate](acc_t acc, acc_t x) {
-        bool ovf;
-        return saturate ? Format::template add<overflow_mode::saturate>(acc, x, ovf)
-                        : Format::template add<overflow_mode::wrap>(acc, x, ovf);
-    };
     // Preserved accumulators see one unbroken k-ordered sum; partial sums restart every chunk.
     const bool split = opt.policy == k_policy::partials && k_chunks(s.k, opt.k_tile) > 1;
     const std::uint64_t chunk = split ? effective_k_tile(s.k, opt.k_tile) : s.k;
 
     std::vector<acc_t> c(s.m * s.p);
+    bool ovf;  // the reference does not count overflows
     for (std::uint64_t r = 0; r < s.m; ++r) {
         for (std::uint64_t col = 0; col < s.p; ++col) {
             acc_t total{};
             for (std::uint64_t k0 = 0; k0 < s.k; k0 += chunk) {
                 acc_t partial{};
                 for (std::uint64_t k = k0; k < s.k && k < k0 + chunk; ++k)
-                    partial = mac(partial, a[r * s.k + k], b[k * s.p + col]);
-                if (split && opt.quant.per_partial)
-                    partial = static_cast<acc_t>(
-                        round_to_integer(double(partial) * opt.quant.scale, opt.quant.rounding));
-                total = k0 == 0 ? partial : add(total, partial);
+                    partial = mac<Format>(opt.overflow, partial, a[r * s.k + k], b[k * s.p + col], ovf);
+                if (split && opt.quant.per_partial) partial = rounded_partial(partial, opt.quant);
+                total = k0 == 0 ? partial : add<Format>(opt.overflow, total, partial, ovf);
             }
             c[r * s.p + col] = total;
         }

@@ -79,7 +79,7 @@ std::vector<typename Format::operand_type> read_operands(const std::string& path
 }
 
 template <class Format>
-problem<Format> make_problem(const options& o) {
+problem<Format> problem_from_options(const options& o) {
     using T = typename Format::operand_type;
     const bool have_dims = o.m || o.k || o.p;
     if (o.a_path.empty() != o.b_path.empty()) throw usage_error("--a and --b must be given together");
@@ -250,7 +250,7 @@ int run(const options& o) {
     if (o.array <= 0 || o.array > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
                           std::to_string(o.array));
-    const problem<Format> pr = make_problem<Format>(o);
+    const problem<Format> pr = problem_from_options<Format>(o);
     const run_options ro = make_run_options<Format>(o, pr.shape);
 
     // The model's own time: a quantum that lets the controller run thousands of edges per sync.

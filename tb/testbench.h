@@ -145,7 +145,7 @@ public:
     // guard bands and padded strides unless packed. The same for the same shape and options.
     matmul_job plan_memory(const problem_shape& s, const run_options& opt) const {
         const std::uint64_t osz = sizeof(operand_type), asz = sizeof(accumulator_type);
-        const std::uint64_t csz = opt.quant.enabled ? 1 : asz;
+        const std::uint64_t csz = output_size(opt.quant, asz);
         const std::uint64_t g = opt.packed ? 0 : guard;
         auto stride = [&](std::uint64_t row_bytes) {
             return opt.packed ? row_bytes : round_up(row_bytes + 8, 16);

@@ -1903,10 +1903,10 @@ systolic::matmul_job int8_out_seed_job() {
 
 TEST(JobValidation, Int8OutputElementSize) {
     auto job = int8_out_seed_job();
-    EXPECT_EQ(systolic::output_size(job, kAcc), 1u);
+    EXPECT_EQ(systolic::output_size(job.quant, kAcc), 1u);
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
     job.quant.enabled = false;
-    EXPECT_EQ(systolic::output_size(job, kAcc), kAcc);
+    EXPECT_EQ(systolic::output_size(job.quant, kAcc), kAcc);
     auto err = systolic::validate_job(job, kOp, kAcc);
     EXPECT_NE(err.find("C elements are 1 bytes but the format needs 8"), std::string::npos) << err;
     // Accumulator-sized C with quantization on is wrong the other way.

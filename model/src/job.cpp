@@ -53,7 +53,7 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
     if (s.k > 0x7fffffffULL) return "K is larger than the PE term counters allow (2^31 - 1)";
     for (auto err :
          {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
-          check_layout("C", job.c, s.m, s.p, output_size(job, accumulator_size))}) {
+          check_layout("C", job.c, s.m, s.p, output_size(job.quant, accumulator_size))}) {
         if (!err.empty()) return err;
     }
     if (overlaps(job.c, job.a)) return "C overlaps A";

@@ -47,9 +47,9 @@ matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std:
                     std::uint64_t a_base, std::uint64_t b_base, std::uint64_t c_base,
                     std::uint64_t a_stride = 0, std::uint64_t b_stride = 0, std::uint64_t c_stride = 0);
 
-// Element size of C for this job: the accumulator's, or one byte for int8 output.
-inline std::uint64_t output_size(const matmul_job& job, std::uint64_t accumulator_size) {
-    return job.quant.enabled ? 1 : accumulator_size;
+// Element size of C: the accumulator's, or one byte for int8 output.
+inline std::uint64_t output_size(const quantization& quant, std::uint64_t accumulator_size) {
+    return quant.enabled ? 1 : accumulator_size;
 }
 
 // Empty when the job is well-formed for these element sizes, else one line saying what is wrong:

@@ -106,6 +106,22 @@ struct float_arithmetic {
     }
 };
 
+// The same rules with the overflow mode chosen at run time, for code off the per-edge path (the
+// combination of partial sums, the reference GEMM). The array instantiates both modes instead.
+template <class Format>
+typename Format::accumulator_type add(overflow_mode mode, typename Format::accumulator_type acc,
+                                      typename Format::accumulator_type x, bool& overflowed) {
+    return mode == overflow_mode::wrap ? Format::template add<overflow_mode::wrap>(acc, x, overflowed)
+                                       : Format::template add<overflow_mode::saturate>(acc, x, overflowed);
+}
+template <class Format>
+typename Format::accumulator_type mac(overflow_mode mode, typename Format::accumulator_type acc,
+                                      typename Format::operand_type a, typename Format::operand_type b,
+                                      bool& overflowed) {
+    return mode == overflow_mode::wrap ? Format::template mac<overflow_mode::wrap>(acc, a, b, overflowed)
+                                       : Format::template mac<overflow_mode::saturate>(acc, a, b, overflowed);
+}
+
 // Each format names itself and the .npy dtypes it reads (operands) and writes (accumulators).
 struct int8_format : integer_arithmetic<std::int8_t, std::int32_t> {
     static constexpr const char* name = "int8";

@@ -53,6 +53,13 @@ inline std::int8_t saturate_int8(double rounded, std::int32_t zero_point, bool* 
     return static_cast<std::int8_t>(q);
 }
 
+// One partial sum as per-partial quantization sees it: scaled and rounded to an integer, kept in
+// the accumulator's type so that it can be combined with the others.
+template <class Accumulator>
+Accumulator rounded_partial(Accumulator v, const quantization& qz) {
+    return static_cast<Accumulator>(round_to_integer(double(v) * qz.scale, qz.rounding));
+}
+
 inline std::int8_t requantize(double acc, const quantization& qz, bool* saturated = nullptr) {
     return saturate_int8(round_to_integer(acc * qz.scale, qz.rounding), qz.zero_point, saturated);
 }

@@ -185,7 +185,10 @@ private:
                 }
                 timed(m_result.phases.load, [&] { load(t, k0, kc); });
 
+                // Counters since the last clear, read before this chunk: its share is the difference.
                 const std::uint64_t edges_before = m_array.core().edges();
+                const std::uint64_t macs_before = m_array.core().macs();
+                const std::uint64_t macs_real_before = m_array.core().macs_in(t.rows, t.cols);
                 std::uint64_t edges = advance_edges_per_tile(n, kc);
                 if (m_fault == fault::skip_advance && c + 1 == chunks) --edges;
                 timed(m_result.phases.advance, [&] {
@@ -200,15 +203,12 @@ private:
                 rep.advance_edges += chunk_edges;
                 m_result.advance_edges += chunk_edges;
                 // Accounted before the completion check, so a failing chunk still shows its work.
-                const std::uint64_t macs = m_array.core().macs() - (fresh ? 0 : m_chunk_macs);
-                const std::uint64_t macs_real =
-                    m_array.core().macs_in(t.rows, t.cols) - (fresh ? 0 : m_chunk_macs_real);
+                const std::uint64_t macs = m_array.core().macs() - macs_before;
+                const std::uint64_t macs_real = m_array.core().macs_in(t.rows, t.cols) - macs_real_before;
                 rep.macs_padded += macs;
                 rep.macs_real += macs_real;
                 m_result.macs_padded += macs;
                 m_result.macs_real += macs_real;
-                m_chunk_macs = m_array.core().macs();
-                m_chunk_macs_real = m_array.core().macs_in(t.rows, t.cols);
 
                 check_complete(t, c, fresh ? kc : k0 + kc, edges);
                 k0 += kc;
@@ -314,14 +314,14 @@ private:
         for (std::size_t i = 0; i < rows; ++i) {
             for (std::size_t j = 0; j < cols; ++j) {
                 m_acc_row[j] = m_array.core().accumulator(i, j);
-                if (m_job.quant.per_partial) m_acc_row[j] = rounded_partial(m_acc_row[j]);
+                if (m_job.quant.per_partial) m_acc_row[j] = rounded_partial(m_acc_row[j], m_job.quant);
             }
             if (buffered && c > 0) {  // combine with the partial sums of the earlier chunks
                 transfer(tlm::TLM_READ_COMMAND, m_job.partial.address(t.r0 + i, t.c0), m_wide_row.data(),
                          cols * acc_size, "partial sums");
                 for (std::size_t j = 0; j < cols; ++j) {
                     bool overflowed = false;
-                    m_acc_row[j] = combine(m_wide_row[j], m_acc_row[j], overflowed);
+                    m_acc_row[j] = add<Format>(m_job.overflow, m_wide_row[j], m_acc_row[j], overflowed);
                     m_result.partial_overflows += overflowed;
                 }
             }
@@ -335,20 +335,6 @@ private:
                 m_result.tiles.back().real_outputs += cols;
             }
         }
-    }
-
-    // Partial sums add up with the job's overflow mode, like the accumulation itself.
-    accumulator_type combine(accumulator_type acc, accumulator_type x, bool& overflowed) const {
-        return m_job.overflow == overflow_mode::wrap
-                   ? Format::template add<overflow_mode::wrap>(acc, x, overflowed)
-                   : Format::template add<overflow_mode::saturate>(acc, x, overflowed);
-    }
-
-    // One partial sum as --quantize-partials sees it: scaled and rounded to an integer, in the
-    // accumulator's type, before it is combined with the others.
-    accumulator_type rounded_partial(accumulator_type v) const {
-        return static_cast<accumulator_type>(
-            round_to_integer(double(v) * m_job.quant.scale, m_job.quant.rounding));
     }
 
     // The final values of one drained row as C's bytes: accumulators, or int8 codes.
@@ -465,10 +451,9 @@ private:
     std::vector<token_type> m_north;
     std::vector<std::uint64_t> m_row_delay, m_col_delay;  // per-tile feed tables (see plan_feed)
     std::vector<std::uint8_t> m_row_valid, m_col_valid;
-    std::vector<accumulator_type> m_acc_row;                // one drained row
-    std::vector<accumulator_type> m_wide_row;               // the same row of the partial-sum buffer
-    std::vector<std::uint8_t> m_out_row;                    // the row as C's bytes
-    std::uint64_t m_chunk_macs = 0, m_chunk_macs_real = 0;  // MACs counted at the previous chunk's end
+    std::vector<accumulator_type> m_acc_row;   // one drained row
+    std::vector<accumulator_type> m_wide_row;  // the same row of the partial-sum buffer
+    std::vector<std::uint8_t> m_out_row;       // the row as C's bytes
 };
 
 }  // namespace systolic
