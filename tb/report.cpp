@@ -28,6 +28,7 @@ nlohmann::json make_report(const report_input& in) {
                          {"masked_outputs", t.masked_outputs}});
     }
     auto ns = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e9; };
+    const auto per_tile = uniform_edges_per_tile(r);
     const auto& q = job.quant;
     return {
         {"array", in.n},
@@ -53,13 +54,16 @@ nlohmann::json make_report(const report_input& in) {
           {"saturated", r.saturated_outputs},
           {"differs_from_quantize_once", in.differs_from_quantize_once}}},
         {"inject", in.inject},
+        {"engine", to_string(r.engine)},
+        {"counts", counts_kind(r.engine)},
         {"tiles", r.tiles.size()},
         {"advance_edges", r.advance_edges},
-        {"advance_edges_per_tile", counts.advance_edges_per_tile},
+        {"advance_edges_per_tile", per_tile ? nlohmann::json(*per_tile) : nlohmann::json()},
         {"macs_padded", r.macs_padded},
         {"macs_real", r.macs_real},
         {"masked_outputs", r.masked_outputs},
-        {"utilization", r.macs_padded ? double(r.macs_real) / double(r.macs_padded) : 0.0},
+        {"utilization", r.completed() && r.macs_padded ? nlohmann::json(double(r.macs_real) / double(r.macs_padded))
+                                                       : nlohmann::json()},
         {"sim_time_ns", ns(r.end - r.start)},
         {"phase_time_ns",
          {{"clear", ns(r.phases.clear)},

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "bus_monitor.h"
+#include "fault.h"
 #include "problem.h"
 #include "reference_gemm.h"
 #include "scoreboard.h"
@@ -39,6 +40,7 @@ struct run_options {
     overflow_mode overflow = overflow_mode::wrap;
     quantization quant;
     fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
+    engine_kind engine = engine_kind::cycle;
 };
 
 template <class Format>
@@ -113,10 +115,11 @@ public:
             out.job.c, std::move(expected), printer(opt.quant.enabled),
             out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
 
-        controller.inject(opt.inject);
+        m_faults.set(opt.inject);
+        controller.set_fault_hooks(&m_faults);
         controller.start(out.job);
         sc_core::sc_start(time_limit(out.job), sc_core::SC_EXIT_ON_STARVATION);
-        controller.inject(fault::none);
+        controller.set_fault_hooks(nullptr);
         out.result = controller.result();
         if (controller.busy()) {
             out.result.status = job_status::running;
@@ -162,6 +165,7 @@ public:
         job.policy = opt.policy;
         job.overflow = opt.overflow;
         job.quant = opt.quant;
+        job.engine = opt.engine;
         if (job.uses_partial_buffer()) {
             const std::uint64_t p_stride = stride(s.p * asz);
             job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);
@@ -216,6 +220,7 @@ private:
     }
 
     scoreboard m_scoreboard;
+    fault_policy<Format> m_faults;
 };
 
 }  // namespace systolic::tb

@@ -82,6 +82,25 @@ std::optional<k_policy> parse_k_policy(std::string_view name) {
     return parse_name(name, {k_policy::preserve, k_policy::partials});
 }
 
+std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r) {
+    if (r.tiles.empty()) return std::nullopt;
+    for (const auto& t : r.tiles)
+        if (t.advance_edges != r.tiles.front().advance_edges) return std::nullopt;
+    return r.tiles.front().advance_edges;
+}
+
+const char* counts_kind(engine_kind kind) {
+    return kind == engine_kind::cycle ? "stepped" : "modelled";
+}
+
+std::string_view to_string(engine_kind kind) {
+    return kind == engine_kind::cycle ? "cycle" : "functional";
+}
+
+std::optional<engine_kind> parse_engine_kind(std::string_view name) {
+    return parse_name(name, {engine_kind::cycle, engine_kind::functional});
+}
+
 const char* to_string(job_status status) {
     switch (status) {
         case job_status::idle:

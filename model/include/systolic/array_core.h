@@ -75,6 +75,7 @@ public:
         m_b_top = 0;
         m_edges = 0;
         m_a_max = m_b_max = 0;
+        m_safe_edges = ~std::uint64_t{0};
     }
 
     // Zeroes the accumulators (and overflow counts) only: tokens and term counters stay.
@@ -88,6 +89,20 @@ public:
     // multiplies, accumulates and counts one consumed term (and one overflow, if the sum left
     // the accumulator's range).
     void advance(const token_type* west, const token_type* north) {
+        m_in.resize(2 * m_n);
+        m_in_ok.resize(2 * m_n);
+        for (std::size_t i = 0; i < m_n; ++i) {
+            m_in[i] = west[i].value;
+            m_in_ok[i] = west[i].valid;
+            m_in[m_n + i] = north[i].value;
+            m_in_ok[m_n + i] = north[i].valid;
+        }
+        advance(&m_in[0], &m_in_ok[0], &m_in[m_n], &m_in_ok[m_n]);
+    }
+
+    // The same edge with the inputs as values and valid bits (the engines' form: no token objects).
+    void advance(const operand_type* west, const std::uint8_t* west_ok, const operand_type* north,
+                 const std::uint8_t* north_ok) {
         const std::size_t n = m_n;
         const std::size_t w = 2 * n;
         if (m_a_head == 0) {  // the windows reached the buffers' start: copy the live tokens back
@@ -98,44 +113,30 @@ public:
             m_a_head = n + 1;
         }
         --m_a_head;
-        for (std::size_t i = 0; i < n; ++i) {
-            m_a[i * w + m_a_head] = west[i].valid ? west[i].value : operand_type{};
-            m_a_valid[i * w + m_a_head] = west[i].valid;
-        }
-        if constexpr (Format::is_integer) m_a_max = std::max(m_a_max, max_magnitude(west, n));
         // The physical row that held the old bottom row, whose tokens leave the array, takes the
         // north inputs and becomes logical row 0.
-        m_b_top = (m_b_top + n - 1) % n;
-        for (std::size_t j = 0; j < n; ++j) {
-            m_b[m_b_top * n + j] = north[j].valid ? north[j].value : operand_type{};
-            m_b_valid[m_b_top * n + j] = north[j].valid;
-        }
+        m_b_top = m_b_top == 0 ? n - 1 : m_b_top - 1;
         // Each edge adds at most one product of at most m_a_max * m_b_max to an accumulator, so
         // for the first max / (m_a_max * m_b_max) edges after a clear none can leave its range and
-        // the count (always zero then) is skipped.
-        bool count = false;
+        // the count (always zero then) is skipped. The bound only changes when a larger operand
+        // enters, so the division runs once per new maximum, not once per edge.
+        count_mode mode = count_mode::none;
         if constexpr (Format::is_integer) {
-            m_b_max = std::max(m_b_max, max_magnitude(north, n));
-            const std::uint64_t product = m_a_max * m_b_max;  // at most 2^62
-            const std::uint64_t safe_edges =
-                product == 0 ? ~std::uint64_t{0}
-                             : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
-            count = m_edges + 1 > safe_edges;
-        }
-        for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t a0 = i * w + m_a_head, b0 = (m_b_top + i) % n * n, p0 = i * n;
-            auto row = [&](auto f) {
-                f(n, &m_acc[p0], &m_consumed[p0], &m_overflows[p0], &m_a[a0], &m_a_valid[a0], &m_b[b0],
-                  &m_b_valid[b0]);
-            };
-            if (!count) {
-                row(mac_row<overflow_mode::wrap, false>);  // no overflow possible: both modes agree
-            } else if (m_overflow == overflow_mode::wrap) {
-                row(mac_row<overflow_mode::wrap, true>);
-            } else {
-                row(mac_row<overflow_mode::saturate, true>);
+            const std::uint64_t a_max = std::max(m_a_max, max_magnitude(west, west_ok, n));
+            const std::uint64_t b_max = std::max(m_b_max, max_magnitude(north, north_ok, n));
+            if (a_max != m_a_max || b_max != m_b_max) {
+                m_a_max = a_max;
+                m_b_max = b_max;
+                const std::uint64_t product = a_max * b_max;  // at most 2^62
+                m_safe_edges = product == 0
+                                   ? ~std::uint64_t{0}
+                                   : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
             }
+            if (m_edges + 1 > m_safe_edges)
+                mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
         }
+        edge_kernel(mode, n, m_a_head, m_b_top, west, west_ok, north, north_ok, m_a.data(), m_a_valid.data(),
+                    m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(), m_overflows.data());
         ++m_edges;
     }
 
@@ -151,6 +152,8 @@ public:
         return {m_b[k], m_b_valid[k] != 0};
     }
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_n + j]; }
+    // Row i's N accumulators (the rows are contiguous: row i + 1 follows row i).
+    const accumulator_type* accumulator_row(std::size_t i) const { return &m_acc[i * m_n]; }
     std::uint64_t consumed(std::size_t i, std::size_t j) const { return m_consumed[i * m_n + j]; }
 
     // True when every PE has consumed exactly k terms: the tile (or chunk) may drain.
@@ -177,25 +180,68 @@ public:
     }
 
 private:
+    // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
+    enum class count_mode { none, wrap, saturate };
+
+    // The whole edge: the inputs enter, then every row multiplies and accumulates. One function
+    // (and so one clone dispatch) per edge; the row loop inlines into it.
+    SYSTOLIC_VECTOR_CLONES static void edge_kernel(count_mode mode, std::size_t n, std::size_t a_head,
+                                                   std::size_t b_top, const operand_type* west,
+                                                   const std::uint8_t* west_ok, const operand_type* north,
+                                                   const std::uint8_t* north_ok, operand_type* a,
+                                                   std::uint8_t* a_ok, operand_type* b, std::uint8_t* b_ok,
+                                                   accumulator_type* acc, std::uint32_t* consumed,
+                                                   std::uint32_t* overflows) {
+        const std::size_t w = 2 * n;
+        for (std::size_t i = 0; i < n; ++i) {  // bubbles carry a zero value
+            a[i * w + a_head] = west_ok[i] ? west[i] : operand_type{};
+            a_ok[i * w + a_head] = west_ok[i];
+        }
+        for (std::size_t j = 0; j < n; ++j) {
+            b[b_top * n + j] = north_ok[j] ? north[j] : operand_type{};
+            b_ok[b_top * n + j] = north_ok[j];
+        }
+        for (std::size_t i = 0; i < n; ++i) {
+            const std::size_t a0 = i * w + a_head, b_row = b_top + i, b0 = (b_row < n ? b_row : b_row - n) * n,
+                              p0 = i * n;
+            switch (mode) {
+                case count_mode::none:
+                    mac_row<overflow_mode::wrap, false>(n, &acc[p0], &consumed[p0], &overflows[p0], &a[a0],
+                                                        &a_ok[a0], &b[b0], &b_ok[b0]);
+                    break;
+                case count_mode::wrap:
+                    mac_row<overflow_mode::wrap, true>(n, &acc[p0], &consumed[p0], &overflows[p0], &a[a0],
+                                                       &a_ok[a0], &b[b0], &b_ok[b0]);
+                    break;
+                case count_mode::saturate:
+                    mac_row<overflow_mode::saturate, true>(n, &acc[p0], &consumed[p0], &overflows[p0],
+                                                           &a[a0], &a_ok[a0], &b[b0], &b_ok[b0]);
+                    break;
+            }
+        }
+    }
+
     // One row of multiply-accumulates. __restrict: the rows never overlap (uint8_t flags could
-    // otherwise alias anything), so the loop vectorises without alias checks.
+    // otherwise alias anything), so the loop vectorises without alias checks. Bubbles carry a zero
+    // value, so for integers the product of a bubble is 0 and adding it changes nothing: the sum
+    // needs no select, only the term count looks at the valid bits.
     template <overflow_mode Mode, bool Count>
-    SYSTOLIC_VECTOR_CLONES static void mac_row(std::size_t n, accumulator_type* __restrict acc,
-                                               std::uint32_t* __restrict consumed,
-                                               std::uint32_t* __restrict overflows,
-                                               const operand_type* __restrict a,
-                                               const std::uint8_t* __restrict a_ok,
-                                               const operand_type* __restrict b,
-                                               const std::uint8_t* __restrict b_ok) {
+    static inline __attribute__((always_inline)) void mac_row(
+        std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
+        std::uint32_t* __restrict overflows, const operand_type* __restrict a, const std::uint8_t* __restrict a_ok,
+        const operand_type* __restrict b, const std::uint8_t* __restrict b_ok) {
         for (std::size_t j = 0; j < n; ++j) {
             const std::uint8_t both = a_ok[j] & b_ok[j];
             bool overflowed = false;
             const accumulator_type next = Format::template mac<Mode>(acc[j], a[j], b[j], overflowed);
-            if constexpr (Format::is_integer) {
+            if constexpr (Format::is_integer && !Count) {
+                acc[j] = next;
+            } else if constexpr (Format::is_integer) {
                 acc[j] = both ? next : acc[j];
             } else {
                 // A bitwise select: GCC will not if-convert a conditional float add (it could trap), so
-                // "both ? next : acc[j]" stays a branch and the loop scalar.
+                // "both ? next : acc[j]" stays a branch and the loop scalar. Floats need the select:
+                // 0 x inf is NaN and -0 + 0 is +0, so a bubble's zero would change the sum.
                 std::uint32_t keep, take;
                 std::memcpy(&keep, &acc[j], sizeof keep);
                 std::memcpy(&take, &next, sizeof take);
@@ -208,12 +254,12 @@ private:
         }
     }
 
-    // The largest |value| among the valid tokens (integer formats).
-    static std::uint64_t max_magnitude(const token_type* t, std::size_t n) {
+    // The largest |value| among the valid inputs (integer formats).
+    static std::uint64_t max_magnitude(const operand_type* v, const std::uint8_t* ok, std::size_t n) {
         std::uint64_t m = 0;
         for (std::size_t i = 0; i < n; ++i) {
-            const auto v = static_cast<std::int64_t>(t[i].value);
-            const std::uint64_t mag = t[i].valid ? (v < 0 ? 0 - std::uint64_t(v) : std::uint64_t(v)) : 0;
+            const auto x = static_cast<std::int64_t>(v[i]);
+            const std::uint64_t mag = ok[i] ? (x < 0 ? 0 - std::uint64_t(x) : std::uint64_t(x)) : 0;
             m = std::max(m, mag);
         }
         return m;
@@ -242,6 +288,9 @@ private:
     // Integer formats: the largest operand magnitudes that entered since the last clear.
     std::uint64_t m_a_max = 0;
     std::uint64_t m_b_max = 0;
+    std::uint64_t m_safe_edges = ~std::uint64_t{0};  // edges after a clear during which none can overflow
+    std::vector<operand_type> m_in;                  // advance(token*, token*) as values and valid bits
+    std::vector<std::uint8_t> m_in_ok;
 };
 
 }  // namespace systolic

@@ -22,6 +22,12 @@ enum class k_policy { preserve, partials };
 std::string_view to_string(k_policy policy);
 std::optional<k_policy> parse_k_policy(std::string_view name);
 
+// How a chunk runs (see engine.h): stepped one advance edge at a time (counters are what the PEs
+// did), or computed by a blocked loop nest with the same result (counters from the counting rules).
+enum class engine_kind { cycle, functional };
+std::string_view to_string(engine_kind kind);  // "cycle", "functional"
+std::optional<engine_kind> parse_engine_kind(std::string_view name);
+
 struct matmul_job {
     problem_shape shape;
     matrix_layout a;  // M x K operands
@@ -36,6 +42,7 @@ struct matmul_job {
     matrix_layout partial;
     overflow_mode overflow = overflow_mode::wrap;
     quantization quant;
+    engine_kind engine = engine_kind::cycle;
 
     std::uint64_t chunks() const { return k_chunks(shape.k, k_tile); }
     bool uses_partial_buffer() const { return policy == k_policy::partials && chunks() > 1; }
@@ -80,6 +87,7 @@ struct phase_times {
 
 struct job_result {
     job_status status = job_status::idle;
+    engine_kind engine = engine_kind::cycle;  // cycle: counters stepped; functional: modelled
     std::string error;  // one line, empty unless the status is an error
     std::vector<tile_report> tiles;
     std::uint64_t advance_edges = 0;
@@ -97,5 +105,13 @@ struct job_result {
 
     bool completed() const { return status == job_status::completed; }
 };
+
+// The advance edges each tile took, as counted, when every tile took the same number; nullopt
+// when the tiles differ (or none ran).
+std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r);
+
+// "stepped" when the counters are what the PEs did (cycle engine), "modelled" when they come from
+// the counting rules (functional engine).
+const char* counts_kind(engine_kind kind);
 
 }  // namespace systolic

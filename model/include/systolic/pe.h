@@ -1,8 +1,9 @@
-// One processing element, named by grid position (pe_<row>_<col>) so that logs and waveform
-// scopes read as the grid. A PE has no process of its own: the systolic_array steps all PEs from
-// one process, and the PE's state (the A token it passes east, the B token it passes south, its
-// accumulator and its consumed-term count) lives in the array's contiguous storage. This module
-// is the named, inspectable view of one slot of it.
+// One processing element, named by grid position (pe_<row>_<col>) under its row module
+// (array.row_<row>.pe_<row>_<col>), so that logs and waveform scopes read as the grid. A PE has
+// no process and no state of its own: the engine steps all PEs from one process, and the PE's
+// state (the A token it passes east, the B token it passes south, its accumulator and its
+// consumed-term count) lives in the array's contiguous storage. This module is the named,
+// inspectable view of one slot of it.
 #pragma once
 
 #include <cstdint>

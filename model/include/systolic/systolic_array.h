@@ -1,6 +1,11 @@
-// The N x N systolic array as a SystemC module: the PE children (pe_0_0 ... pe_<N-1>_<N-1>) over
-// one array_core. The array has no process: its owner (the tile controller) steps every PE with
-// one call per advance edge from its single thread.
+// The N x N systolic array as a SystemC module: rows (row_0 ... row_<N-1>) of PE children
+// (pe_<i>_0 ... pe_<i>_<N-1>) over the engines that hold the state. The array has no process:
+// the tile controller runs a chunk on one of its engines from its single thread.
+//  - The cycle engine steps the array_core that the PE modules show.
+//  - The functional engine (made on first use) computes chunks without stepping.
+// The row level is there for speed as much as for waveform scopes: SystemC finds a child by a
+// linear search of its parent's children when it is destroyed, so N^2 PEs under one parent take
+// O(N^4) to tear down; N rows of N keep it at O(N^3) with a small constant.
 #pragma once
 
 #include <memory>
@@ -8,42 +13,72 @@
 #include <systemc>
 #include <vector>
 
-#include "systolic/array_core.h"
+#include "systolic/cycle_engine.h"
+#include "systolic/functional_engine.h"
 #include "systolic/pe.h"
 
 namespace systolic {
 
 template <class Format>
+class pe_row : public sc_core::sc_module {
+public:
+    pe_row(const sc_core::sc_module_name& name, const array_core<Format>& core, std::size_t row)
+        : sc_core::sc_module(name) {
+        const std::size_t n = core.size();
+        m_pes.reserve(n);
+        for (std::size_t j = 0; j < n; ++j) {
+            const std::string pe_name = "pe_" + std::to_string(row) + "_" + std::to_string(j);
+            m_pes.push_back(std::make_unique<pe<Format>>(pe_name.c_str(), core, row, j));
+        }
+    }
+    ~pe_row() override { destroy_in_reverse(m_pes); }
+
+    const pe<Format>& at(std::size_t j) const { return *m_pes[j]; }
+
+    // Destroys children newest first (see systolic_array::~systolic_array).
+    template <class V>
+    static void destroy_in_reverse(V& v) {
+        while (!v.empty())
+            v.pop_back();
+    }
+
+private:
+    std::vector<std::unique_ptr<pe<Format>>> m_pes;
+};
+
+template <class Format>
 class systolic_array : public sc_core::sc_module {
 public:
     using core_type = array_core<Format>;
-    using token_type = typename core_type::token_type;
+    using engine_type = engine<Format>;
 
-    systolic_array(const sc_core::sc_module_name& name, std::size_t n) : sc_core::sc_module(name), m_core(n) {
-        m_pes.reserve(n * n);
+    systolic_array(const sc_core::sc_module_name& name, std::size_t n) : sc_core::sc_module(name), m_cycle(n) {
+        m_rows.reserve(n);
         for (std::size_t i = 0; i < n; ++i) {
-            for (std::size_t j = 0; j < n; ++j) {
-                const std::string pe_name = "pe_" + std::to_string(i) + "_" + std::to_string(j);
-                m_pes.push_back(std::make_unique<pe<Format>>(pe_name.c_str(), m_core, i, j));
-            }
+            const std::string row_name = "row_" + std::to_string(i);
+            m_rows.push_back(std::make_unique<pe_row<Format>>(row_name.c_str(), core(), i));
         }
     }
+    ~systolic_array() override { pe_row<Format>::destroy_in_reverse(m_rows); }
 
-    std::size_t size() const { return m_core.size(); }
-    const pe<Format>& at(std::size_t i, std::size_t j) const { return *m_pes[i * m_core.size() + j]; }
-    const core_type& core() const { return m_core; }
+    std::size_t size() const { return m_cycle.size(); }
+    const pe<Format>& at(std::size_t i, std::size_t j) const { return m_rows[i]->at(j); }
+    // The PEs' state: the cycle engine's array.
+    const core_type& core() const { return *m_cycle.array(); }
 
-    void clear() { m_core.clear(); }
-    void clear_accumulators() { m_core.clear_accumulators(); }
-    void set_overflow(overflow_mode mode) { m_core.set_overflow(mode); }
-    void advance(const token_type* west, const token_type* north) { m_core.advance(west, north); }
+    engine_type& engine_for(engine_kind kind) {
+        if (kind == engine_kind::cycle) return m_cycle;
+        if (!m_functional) m_functional = std::make_unique<functional_engine<Format>>(size());
+        return *m_functional;
+    }
 
     // "pe_1_2" for a grid position, as the children are named.
     std::string pe_name(std::size_t i, std::size_t j) const { return at(i, j).basename(); }
 
 private:
-    core_type m_core;
-    std::vector<std::unique_ptr<pe<Format>>> m_pes;
+    cycle_engine<Format> m_cycle;
+    std::unique_ptr<functional_engine<Format>> m_functional;
+    std::vector<std::unique_ptr<pe_row<Format>>> m_rows;
 };
 
 }  // namespace systolic

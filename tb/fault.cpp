@@ -1,8 +1,8 @@
-#include "systolic/tile_controller.h"
+#include "fault.h"
 
 #include "systolic/names.h"
 
-namespace systolic {
+namespace systolic::tb {
 
 std::string_view to_string(fault f) {
     switch (f) {
@@ -18,13 +18,20 @@ std::string_view to_string(fault f) {
             return "global-skew";
         case fault::skip_advance:
             return "skip-advance";
+        case fault::extra_advance:
+            return "extra-advance";
     }
     return "?";
 }
 
 std::optional<fault> parse_fault(std::string_view name) {
     return parse_name(name, {fault::none, fault::clear_between_k, fault::invalid_padding, fault::no_mask,
-                             fault::global_skew, fault::skip_advance});
+                             fault::global_skew, fault::skip_advance, fault::extra_advance});
 }
 
-}  // namespace systolic
+bool needs_cycle_engine(fault f) {
+    return f == fault::invalid_padding || f == fault::global_skew || f == fault::skip_advance ||
+           f == fault::extra_advance;
+}
+
+}  // namespace systolic::tb

@@ -1,0 +1,79 @@
+// The DMA port: bulk reads and writes through a TLM-2.0 initiator's forward path, timed by the
+// owner's quantum keeper.
+//  - A DMI cache keeps several granted ranges (A, B and C may sit in different memories) and
+//    forgets the ones a target invalidates; a range a target refused is not asked for again until
+//    that target's map changes.
+//  - Everything else goes through b_transport, whose dmi_allowed hint triggers a DMI request.
+//  - A failed access comes back as a value (dma_status), never an exception, and the caller
+//    decides what it means.
+// Plain C++ over tlm::tlm_fw_transport_if: a unit test can bind it to any forward interface.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/tlm_quantumkeeper.h>
+#include <vector>
+
+namespace systolic {
+
+struct dma_status {
+    tlm::tlm_response_status response = tlm::TLM_OK_RESPONSE;
+    std::string message;  // one line naming the transaction, empty when ok
+
+    bool ok() const { return response == tlm::TLM_OK_RESPONSE; }
+};
+
+struct dma_config {
+    std::size_t dmi_entries = 8;  // granted ranges kept at once; the oldest goes first
+};
+
+class dma_port {
+public:
+    using config = dma_config;
+
+    dma_port(tlm_utils::tlm_quantumkeeper& keeper, std::shared_ptr<spdlog::logger> log,
+             const config& cfg = config{});
+
+    // The forward path (the initiator socket's bound target, once elaboration has bound it).
+    void bind(tlm::tlm_fw_transport_if<>& fw) { m_fw = &fw; }
+    bool bound() const { return m_fw != nullptr; }
+
+    // `what` names the data in an error message ("A", "C", ...).
+    dma_status read(std::uint64_t addr, void* data, std::uint64_t len, const char* what);
+    dma_status write(std::uint64_t addr, const void* data, std::uint64_t len, const char* what);
+
+    // The backward path's invalidate_direct_mem_ptr: drop every cached range that overlaps.
+    void invalidate(std::uint64_t start, std::uint64_t end);
+
+    // How the accesses went so far: through DMI, through b_transport, DMI grants received.
+    std::uint64_t dmi_accesses() const { return m_dmi_accesses; }
+    std::uint64_t transport_accesses() const { return m_transport_accesses; }
+    std::size_t cached_ranges() const { return m_dmi.size(); }
+
+private:
+    dma_status transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
+                        const char* what);
+    const tlm::tlm_dmi* find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const;
+    bool denied(std::uint64_t addr) const;
+    void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
+
+    tlm::tlm_fw_transport_if<>* m_fw = nullptr;
+    tlm_utils::tlm_quantumkeeper& m_qk;
+    std::shared_ptr<spdlog::logger> m_log;
+    config m_cfg;
+    tlm::tlm_generic_payload m_trans;
+    std::vector<tlm::tlm_dmi> m_dmi;  // granted ranges, oldest first
+    struct range {
+        std::uint64_t start, end;
+    };
+    std::vector<range> m_denied;  // ranges targets refused to grant
+    std::uint64_t m_dmi_accesses = 0;
+    std::uint64_t m_transport_accesses = 0;
+};
+
+}  // namespace systolic

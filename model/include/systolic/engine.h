@@ -1,0 +1,77 @@
+// An engine runs the advance phase of one chunk on the array and keeps the accumulators and the
+// counters. Two implementations share this small interface:
+//  - cycle_engine steps the array one advance edge at a time (array_core): its counters are what
+//    the PEs did ("stepped");
+//  - functional_engine computes the chunk's sums with a blocked loop nest in k order, bit for bit
+//    the same, and takes its counters from the counting rules ("modelled").
+// Plain C++: the controller drives it, and so can a unit test.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string_view>
+#include <vector>
+
+#include "systolic/array_core.h"
+#include "systolic/feeder.h"
+#include "systolic/job.h"
+#include "systolic/number_format.h"
+#include "systolic/tiling.h"
+
+namespace systolic {
+
+// Called after each advance edge with the edge's index in its chunk (cycle engine only).
+class edge_callback {
+public:
+    virtual void after_edge(std::uint64_t edge) = 0;
+
+protected:
+    ~edge_callback() = default;
+};
+
+template <class Format>
+class engine {
+public:
+    using accumulator_type = typename Format::accumulator_type;
+
+    virtual ~engine() = default;
+
+    virtual engine_kind kind() const = 0;
+    std::size_t size() const { return m_n; }
+
+    virtual void set_overflow(overflow_mode mode) = 0;
+    // Clear phase: accumulators, tokens and counters to zero.
+    virtual void clear() = 0;
+    // Accumulators (and overflow counts) only; a fault hook's tool.
+    virtual void clear_accumulators() = 0;
+
+    // Issues the edges [first, first + count) of a chunk whose streams the feeder holds; the tile
+    // says which PEs hold real outputs. The cycle engine steps each edge and calls `after`; the
+    // functional engine computes the whole chunk's sums on the call that issues edge 0 and
+    // afterwards only counts.
+    virtual void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
+                         edge_callback* after) = 0;
+
+    // The N x N accumulators, row-major.
+    virtual const accumulator_type* accumulators() const = 0;
+
+    // Counters since the last clear: advance edges, terms consumed by all PEs (the MACs with
+    // padding), by the top-left rows x cols PEs (the real MACs), and overflowed accumulations there.
+    virtual std::uint64_t edges() const = 0;
+    virtual std::uint64_t macs() const = 0;
+    virtual std::uint64_t macs_in(std::size_t rows, std::size_t cols) const = 0;
+    virtual std::uint64_t overflows_in(std::size_t rows, std::size_t cols) const = 0;
+
+    // True when every PE has consumed exactly `terms` terms; otherwise the PEs that have not.
+    virtual bool complete(std::uint64_t terms) const = 0;
+    virtual std::vector<stuck_pe> stuck(std::uint64_t terms) const = 0;
+
+    // The stepped array, for observers and PE modules; null for engines that do not step one.
+    virtual const array_core<Format>* array() const { return nullptr; }
+
+protected:
+    explicit engine(std::size_t n) : m_n(n) {}
+    std::size_t m_n;
+};
+
+}  // namespace systolic

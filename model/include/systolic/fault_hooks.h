@@ -1,0 +1,32 @@
+// Hooks through which a testbench plants known defects in the controller, to prove that its
+// checks catch them. The model only offers the points; the defects themselves live in the
+// testbench (tb/fault.h). A virtual platform never sets hooks. None is on the per-edge path.
+#pragma once
+
+#include <cstdint>
+
+#include "systolic/feeder.h"
+#include "systolic/tile_plan.h"
+#include "systolic/tiling.h"
+
+namespace systolic {
+
+template <class Format>
+class engine;
+
+template <class Format>
+class fault_hooks {
+public:
+    virtual ~fault_hooks() = default;
+    // The feed tables of a tile, after the correct ones were filled in.
+    virtual void feed(const tile&, feed_tables&) {}
+    // How many advance edges the advance step `s` issues; `planned` is the plan's count.
+    virtual std::uint64_t edges(const plan_step&, std::uint64_t planned) { return planned; }
+    // Before the advance of a chunk that continues an earlier chunk's sums (no clear before it).
+    virtual void continue_chunk(const plan_step&, engine<Format>&) {}
+    // The block of PEs a drain writes, at most the array size n; the output mask (the tile's real
+    // rows x cols) comes in.
+    virtual void drain_block(const plan_step&, std::size_t /*n*/, std::size_t& /*rows*/, std::size_t& /*cols*/) {}
+};
+
+}  // namespace systolic

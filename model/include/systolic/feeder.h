@@ -1,0 +1,98 @@
+// The feeder: the skewed west (A) and north (B) token streams of one chunk. The load step fills
+// its buffers - the tile's A rows (N x kc) and B columns (kc x N), zero where a row or column lies
+// outside the matrix - and the feed tables say when each stream starts and whether its tokens are
+// valid. Row i of A and column j of B start i (or j) edges late, so term k meets at PE(i, j) on
+// edge k + i + j; padding rows and columns carry valid zeros, and outside a stream the token is a
+// bubble. Plain C++: the engines read tokens from it, a unit test can too.
+#pragma once
+
+#include <algorithm>
+#include <cstdint>
+#include <vector>
+
+#include "systolic/tiling.h"
+#include "systolic/token.h"
+
+namespace systolic {
+
+// When each stream starts (its delay in edges) and whether its tokens are valid. plan() fills the
+// correct tables; a fault hook may change them.
+struct feed_tables {
+    std::vector<std::uint64_t> row_delay, col_delay;
+    std::vector<std::uint8_t> row_valid, col_valid;
+};
+
+template <class Format>
+class feeder {
+public:
+    using operand_type = typename Format::operand_type;
+    using token_type = token<operand_type>;
+
+    explicit feeder(std::size_t n) : m_n(n) {
+        m_tables.row_delay.resize(n);
+        m_tables.col_delay.resize(n);
+        m_tables.row_valid.resize(n);
+        m_tables.col_valid.resize(n);
+    }
+
+    std::size_t size() const { return m_n; }
+
+    // The correct tables for a tile: local skew, every stream valid (padding is a valid zero).
+    void plan(const tile&) {
+        for (std::size_t i = 0; i < m_n; ++i) {
+            m_tables.row_delay[i] = m_tables.col_delay[i] = i;
+            m_tables.row_valid[i] = m_tables.col_valid[i] = 1;
+        }
+    }
+    feed_tables& tables() { return m_tables; }
+    const feed_tables& tables() const { return m_tables; }
+
+    // Sizes the buffers for a chunk of kc terms; the load step then fills them.
+    void begin_chunk(std::uint64_t kc) {
+        m_kc = kc;
+        m_a.assign(m_n * kc, operand_type{});
+        m_b.assign(kc * m_n, operand_type{});
+    }
+    std::uint64_t chunk_length() const { return m_kc; }
+    operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }  // kc terms of row i
+    operand_type* b_row(std::uint64_t k) { return &m_b[k * m_n]; }  // term k of every column
+    const operand_type* a() const { return m_a.data(); }           // N x kc, row-major
+    const operand_type* b() const { return m_b.data(); }           // kc x N, row-major
+
+    // The edge inputs for advance edge e: values and valid bits, N each side. Branch-free: a
+    // stream's term index is e - delay, which wraps to a huge value before the stream starts.
+    void tokens(std::uint64_t e, operand_type* west, std::uint8_t* west_ok, operand_type* north,
+                std::uint8_t* north_ok) const {
+        const std::uint64_t kc = m_kc;
+        for (std::size_t i = 0; i < m_n; ++i) {
+            const std::uint64_t k = e - m_tables.row_delay[i];
+            const bool in = k < kc;
+            west[i] = in ? m_a[i * kc + k] : operand_type{};
+            west_ok[i] = in & m_tables.row_valid[i];
+        }
+        for (std::size_t j = 0; j < m_n; ++j) {
+            const std::uint64_t k = e - m_tables.col_delay[j];
+            const bool in = k < kc;
+            north[j] = in ? m_b[k * m_n + j] : operand_type{};
+            north_ok[j] = in & m_tables.col_valid[j];
+        }
+    }
+    // The same as tokens (for tests and observers that want token objects).
+    token_type west_token(std::uint64_t e, std::size_t i) const {
+        const std::uint64_t k = e - m_tables.row_delay[i];
+        return k < m_kc ? token_type{m_a[i * m_kc + k], m_tables.row_valid[i] != 0} : token_type::bubble();
+    }
+    token_type north_token(std::uint64_t e, std::size_t j) const {
+        const std::uint64_t k = e - m_tables.col_delay[j];
+        return k < m_kc ? token_type{m_b[k * m_n + j], m_tables.col_valid[j] != 0} : token_type::bubble();
+    }
+
+private:
+    std::size_t m_n;
+    std::uint64_t m_kc = 0;
+    feed_tables m_tables;
+    std::vector<operand_type> m_a;  // N x kc: this tile's A rows, zero rows for padding
+    std::vector<operand_type> m_b;  // kc x N: this tile's B columns, zero columns for padding
+};
+
+}  // namespace systolic

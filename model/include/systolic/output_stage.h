@@ -1,0 +1,113 @@
+// The output stage: what happens to a tile's sums on the way out of the array.
+//  - The output mask: only the PEs of real outputs (the tile's rows x cols) are drained, one
+//    write per real row.
+//  - K-splitting with partial sums: each chunk but the last stores (first chunk) or adds (by
+//    read-modify-write) its wide partials in the partial-sum buffer; the last adds the buffer to
+//    its own partials and writes C.
+//  - Requantization to int8, or per-partial rounding (--quantize-partials).
+//  - The NaN rule: every NaN that leaves the array is the canonical quiet NaN (docs/formats.md).
+// Plain C++ over the dma_port; errors come back as values.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+
+#include "systolic/dma_port.h"
+#include "systolic/job.h"
+#include "systolic/number_format.h"
+#include "systolic/quantize.h"
+#include "systolic/tile_plan.h"
+
+namespace systolic {
+
+// What a drain did, added into the job's counters.
+struct drain_counts {
+    std::uint64_t real_outputs = 0;       // elements written to C
+    std::uint64_t partial_overflows = 0;  // combinations of partial sums that overflowed
+    std::uint64_t saturated_outputs = 0;  // int8 codes clipped to [-128, 127]
+};
+
+// The canonical quiet NaN of binary32 (sign clear, quiet bit set, payload zero).
+inline constexpr std::uint32_t canonical_nan_bits = 0x7fc00000u;
+
+template <class T>
+T canonical_nan_of(T v) {
+    if constexpr (std::is_floating_point_v<T>) {
+        if (v != v) {
+            T nan;
+            static_assert(sizeof(T) == sizeof(canonical_nan_bits), "binary32 accumulators only");
+            std::memcpy(&nan, &canonical_nan_bits, sizeof nan);
+            return nan;
+        }
+    }
+    return v;
+}
+
+template <class Format>
+class output_stage {
+public:
+    using accumulator_type = typename Format::accumulator_type;
+
+    explicit output_stage(std::size_t n) : m_n(n), m_acc(n), m_wide(n), m_out(n * sizeof(accumulator_type)) {}
+
+    // Drains the top-left rows x cols block (the output mask, unless a fault hook widened it) of
+    // the N x N accumulators `acc` (row-major) for the drain step `s`.
+    dma_status drain(const matmul_job& job, const plan_step& s, const accumulator_type* acc, std::size_t rows,
+                     std::size_t cols, dma_port& dma, drain_counts& counts) {
+        const tile& t = *s.where;
+        const std::uint64_t acc_size = sizeof(accumulator_type);
+        for (std::size_t i = 0; i < rows; ++i) {
+            for (std::size_t j = 0; j < cols; ++j) {
+                m_acc[j] = acc[i * m_n + j];
+                if (job.quant.per_partial) m_acc[j] = rounded_partial(m_acc[j], job.quant);
+            }
+            if (s.combine) {  // add the partial sums of the earlier chunks
+                auto st = dma.read(job.partial.address(t.r0 + i, t.c0), m_wide.data(), cols * acc_size,
+                                   "partial sums");
+                if (!st.ok()) return st;
+                for (std::size_t j = 0; j < cols; ++j) {
+                    bool overflowed = false;
+                    m_acc[j] = add<Format>(job.overflow, m_wide[j], m_acc[j], overflowed);
+                    counts.partial_overflows += overflowed;
+                }
+            }
+            for (std::size_t j = 0; j < cols; ++j)
+                m_acc[j] = canonical_nan_of(m_acc[j]);
+            dma_status st;
+            if (s.target == drain_target::partial) {
+                st = dma.write(job.partial.address(t.r0 + i, t.c0), m_acc.data(), cols * acc_size, "partial sums");
+            } else {
+                const std::uint64_t bytes = encode(job.quant, cols, counts);
+                st = dma.write(job.c.address(t.r0 + i, t.c0), m_out.data(), bytes, "C");
+                if (st.ok()) counts.real_outputs += cols;
+            }
+            if (!st.ok()) return st;
+        }
+        return {};
+    }
+
+private:
+    // The final values of one drained row as C's bytes: accumulators, or int8 codes.
+    std::uint64_t encode(const quantization& q, std::size_t cols, drain_counts& counts) {
+        if (!q.enabled) {
+            std::memcpy(m_out.data(), m_acc.data(), cols * sizeof(accumulator_type));
+            return cols * sizeof(accumulator_type);
+        }
+        for (std::size_t j = 0; j < cols; ++j) {
+            bool saturated = false;
+            const std::int8_t code = q.per_partial ? saturate_int8(double(m_acc[j]), q.zero_point, &saturated)
+                                                   : requantize(double(m_acc[j]), q, &saturated);
+            m_out[j] = static_cast<std::uint8_t>(code);
+            counts.saturated_outputs += saturated;
+        }
+        return cols;
+    }
+
+    std::size_t m_n;
+    std::vector<accumulator_type> m_acc;   // one drained row
+    std::vector<accumulator_type> m_wide;  // the same row of the partial-sum buffer
+    std::vector<std::uint8_t> m_out;       // the row as C's bytes
+};
+
+}  // namespace systolic

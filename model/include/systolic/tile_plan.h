@@ -1,0 +1,78 @@
+// The tile plan: from a job and an array size, the steps the controller issues, in order. For each
+// output tile (in the job's tile order) and each K chunk (in k order):
+//   [clear] -> load -> advance x (chunk + 2(N-1)) -> [drain]
+// A chunk clears first when it starts a new sum (the first chunk, or every chunk under
+// k_policy::partials) and drains when its sum leaves the array (every chunk under partials,
+// otherwise only the last). Each step carries its operand ranges and output mask, so the parts
+// that carry a step out need nothing else. Plain C++; the order never changes the result.
+#pragma once
+
+#include <cstdint>
+#include <vector>
+
+#include "systolic/job.h"
+#include "systolic/tiling.h"
+
+namespace systolic {
+
+enum class step_kind { clear, load, advance, drain };
+const char* to_string(step_kind kind);
+
+// Where a drain sends the sums.
+enum class drain_target {
+    c,        // the final values: C (accumulators, or int8 codes)
+    partial,  // the wide partial-sum buffer (k_policy::partials, every chunk but the last)
+};
+
+struct plan_step {
+    step_kind kind = step_kind::clear;
+    const tile* where = nullptr;  // the output tile: origin and real rows x cols (the output mask)
+    std::uint64_t chunk = 0;      // K chunk index within the tile
+    std::uint64_t k0 = 0;         // load: the terms k0 .. k0 + kc - 1 of the tile's A rows and B columns
+    std::uint64_t kc = 0;
+    std::uint64_t terms = 0;  // advance: the terms every PE holds after it (kc, or k0 + kc when preserved)
+    std::uint64_t edges = 0;  // advance: kc + 2(N-1)
+    bool fresh = false;       // load/advance: this chunk starts a new sum (a clear came before it)
+    bool last_chunk = false;  // the tile's last chunk
+    drain_target target = drain_target::c;  // drain
+    bool combine = false;                   // drain: add the partial sums of the earlier chunks first
+};
+
+class tile_plan {
+public:
+    tile_plan(const matmul_job& job, std::size_t n);
+
+    std::size_t array_size() const { return m_n; }
+    const std::vector<tile>& tiles() const { return m_tiles; }
+    std::uint64_t chunks() const { return m_chunks; }
+    // Steps per tile (the same for every tile) and in all.
+    std::size_t steps_per_tile() const { return m_tile_steps.size(); }
+    std::size_t size() const { return m_tiles.size() * m_tile_steps.size(); }
+    // Step i of the whole job, tile-major.
+    plan_step operator[](std::size_t i) const;
+
+    class iterator {
+    public:
+        iterator(const tile_plan& p, std::size_t i) : m_plan(&p), m_i(i) {}
+        plan_step operator*() const { return (*m_plan)[m_i]; }
+        iterator& operator++() {
+            ++m_i;
+            return *this;
+        }
+        bool operator!=(const iterator& o) const { return m_i != o.m_i; }
+
+    private:
+        const tile_plan* m_plan;
+        std::size_t m_i;
+    };
+    iterator begin() const { return {*this, 0}; }
+    iterator end() const { return {*this, size()}; }
+
+private:
+    std::size_t m_n;
+    std::uint64_t m_chunks;
+    std::vector<tile> m_tiles;
+    std::vector<plan_step> m_tile_steps;  // one tile's steps, without the tile
+};
+
+}  // namespace systolic

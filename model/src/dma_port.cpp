@@ -1,0 +1,114 @@
+#include "systolic/dma_port.h"
+
+#include <algorithm>
+#include <cstring>
+#include <utility>
+
+#include "systolic/log.h"
+
+namespace systolic {
+
+dma_port::dma_port(tlm_utils::tlm_quantumkeeper& keeper, std::shared_ptr<spdlog::logger> log,
+                   const config& cfg)
+    : m_qk(keeper), m_log(std::move(log)), m_cfg(cfg) {}
+
+dma_status dma_port::read(std::uint64_t addr, void* data, std::uint64_t len, const char* what) {
+    return transfer(tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(data), len, what);
+}
+
+dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t len, const char* what) {
+    // b_transport takes a non-const pointer; a write's data is only read.
+    return transfer(tlm::TLM_WRITE_COMMAND, addr, static_cast<unsigned char*>(const_cast<void*>(data)), len,
+                    what);
+}
+
+const tlm::tlm_dmi* dma_port::find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const {
+    for (const auto& d : m_dmi) {
+        if (addr >= d.get_start_address() && addr + len - 1 <= d.get_end_address() &&
+            (is_read ? d.is_read_allowed() : d.is_write_allowed()))
+            return &d;
+    }
+    return nullptr;
+}
+
+dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
+                              const char* what) {
+    if (len == 0) return {};
+    const bool is_read = cmd == tlm::TLM_READ_COMMAND;
+    if (const tlm::tlm_dmi* d = find_dmi(addr, len, is_read)) {
+        unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
+        if (is_read) {
+            std::memcpy(data, p, len);
+            m_qk.inc(d->get_read_latency());
+        } else {
+            std::memcpy(p, data, len);
+            m_qk.inc(d->get_write_latency());
+        }
+        ++m_dmi_accesses;
+        if (m_qk.need_sync()) m_qk.sync();
+        return {};
+    }
+    if (!m_fw) return {tlm::TLM_GENERIC_ERROR_RESPONSE, std::string("DMA port is not bound, moving ") + what};
+
+    m_trans.set_command(cmd);
+    m_trans.set_address(addr);
+    m_trans.set_data_ptr(data);
+    m_trans.set_data_length(static_cast<unsigned int>(len));
+    m_trans.set_streaming_width(static_cast<unsigned int>(len));
+    m_trans.set_byte_enable_ptr(nullptr);
+    m_trans.set_byte_enable_length(0);
+    m_trans.set_dmi_allowed(false);
+    m_trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
+    sc_core::sc_time delay = m_qk.get_local_time();
+    m_fw->b_transport(m_trans, delay);
+    m_qk.set(delay);
+    ++m_transport_accesses;
+    m_log->trace("{}", txn_to_string(m_trans));
+    if (!m_trans.is_response_ok())
+        return {m_trans.get_response_status(),
+                "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
+    if (m_qk.need_sync()) m_qk.sync();
+    if (m_trans.is_dmi_allowed() && !denied(addr) && !find_dmi(addr, 1, is_read)) request_dmi(addr, cmd);
+    return {};
+}
+
+bool dma_port::denied(std::uint64_t addr) const {
+    return std::any_of(m_denied.begin(), m_denied.end(),
+                       [addr](const range& r) { return addr >= r.start && addr <= r.end; });
+}
+
+void dma_port::request_dmi(std::uint64_t addr, tlm::tlm_command cmd) {
+    tlm::tlm_generic_payload trans;
+    trans.set_address(addr);
+    trans.set_command(cmd);
+    tlm::tlm_dmi dmi;
+    if (m_fw->get_direct_mem_ptr(trans, dmi)) {
+        // A grant must cover the address it was asked for; anything else is not used.
+        if (addr < dmi.get_start_address() || addr > dmi.get_end_address()) {
+            m_log->warn("DMI grant 0x{:x}-0x{:x} does not cover 0x{:x}; ignored", dmi.get_start_address(),
+                        dmi.get_end_address(), addr);
+            m_denied.push_back({addr, addr});
+            return;
+        }
+        m_log->debug("DMI granted 0x{:x}-0x{:x} read={} write={}", dmi.get_start_address(),
+                     dmi.get_end_address(), dmi.is_read_allowed(), dmi.is_write_allowed());
+        if (m_dmi.size() >= m_cfg.dmi_entries) m_dmi.erase(m_dmi.begin());
+        m_dmi.push_back(dmi);
+    } else {
+        // The target names the range it will not grant; do not ask again inside it.
+        m_denied.push_back({dmi.get_start_address(), dmi.get_end_address()});
+    }
+}
+
+void dma_port::invalidate(std::uint64_t start, std::uint64_t end) {
+    m_denied.clear();  // a target's map changed: it may grant again
+    const auto before = m_dmi.size();
+    m_dmi.erase(std::remove_if(m_dmi.begin(), m_dmi.end(),
+                               [&](const tlm::tlm_dmi& d) {
+                                   return start <= d.get_end_address() && end >= d.get_start_address();
+                               }),
+                m_dmi.end());
+    if (m_dmi.size() != before) m_log->debug("DMI revoked 0x{:x}-0x{:x}", start, end);
+}
+
+}  // namespace systolic

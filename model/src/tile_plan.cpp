@@ -1,0 +1,58 @@
+#include "systolic/tile_plan.h"
+
+#include "systolic/counting.h"
+
+namespace systolic {
+
+const char* to_string(step_kind kind) {
+    switch (kind) {
+        case step_kind::clear:
+            return "clear";
+        case step_kind::load:
+            return "load";
+        case step_kind::advance:
+            return "advance";
+        case step_kind::drain:
+            return "drain";
+    }
+    return "?";
+}
+
+tile_plan::tile_plan(const matmul_job& job, std::size_t n)
+    : m_n(n), m_chunks(job.chunks()), m_tiles(plan_tiles(job.shape.m, job.shape.p, n, job.order, job.seed)) {
+    const bool partials = job.policy == k_policy::partials;
+    std::uint64_t k0 = 0;
+    for (std::uint64_t c = 0; c < m_chunks; ++c) {
+        plan_step s;
+        s.chunk = c;
+        s.k0 = k0;
+        s.kc = chunk_length(job.shape.k, job.k_tile, c);
+        s.fresh = c == 0 || partials;
+        s.last_chunk = c + 1 == m_chunks;
+        s.terms = s.fresh ? s.kc : k0 + s.kc;
+        s.edges = advance_edges_per_tile(n, s.kc);
+        if (s.fresh) {
+            s.kind = step_kind::clear;
+            m_tile_steps.push_back(s);
+        }
+        s.kind = step_kind::load;
+        m_tile_steps.push_back(s);
+        s.kind = step_kind::advance;
+        m_tile_steps.push_back(s);
+        if (partials || s.last_chunk) {
+            s.kind = step_kind::drain;
+            s.target = partials && !s.last_chunk ? drain_target::partial : drain_target::c;
+            s.combine = partials && c > 0;
+            m_tile_steps.push_back(s);
+        }
+        k0 += s.kc;
+    }
+}
+
+plan_step tile_plan::operator[](std::size_t i) const {
+    plan_step s = m_tile_steps[i % m_tile_steps.size()];
+    s.where = &m_tiles[i / m_tile_steps.size()];
+    return s;
+}
+
+}  // namespace systolic

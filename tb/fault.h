@@ -1,0 +1,67 @@
+// The known defects the testbench can plant in the model, to prove that its checks catch them.
+// The model offers hooks (systolic/fault_hooks.h); this file is the testbench's list of defects
+// and the policy that applies one through those hooks. Each changes a feed table, the schedule or
+// the drain; none touches the per-edge path.
+#pragma once
+
+#include <optional>
+#include <string_view>
+
+#include "systolic/engine.h"
+#include "systolic/fault_hooks.h"
+
+namespace systolic::tb {
+
+enum class fault {
+    none,
+    clear_between_k,  // zero the accumulators between K chunks (k_policy::preserve)
+    invalid_padding,  // feed padding rows and columns as invalid tokens instead of valid zeros
+    no_mask,          // drain all N x N results, in range or not
+    global_skew,      // skew the streams by global row/column instead of local
+    skip_advance,     // issue one advance edge too few per tile
+    extra_advance,    // issue one advance edge too many per tile (only the edge count shows it)
+};
+std::string_view to_string(fault f);
+std::optional<fault> parse_fault(std::string_view name);  // "clear-between-k", ...
+
+// Faults that change how the array is stepped, which the functional engine does not do.
+bool needs_cycle_engine(fault f);
+
+template <class Format>
+class fault_policy final : public fault_hooks<Format> {
+public:
+    explicit fault_policy(fault f = fault::none) : m_fault(f) {}
+    void set(fault f) { m_fault = f; }
+    fault get() const { return m_fault; }
+
+    void feed(const tile& t, feed_tables& tables) override {
+        const std::size_t n = tables.row_delay.size();
+        for (std::size_t i = 0; i < n; ++i) {
+            if (m_fault == fault::global_skew) {
+                tables.row_delay[i] = t.r0 + i;
+                tables.col_delay[i] = t.c0 + i;
+            }
+            if (m_fault == fault::invalid_padding) {
+                tables.row_valid[i] = i < t.rows;
+                tables.col_valid[i] = i < t.cols;
+            }
+        }
+    }
+    std::uint64_t edges(const plan_step& s, std::uint64_t planned) override {
+        if (!s.last_chunk) return planned;
+        if (m_fault == fault::skip_advance) return planned - 1;
+        if (m_fault == fault::extra_advance) return planned + 1;
+        return planned;
+    }
+    void continue_chunk(const plan_step&, engine<Format>& e) override {
+        if (m_fault == fault::clear_between_k) e.clear_accumulators();
+    }
+    void drain_block(const plan_step&, std::size_t n, std::size_t& rows, std::size_t& cols) override {
+        if (m_fault == fault::no_mask) rows = cols = n;
+    }
+
+private:
+    fault m_fault;
+};
+
+}  // namespace systolic::tb
