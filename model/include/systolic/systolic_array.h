@@ -3,11 +3,17 @@
 // the tile controller runs a chunk on one of its engines from its single thread.
 //  - The cycle engine steps the array_core that the PE modules show.
 //  - The functional engine (made on first use) computes chunks without stepping.
-// The row level is there for speed as much as for waveform scopes: SystemC finds a child by a
-// linear search of its parent's children when it is destroyed, so N^2 PEs under one parent take
-// O(N^4) to tear down; N rows of N keep it at O(N^3) with a small constant.
+// Teardown is ordered for speed (docs/performance.md). SystemC removes a destroyed module from
+// one flat registry by a linear search from the front and fills the hole with the registry's last
+// module; it also searches the parent's list of children. So:
+//  - N rows of N PEs keep the search of a parent's children short (N, not N^2);
+//  - the first few PEs go first, then everything else newest first. The holes the first ones leave
+//    near the front take the registry's last modules (the kernel's own, made at elaboration, and
+//    then our newest), so every later module is found within a few steps of the array's start.
+//    Plain newest-first or oldest-first order scans about N^2 entries per PE instead.
 #pragma once
 
+#include <algorithm>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -31,13 +37,13 @@ public:
             m_pes.push_back(std::make_unique<pe<Format>>(pe_name.c_str(), core, row, j));
         }
     }
-    ~pe_row() override { destroy_in_reverse(m_pes); }
+    ~pe_row() override { destroy_newest_first(m_pes); }
 
     const pe<Format>& at(std::size_t j) const { return *m_pes[j]; }
+    void destroy_pe(std::size_t j) { m_pes[j].reset(); }
 
-    // Destroys children newest first (see systolic_array::~systolic_array).
     template <class V>
-    static void destroy_in_reverse(V& v) {
+    static void destroy_newest_first(V& v) {
         while (!v.empty())
             v.pop_back();
     }
@@ -59,7 +65,14 @@ public:
             m_rows.push_back(std::make_unique<pe_row<Format>>(row_name.c_str(), core(), i));
         }
     }
-    ~systolic_array() override { pe_row<Format>::destroy_in_reverse(m_rows); }
+    // See the header comment for why this order. Any number of oldest PEs above the count of
+    // modules made after the array works; 64 covers the kernel's module and a platform's few.
+    ~systolic_array() override {
+        const std::size_t n = size(), first = std::min<std::size_t>(64, n * n);
+        for (std::size_t p = 0; p < first; ++p)
+            m_rows[p / n]->destroy_pe(p % n);
+        pe_row<Format>::destroy_newest_first(m_rows);
+    }
 
     std::size_t size() const { return m_cycle.size(); }
     const pe<Format>& at(std::size_t i, std::size_t j) const { return m_rows[i]->at(j); }
