@@ -230,6 +230,20 @@ private:
         std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
         std::uint32_t* __restrict overflows, const operand_type* __restrict a, const std::uint8_t* __restrict a_ok,
         const operand_type* __restrict b, const std::uint8_t* __restrict b_ok) {
+        // Blocks of a width known when compiling, so each block is straight-line vector code with
+        // no loop set-up or tail to pay per row; then the rest of the row.
+        constexpr std::size_t block = 16;
+        std::size_t j = 0;
+        for (; j + block <= n; j += block)
+            mac_span<Mode, Count>(block, acc + j, consumed + j, overflows + j, a + j, a_ok + j, b + j, b_ok + j);
+        mac_span<Mode, Count>(n - j, acc + j, consumed + j, overflows + j, a + j, a_ok + j, b + j, b_ok + j);
+    }
+
+    template <overflow_mode Mode, bool Count>
+    static inline __attribute__((always_inline)) void mac_span(
+        std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
+        std::uint32_t* __restrict overflows, const operand_type* __restrict a, const std::uint8_t* __restrict a_ok,
+        const operand_type* __restrict b, const std::uint8_t* __restrict b_ok) {
         for (std::size_t j = 0; j < n; ++j) {
             const std::uint8_t both = a_ok[j] & b_ok[j];
             bool overflowed = false;

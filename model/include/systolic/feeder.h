@@ -60,20 +60,25 @@ public:
     const operand_type* b() const { return m_b.data(); }           // kc x N, row-major
 
     // The edge inputs for advance edge e: values and valid bits, N each side. Branch-free: a
-    // stream's term index is e - delay, which wraps to a huge value before the stream starts.
+    // stream's term index is e - delay, which wraps to a huge value before the stream starts, and
+    // outside the stream the load reads term 0 and the select drops it.
     void tokens(std::uint64_t e, operand_type* west, std::uint8_t* west_ok, operand_type* north,
                 std::uint8_t* north_ok) const {
         const std::uint64_t kc = m_kc;
+        const operand_type* a = m_a.data();
+        const operand_type* b = m_b.data();
         for (std::size_t i = 0; i < m_n; ++i) {
             const std::uint64_t k = e - m_tables.row_delay[i];
             const bool in = k < kc;
-            west[i] = in ? m_a[i * kc + k] : operand_type{};
+            const operand_type v = a[i * kc + (in ? k : 0)];
+            west[i] = in ? v : operand_type{};
             west_ok[i] = in & m_tables.row_valid[i];
         }
         for (std::size_t j = 0; j < m_n; ++j) {
             const std::uint64_t k = e - m_tables.col_delay[j];
             const bool in = k < kc;
-            north[j] = in ? m_b[k * m_n + j] : operand_type{};
+            const operand_type v = b[(in ? k : 0) * m_n + j];
+            north[j] = in ? v : operand_type{};
             north_ok[j] = in & m_tables.col_valid[j];
         }
     }
