@@ -331,3 +331,58 @@ TEST_F(SystolicTb, BadIssue3Combinations) {
 }
 
 }  // namespace
+
+namespace {
+
+// Issue 6: the engines, honest counters and the extra-advance fault from the command line.
+TEST_F(SystolicTb, FunctionalEngineGivesTheSameCAndSaysItsCountsAreModelled) {
+    const auto cyc = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json -");
+    const auto fun = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json - --engine functional");
+    ASSERT_EQ(cyc.status, 0) << cyc.err;
+    ASSERT_EQ(fun.status, 0) << fun.err;
+    const auto jc = nlohmann::json::parse(cyc.out), jf = nlohmann::json::parse(fun.out);
+    EXPECT_EQ(jc["engine"], "cycle");
+    EXPECT_EQ(jc["counts"], "stepped");
+    EXPECT_EQ(jf["engine"], "functional");
+    EXPECT_EQ(jf["counts"], "modelled");
+    for (const char* key : {"advance_edges", "advance_edges_per_tile", "macs_padded", "macs_real", "masked_outputs"})
+        EXPECT_EQ(jc[key], jf[key]) << key;
+    EXPECT_NE(fun.err.find("(modelled by the functional engine)"), std::string::npos) << fun.err;
+    // Same C: compare the saved arrays byte for byte.
+    EXPECT_EQ(run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --c-out " + path("c1.npy").string()).status, 0);
+    EXPECT_EQ(run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --engine functional --c-out " +
+                  path("c2.npy").string())
+                  .status,
+              0);
+    EXPECT_EQ(slurp(path("c1.npy")), slurp(path("c2.npy")));
+}
+
+TEST_F(SystolicTb, ExtraAdvanceIsCaughtByTheEdgeCount) {
+    const auto r = run("--inject extra-advance");
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("advance edges: expected 20 (4 tiles x 5), counted 24"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("advance edges: 6 per tile, 24 in total"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("FAIL"), std::string::npos);
+}
+
+TEST_F(SystolicTb, SummaryCountsWhatRanAndAFailedJobHasNoUtilization) {
+    // skip-advance stops the first tile at the watchdog after 4 edges: that is all that ran.
+    const auto r = run("--inject skip-advance --json " + path("r.json").string());
+    EXPECT_EQ(r.status, 1);
+    EXPECT_NE(r.out.find("advance edges: 4 per tile, 4 in total"), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("utilization"), std::string::npos) << r.out;
+    const auto j = nlohmann::json::parse(slurp(path("r.json")));
+    EXPECT_TRUE(j["utilization"].is_null());
+    EXPECT_EQ(j["advance_edges_per_tile"], 4);
+    const auto ok = run("--json -");
+    EXPECT_EQ(nlohmann::json::parse(ok.out)["advance_edges_per_tile"], 5);
+}
+
+TEST_F(SystolicTb, StepChangingFaultsNeedTheCycleEngine) {
+    expect_usage_error("--engine functional --inject global-skew", "needs --engine cycle");
+    expect_usage_error("--engine functional --inject extra-advance", "needs --engine cycle");
+    expect_usage_error("--engine warp", "warp");
+    EXPECT_EQ(run("--engine functional --inject no-mask").status, 1);
+}
+
+}  // namespace

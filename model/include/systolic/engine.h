@@ -47,7 +47,7 @@ public:
 
     // Issues the edges [first, first + count) of a chunk whose streams the feeder holds; the tile
     // says which PEs hold real outputs. The cycle engine steps each edge and calls `after`; the
-    // functional engine computes the whole chunk's sums on the call that issues edge 0 and
+    // functional engine computes the whole chunk's sums on the call that issues edge 0 (count > 0) and
     // afterwards only counts.
     virtual void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                          edge_callback* after) = 0;

@@ -35,7 +35,7 @@ public:
     void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                  edge_callback*) override {
         const std::size_t n = this->m_n;
-        if (first == 0) {
+        if (first == 0 && count > 0) {  // the call that issues edge 0
             const std::uint64_t kc = in.chunk_length();
             m_overflows += gemm_accumulate<Format>(t.rows, t.cols, kc, in.a(), kc, in.b(), n, m_acc.data(), n,
                                                    m_overflow);

@@ -1,0 +1,217 @@
+// The two engines give one result: seeded random jobs run through the whole testbench once on the
+// cycle engine and once on the functional engine, and C's bytes and every counter must be the
+// same (and both must pass the scoreboard). Also: the planted extra-advance fault is caught by the
+// edge check alone, and the edge observer sees every edge at its own simulated time.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <vector>
+
+#include "bench_set.h"
+#include "problem.h"
+#include "systolic/edge_observer.h"
+#include "systolic/number_format.h"
+
+namespace {
+
+using namespace systolic;
+using namespace systolic::tb;
+
+const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 8};
+
+class benches : public ::testing::Environment {
+public:
+    void SetUp() override {
+        tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
+        bench_set<int8_format>::build(sizes);
+        bench_set<int32_format>::build(sizes);
+        bench_set<fp32_format>::build(sizes);
+        bench_set<bf16_format>::build(sizes);
+    }
+};
+const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
+
+std::string describe(const problem_shape& s, std::size_t n, const run_options& o, std::uint64_t seed) {
+    return "seed " + std::to_string(seed) + ": M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
+           " P=" + std::to_string(s.p) + " N=" + std::to_string(n) + " k_tile=" + std::to_string(o.k_tile) +
+           " policy=" + std::string(to_string(o.policy)) + " order=" + std::string(to_string(o.order)) +
+           " overflow=" + std::string(to_string(o.overflow)) + (o.quant.enabled ? " int8 out" : "");
+}
+
+template <class Format>
+void compare_engines(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::size_t n = sizes[rng() % sizes.size()];
+    const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
+    run_options o;
+    o.order = static_cast<tile_order>(rng() % 4);
+    o.order_seed = rng();
+    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+    if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    if (rng() % 4 == 0) {
+        o.quant.enabled = true;
+        o.quant.scale = 1.0 / double(1 + rng() % 300);
+        o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+    }
+    // Integer operands near the format's limits a quarter of the time, so overflows happen.
+    double range = default_range<Format>();
+    if constexpr (Format::is_integer)
+        if (rng() % 4 == 0) range = double(std::numeric_limits<typename Format::operand_type>::max());
+    const auto pr = random_problem<Format>(s, rng(), range);
+    const std::string what = std::string(Format::name) + " " + describe(s, n, o, seed);
+
+    auto& b = bench_set<Format>::get(n);
+    o.engine = engine_kind::cycle;
+    const auto cyc = b.run(pr, o);
+    o.engine = engine_kind::functional;
+    const auto fun = b.run(pr, o);
+
+    ASSERT_TRUE(cyc.pass()) << what << ": " << (cyc.scoreboard.errors.empty() ? "" : cyc.scoreboard.errors[0]);
+    ASSERT_TRUE(fun.pass()) << what << ": " << (fun.scoreboard.errors.empty() ? "" : fun.scoreboard.errors[0]);
+    EXPECT_EQ(cyc.c, fun.c) << what;
+    const auto &rc = cyc.result, &rf = fun.result;
+    EXPECT_EQ(rc.engine, engine_kind::cycle);
+    EXPECT_EQ(rf.engine, engine_kind::functional);
+    EXPECT_EQ(rc.advance_edges, rf.advance_edges) << what;
+    EXPECT_EQ(rc.macs_padded, rf.macs_padded) << what;
+    EXPECT_EQ(rc.macs_real, rf.macs_real) << what;
+    EXPECT_EQ(rc.real_outputs, rf.real_outputs) << what;
+    EXPECT_EQ(rc.masked_outputs, rf.masked_outputs) << what;
+    EXPECT_EQ(rc.overflows, rf.overflows) << what;
+    EXPECT_EQ(rc.partial_overflows, rf.partial_overflows) << what;
+    EXPECT_EQ(rc.saturated_outputs, rf.saturated_outputs) << what;
+    EXPECT_EQ(rc.end - rc.start, rf.end - rf.start) << what;  // same steps, same simulated time
+    ASSERT_EQ(rc.tiles.size(), rf.tiles.size()) << what;
+    for (std::size_t t = 0; t < rc.tiles.size(); ++t) {
+        EXPECT_EQ(rc.tiles[t].advance_edges_per_chunk, rf.tiles[t].advance_edges_per_chunk) << what;
+        EXPECT_EQ(rc.tiles[t].macs_real, rf.tiles[t].macs_real) << what;
+        EXPECT_EQ(rc.tiles[t].real_outputs, rf.tiles[t].real_outputs) << what;
+    }
+}
+
+// 4 formats x 60 seeds = 240 cases, every option drawn at random per seed.
+TEST(EngineCrossCheck, Int8) {
+    for (std::uint64_t seed = 1; seed <= 60; ++seed)
+        compare_engines<int8_format>(seed);
+}
+TEST(EngineCrossCheck, Int32) {
+    for (std::uint64_t seed = 1; seed <= 60; ++seed)
+        compare_engines<int32_format>(1000 + seed);
+}
+TEST(EngineCrossCheck, Fp32) {
+    for (std::uint64_t seed = 1; seed <= 60; ++seed)
+        compare_engines<fp32_format>(2000 + seed);
+}
+TEST(EngineCrossCheck, Bf16) {
+    for (std::uint64_t seed = 1; seed <= 60; ++seed)
+        compare_engines<bf16_format>(3000 + seed);
+}
+
+TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {
+    // int8: 127 x 127 = 16129 per term; 2^31 / 16129 = 133145 terms keep the sum in range. A K just
+    // above that overflows in the last few terms; one just below never does.
+    for (std::uint64_t k : {133140u, 133150u}) {
+        problem<int8_format> pr;
+        pr.shape = {1, k, 2};
+        pr.a.assign(k, 127);
+        pr.b.assign(2 * k, 127);
+        for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
+            run_options o;
+            o.overflow = mode;
+            const auto cyc = bench_set<int8_format>::get(2).run(pr, o);
+            o.engine = engine_kind::functional;
+            const auto fun = bench_set<int8_format>::get(2).run(pr, o);
+            expect_pass(cyc);
+            expect_pass(fun);
+            EXPECT_EQ(cyc.result.overflows, fun.result.overflows);
+            EXPECT_EQ(cyc.c, fun.c);
+            // Overflowing steps, by hand: the sum 16129 k exceeds 2^31 - 1 from term 133145 on
+            // (wrap: each later term may overflow again only after another 2^32 / 16129 terms).
+            EXPECT_EQ(cyc.result.overflows, k > 133144 ? 2 * (mode == overflow_mode::wrap ? 1 : k - 133144) : 0u)
+                << k << " " << to_string(mode);
+        }
+    }
+}
+
+TEST(ExtraAdvance, IsCaughtByTheEdgeCheckAlone) {
+    auto& b = bench_set<int32_format>::get(2);
+    run_options o;
+    expect_pass(b.run(seed_example<int32_format>(), o));
+    o.inject = fault::extra_advance;
+    const auto out = b.run(seed_example<int32_format>(), o);
+    EXPECT_TRUE(out.result.completed());  // the watchdog sees nothing wrong
+    EXPECT_EQ(out.scoreboard.mismatches, 0u);
+    EXPECT_FALSE(out.scoreboard.edges_ok);
+    EXPECT_FALSE(out.pass());
+    EXPECT_TRUE(has_error(out, "advance edges: expected 20 (4 tiles x 5), counted 24")) << out.scoreboard.errors[0];
+    EXPECT_TRUE(has_error(out, "tile 0: 6 advance edges, expected 5"));
+    o.inject = fault::none;
+    expect_pass(b.run(seed_example<int32_format>(), o));
+}
+
+// Records what the observer is shown.
+class recorder final : public edge_observer<int32_format> {
+public:
+    struct seen {
+        std::uint64_t tile, chunk, edge;
+        sc_core::sc_time time;
+        std::int64_t acc00;
+        std::uint64_t consumed00;
+    };
+    std::vector<seen> edges;
+    void on_edge(const edge_event<int32_format>& e) override {
+        edges.push_back({e.step.where->index, e.step.chunk, e.edge, e.time, e.array.accumulator(0, 0),
+                         e.array.consumed(0, 0)});
+    }
+};
+
+TEST(EdgeObserver, SeesEveryEdgeAtItsOwnTime) {
+    auto& b = bench_set<int32_format>::get(2);
+    recorder rec;
+    b.controller.set_observer(&rec);
+    run_options o;
+    o.k_tile = 2;
+    const auto out = b.run(seed_example<int32_format>(), o);
+    b.controller.set_observer(nullptr);
+    expect_pass(out);
+    ASSERT_EQ(rec.edges.size(), out.result.advance_edges);
+    const auto clock = b.controller.cfg().clock_period;
+    for (std::size_t i = 1; i < rec.edges.size(); ++i) {
+        const auto& p = rec.edges[i - 1];
+        const auto& e = rec.edges[i];
+        if (e.tile == p.tile && e.chunk == p.chunk) {
+            EXPECT_EQ(e.edge, p.edge + 1);
+            EXPECT_EQ(e.time - p.time, clock);  // one clock apart, though the kernel time stood still
+        } else {
+            EXPECT_EQ(e.edge, 0u);
+            EXPECT_GT(e.time, p.time);  // the load between chunks took time too
+        }
+    }
+    // Tile 0, PE(0,0): C(0,0) = 1*1 + 2*0 + 3*2 = 7, term by term on edges 0, 1 (chunk 0) and 0 (chunk 1).
+    EXPECT_EQ(rec.edges[0].acc00, 1);
+    EXPECT_EQ(rec.edges[1].acc00, 1);
+    EXPECT_EQ(rec.edges[1].consumed00, 2u);
+    const auto chunk1 = std::find_if(rec.edges.begin(), rec.edges.end(), [](const auto& e) { return e.chunk == 1; });
+    ASSERT_NE(chunk1, rec.edges.end());
+    EXPECT_EQ(chunk1->acc00, 7);
+    EXPECT_EQ(chunk1->consumed00, 3u);
+}
+
+TEST(EdgeObserver, IsNotCalledByTheFunctionalEngine) {
+    auto& b = bench_set<int32_format>::get(2);
+    recorder rec;
+    b.controller.set_observer(&rec);
+    run_options o;
+    o.engine = engine_kind::functional;
+    const auto out = b.run(seed_example<int32_format>(), o);
+    b.controller.set_observer(nullptr);
+    expect_pass(out);
+    EXPECT_TRUE(rec.edges.empty());
+}
+
+}  // namespace

@@ -1,0 +1,554 @@
+// Unit tests of the controller's parts, each driven on its own without a SystemC simulation: the
+// tile plan, the feeder, the two engines, the DMA port (over a fake forward interface), the output
+// stage and the testbench's fault policy. Expected values come from the counting rules written out
+// by hand in the comments, or from one part checked against an independent computation here.
+#include <gtest/gtest.h>
+
+#include <cmath>
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <random>
+#include <string>
+#include <systemc>
+#include <tlm>
+#include <tlm_utils/tlm_quantumkeeper.h>
+#include <vector>
+
+#include "fault.h"
+#include "systolic/counting.h"
+#include "systolic/cycle_engine.h"
+#include "systolic/dma_port.h"
+#include "systolic/feeder.h"
+#include "systolic/functional_engine.h"
+#include "systolic/log.h"
+#include "systolic/output_stage.h"
+#include "systolic/tile_plan.h"
+
+namespace {
+
+using namespace systolic;
+
+matmul_job job_of(problem_shape s, std::uint64_t k_tile = 0, k_policy policy = k_policy::preserve,
+                  tile_order order = tile_order::row_major) {
+    matmul_job j = make_job(s, 4, 8, 0x1000, 0x100000, 0x200000);
+    j.k_tile = k_tile;
+    j.policy = policy;
+    j.order = order;
+    if (j.uses_partial_buffer()) j.partial = make_layout(0x300000, s.m, s.p, 8);
+    return j;
+}
+
+std::vector<step_kind> kinds_of_first_tile(const tile_plan& plan) {
+    std::vector<step_kind> v;
+    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i)
+        v.push_back(plan[i].kind);
+    return v;
+}
+
+// ---- tile plan ----
+
+TEST(TilePlan, SeedExampleIsFourTilesOfClearLoadAdvanceDrain) {
+    const tile_plan plan(job_of({3, 3, 3}), 2);
+    ASSERT_EQ(plan.tiles().size(), 4u);  // ceil(3/2) x ceil(3/2)
+    EXPECT_EQ(kinds_of_first_tile(plan),
+              (std::vector<step_kind>{step_kind::clear, step_kind::load, step_kind::advance, step_kind::drain}));
+    EXPECT_EQ(plan.size(), 16u);
+    const plan_step adv = plan[2];
+    EXPECT_EQ(adv.edges, 5u);  // K + 2(N-1) = 3 + 2
+    EXPECT_EQ(adv.terms, 3u);
+    EXPECT_EQ(adv.k0, 0u);
+    EXPECT_EQ(adv.kc, 3u);
+    // Steps 4..7 belong to the second tile, whose origin is (0,2) with one real column.
+    EXPECT_EQ(plan[5].where->c0, 2u);
+    EXPECT_EQ(plan[5].where->cols, 1u);
+    EXPECT_EQ(plan[5].where->rows, 2u);
+}
+
+TEST(TilePlan, PreservedChunksClearOnceAndDrainOnce) {
+    const tile_plan plan(job_of({2, 5, 2}, 2), 2);  // chunks of 2, 2, 1
+    EXPECT_EQ(plan.chunks(), 3u);
+    EXPECT_EQ(kinds_of_first_tile(plan),
+              (std::vector<step_kind>{step_kind::clear, step_kind::load, step_kind::advance, step_kind::load,
+                                      step_kind::advance, step_kind::load, step_kind::advance, step_kind::drain}));
+    std::vector<std::uint64_t> terms, k0s, edges;
+    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i) {
+        if (plan[i].kind != step_kind::advance) continue;
+        terms.push_back(plan[i].terms);
+        k0s.push_back(plan[i].k0);
+        edges.push_back(plan[i].edges);
+    }
+    EXPECT_EQ(terms, (std::vector<std::uint64_t>{2, 4, 5}));  // the sum keeps growing
+    EXPECT_EQ(k0s, (std::vector<std::uint64_t>{0, 2, 4}));
+    EXPECT_EQ(edges, (std::vector<std::uint64_t>{4, 4, 3}));  // kc + 2(N-1)
+    EXPECT_EQ(plan[7].target, drain_target::c);
+    EXPECT_FALSE(plan[7].combine);
+}
+
+TEST(TilePlan, PartialSumsClearAndDrainEveryChunk) {
+    const tile_plan plan(job_of({2, 5, 2}, 2, k_policy::partials), 2);
+    std::vector<drain_target> targets;
+    std::vector<bool> combine, fresh;
+    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i) {
+        const plan_step s = plan[i];
+        if (s.kind == step_kind::drain) {
+            targets.push_back(s.target);
+            combine.push_back(s.combine);
+        }
+        if (s.kind == step_kind::advance) {
+            fresh.push_back(s.fresh);
+            EXPECT_EQ(s.terms, s.kc);  // each partial starts from zero
+        }
+    }
+    EXPECT_EQ(targets, (std::vector<drain_target>{drain_target::partial, drain_target::partial, drain_target::c}));
+    EXPECT_EQ(combine, (std::vector<bool>{false, true, true}));
+    EXPECT_EQ(fresh, (std::vector<bool>{true, true, true}));
+    EXPECT_EQ(plan.steps_per_tile(), 12u);
+}
+
+TEST(TilePlan, FollowsTheTileOrderAndAddsUpToTheCountingRule) {
+    std::mt19937_64 rng(7);
+    for (int c = 0; c < 100; ++c) {
+        const problem_shape s{1 + rng() % 20, 1 + rng() % 20, 1 + rng() % 20};
+        const std::size_t n = 1 + rng() % 6;
+        const std::uint64_t kt = rng() % 4 == 0 ? 0 : 1 + rng() % s.k;
+        const auto policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+        const auto order = static_cast<tile_order>(rng() % 4);
+        matmul_job job = job_of(s, kt, policy, order);
+        job.seed = rng();
+        const tile_plan plan(job, n);
+        const auto tiles = plan_tiles(s.m, s.p, n, order, job.seed);
+        std::uint64_t edges = 0, drains_to_c = 0;
+        std::size_t t = 0;
+        for (const plan_step st : plan) {
+            if (st.kind == step_kind::clear && st.chunk == 0) {
+                ASSERT_LT(t, tiles.size());
+                EXPECT_EQ(st.where->r0, tiles[t].r0);
+                EXPECT_EQ(st.where->c0, tiles[t].c0);
+                ++t;
+            }
+            if (st.kind == step_kind::advance) edges += st.edges;
+            if (st.kind == step_kind::drain && st.target == drain_target::c) ++drains_to_c;
+        }
+        EXPECT_EQ(t, tiles.size());
+        EXPECT_EQ(edges, count_job(s, n, kt).advance_edges);
+        EXPECT_EQ(drains_to_c, tiles.size());  // C is written once per tile
+    }
+}
+
+// ---- feeder ----
+
+TEST(Feeder, StreamsAreSkewedByRowAndColumnWithBubblesOutside) {
+    const std::size_t n = 3;
+    const std::uint64_t kc = 4;
+    feeder<int32_format> f(n);
+    f.plan(tile{0, 0, 0, 2, 3});
+    f.begin_chunk(kc);
+    for (std::size_t i = 0; i < 2; ++i)  // row 2 is padding: left zero
+        for (std::uint64_t k = 0; k < kc; ++k)
+            f.a_row(i)[k] = std::int32_t(10 * (i + 1) + k);
+    for (std::uint64_t k = 0; k < kc; ++k)
+        for (std::size_t j = 0; j < n; ++j)
+            f.b_row(k)[j] = std::int32_t(100 * (j + 1) + k);
+    std::int32_t w[n], no[n];
+    std::uint8_t wv[n], nv[n];
+    for (std::uint64_t e = 0; e < kc + 2 * (n - 1); ++e) {
+        f.tokens(e, w, wv, no, nv);
+        for (std::size_t i = 0; i < n; ++i) {
+            // Row i's term k enters at edge k + i.
+            const bool in = e >= i && e - i < kc;
+            EXPECT_EQ(wv[i], in) << "edge " << e << " row " << i;
+            EXPECT_EQ(w[i], in && i < 2 ? std::int32_t(10 * (i + 1) + (e - i)) : 0);
+            EXPECT_EQ(nv[i], in);
+            EXPECT_EQ(no[i], in ? std::int32_t(100 * (i + 1) + (e - i)) : 0);
+            EXPECT_EQ(f.west_token(e, i).valid, wv[i] != 0);
+            EXPECT_EQ(f.north_token(e, i).value, no[i]);
+        }
+    }
+}
+
+TEST(Feeder, TablesDecideDelayAndValidity) {
+    feeder<int32_format> f(2);
+    f.plan(tile{});
+    f.begin_chunk(1);
+    f.a_row(0)[0] = 5;
+    f.tables().row_delay[0] = 3;
+    f.tables().col_valid[1] = 0;
+    EXPECT_FALSE(f.west_token(0, 0).valid);
+    EXPECT_TRUE(f.west_token(3, 0).valid);
+    EXPECT_EQ(f.west_token(3, 0).value, 5);
+    EXPECT_FALSE(f.north_token(1, 1).valid);  // in its stream, but marked invalid
+    EXPECT_TRUE(f.north_token(0, 0).valid);
+}
+
+// ---- engines: stepped against computed, part against part ----
+
+template <class Format>
+typename Format::operand_type random_operand(std::mt19937_64& rng, bool extreme) {
+    using T = typename Format::operand_type;
+    if constexpr (std::is_same_v<Format, int8_format>) {
+        return extreme ? T(rng() % 2 ? 127 : -128) : T(int(rng() % 255) - 127);
+    } else if constexpr (std::is_same_v<Format, int32_format>) {
+        return extreme ? T(rng() % 2 ? std::numeric_limits<std::int32_t>::max()
+                                     : std::numeric_limits<std::int32_t>::min())
+                       : T(std::int64_t(rng() % 2001) - 1000);
+    } else {
+        const float v = float(std::int64_t(rng() % 2001) - 1000) / 997.0f;
+        return value_from<T>(extreme ? v * 1e30f : v);
+    }
+}
+
+template <class Format>
+void engines_agree(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    for (int c = 0; c < 40; ++c) {
+        const std::size_t n = 1 + rng() % 9;
+        const tile t{0, 0, 0, 1 + rng() % n, 1 + rng() % n};
+        const bool extreme = rng() % 3 == 0;
+        const auto mode = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+        cycle_engine<Format> cyc(n);
+        functional_engine<Format> fun(n);
+        cyc.set_overflow(mode);
+        fun.set_overflow(mode);
+        cyc.clear();
+        fun.clear();
+        feeder<Format> f(n);
+        f.plan(t);
+        std::uint64_t terms = 0;
+        const int chunks = 1 + int(rng() % 3);
+        for (int ch = 0; ch < chunks; ++ch) {  // chunks that continue the sum (k_policy::preserve)
+            const std::uint64_t kc = 1 + rng() % 12;
+            f.begin_chunk(kc);
+            for (std::size_t i = 0; i < t.rows; ++i)
+                for (std::uint64_t k = 0; k < kc; ++k)
+                    f.a_row(i)[k] = random_operand<Format>(rng, extreme);
+            for (std::uint64_t k = 0; k < kc; ++k)
+                for (std::size_t j = 0; j < t.cols; ++j)
+                    f.b_row(k)[j] = random_operand<Format>(rng, extreme);
+            const std::uint64_t edges = advance_edges_per_tile(n, kc);
+            const std::uint64_t split = rng() % (edges + 1);  // issued in two slices, as per quantum
+            cyc.advance(f, t, 0, split, nullptr);
+            cyc.advance(f, t, split, edges - split, nullptr);
+            fun.advance(f, t, 0, split, nullptr);
+            fun.advance(f, t, split, edges - split, nullptr);
+            terms += kc;
+            ASSERT_TRUE(cyc.complete(terms)) << "n=" << n << " kc=" << kc << " chunk " << ch << " rows " << t.rows << " cols " << t.cols << " consumed(0,0)=" << cyc.array()->consumed(0, 0) << " last=" << cyc.array()->consumed(n - 1, n - 1);
+            ASSERT_TRUE(fun.complete(terms));
+        }
+        EXPECT_EQ(std::memcmp(cyc.accumulators(), fun.accumulators(), n * n * sizeof(*cyc.accumulators())), 0)
+            << Format::name << " case " << c;
+        EXPECT_EQ(cyc.edges(), fun.edges());
+        EXPECT_EQ(cyc.macs(), fun.macs());
+        EXPECT_EQ(cyc.macs_in(t.rows, t.cols), fun.macs_in(t.rows, t.cols));
+        EXPECT_EQ(cyc.overflows_in(t.rows, t.cols), fun.overflows_in(t.rows, t.cols)) << Format::name << " case " << c;
+    }
+}
+
+TEST(Engines, CycleAndFunctionalAgreeBitForBitInt8) { engines_agree<int8_format>(1); }
+TEST(Engines, CycleAndFunctionalAgreeBitForBitInt32) { engines_agree<int32_format>(2); }
+TEST(Engines, CycleAndFunctionalAgreeBitForBitFp32) { engines_agree<fp32_format>(3); }
+TEST(Engines, CycleAndFunctionalAgreeBitForBitBf16) { engines_agree<bf16_format>(4); }
+
+TEST(Engines, CycleEngineCallsBackAfterEveryEdge) {
+    struct counter final : edge_callback {
+        std::vector<std::uint64_t> seen;
+        void after_edge(std::uint64_t e) override { seen.push_back(e); }
+    } cb;
+    cycle_engine<int32_format> e(2);
+    feeder<int32_format> f(2);
+    f.plan(tile{0, 0, 0, 2, 2});
+    f.begin_chunk(3);
+    e.clear();
+    e.advance(f, tile{0, 0, 0, 2, 2}, 0, 2, &cb);
+    e.advance(f, tile{0, 0, 0, 2, 2}, 2, 3, &cb);
+    EXPECT_EQ(cb.seen, (std::vector<std::uint64_t>{0, 1, 2, 3, 4}));
+    EXPECT_EQ(e.edges(), 5u);
+    ASSERT_NE(e.array(), nullptr);
+}
+
+TEST(Engines, FunctionalCountersFollowTheCountingRule) {
+    functional_engine<int32_format> e(4);
+    feeder<int32_format> f(4);
+    const tile t{0, 0, 0, 3, 2};
+    f.plan(t);
+    f.begin_chunk(5);
+    e.clear();
+    e.advance(f, t, 0, 11, nullptr);  // 5 + 2*3
+    EXPECT_EQ(e.edges(), 11u);
+    EXPECT_EQ(e.macs(), 16u * 5);     // every PE consumes the chunk's terms, padding included
+    EXPECT_EQ(e.macs_in(3, 2), 30u);  // 3 x 2 real outputs x 5 terms
+    EXPECT_TRUE(e.complete(5));
+    EXPECT_FALSE(e.complete(4));
+    EXPECT_EQ(e.stuck(4).size(), 16u);
+    EXPECT_EQ(e.array(), nullptr);  // nothing is stepped
+}
+
+// ---- DMA port, over a fake forward interface ----
+
+class fake_target final : public tlm::tlm_fw_transport_if<> {
+public:
+    std::vector<unsigned char> mem = std::vector<unsigned char>(0x3000);
+    bool dmi_allowed = true;
+    bool grant = true;
+    bool grant_beside = false;  // a grant that does not cover the requested address
+    int dmi_requests = 0;
+    int transports = 0;
+
+    void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& delay) override {
+        ++transports;
+        delay += sc_core::sc_time(10, sc_core::SC_NS);
+        const auto addr = t.get_address();
+        if (addr + t.get_data_length() > mem.size() || addr >= 0x2000) {  // 0x2000.. is not memory
+            t.set_response_status(tlm::TLM_ADDRESS_ERROR_RESPONSE);
+            return;
+        }
+        if (t.is_read())
+            std::memcpy(t.get_data_ptr(), &mem[addr], t.get_data_length());
+        else
+            std::memcpy(&mem[addr], t.get_data_ptr(), t.get_data_length());
+        t.set_dmi_allowed(dmi_allowed);
+        t.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
+    // Two regions of 0x1000 each, granted separately, as two memories would.
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload& t, tlm::tlm_dmi& d) override {
+        ++dmi_requests;
+        const std::uint64_t start = grant_beside ? 0x1800 : t.get_address() / 0x1000 * 0x1000;
+        d.set_start_address(start);
+        d.set_end_address(start + 0xfff);
+        if (!grant) return false;
+        d.set_dmi_ptr(&mem[start]);
+        d.allow_read_write();
+        d.set_read_latency(sc_core::sc_time(1, sc_core::SC_NS));
+        d.set_write_latency(sc_core::sc_time(1, sc_core::SC_NS));
+        return true;
+    }
+    tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload&, tlm::tlm_phase&, sc_core::sc_time&) override {
+        return tlm::TLM_COMPLETED;
+    }
+    unsigned int transport_dbg(tlm::tlm_generic_payload&) override { return 0; }
+};
+
+struct dma_rig {
+    dma_rig() {
+        // A quantum far beyond these tests' time, so the keeper never needs a process to sync.
+        tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_SEC));
+        qk.reset();
+        port.bind(target);
+    }
+    fake_target target;
+    tlm_utils::tlm_quantumkeeper qk;
+    dma_port port{qk, get_logger("parts_test.dma")};
+};
+
+TEST(DmaPort, UsesBTransportUntilDmiIsGrantedThenDmi) {
+    dma_rig r;
+    r.target.mem[0x10] = 42;
+    unsigned char v = 0;
+    ASSERT_TRUE(r.port.read(0x10, &v, 1, "A").ok());
+    EXPECT_EQ(v, 42);
+    EXPECT_EQ(r.port.transport_accesses(), 1u);
+    EXPECT_EQ(r.target.dmi_requests, 1);  // the dmi_allowed hint asked for a pointer
+    EXPECT_EQ(r.qk.get_local_time(), sc_core::sc_time(10, sc_core::SC_NS));
+    const unsigned char w = 7;
+    ASSERT_TRUE(r.port.write(0x20, &w, 1, "C").ok());
+    EXPECT_EQ(r.target.mem[0x20], 7);
+    EXPECT_EQ(r.port.dmi_accesses(), 1u);  // through the pointer: no transport
+    EXPECT_EQ(r.target.transports, 1);
+    EXPECT_EQ(r.qk.get_local_time(), sc_core::sc_time(11, sc_core::SC_NS));  // + DMI write latency
+}
+
+TEST(DmaPort, KeepsSeveralRangesAndDropsTheInvalidatedOne) {
+    dma_rig r;
+    unsigned char v;
+    ASSERT_TRUE(r.port.read(0x0100, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x1100, &v, 1, "B").ok());
+    EXPECT_EQ(r.port.cached_ranges(), 2u);
+    ASSERT_TRUE(r.port.read(0x0200, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x1200, &v, 1, "B").ok());
+    EXPECT_EQ(r.target.transports, 2);  // both later reads went through DMI
+    r.port.invalidate(0x1000, 0x1003);
+    EXPECT_EQ(r.port.cached_ranges(), 1u);
+    ASSERT_TRUE(r.port.read(0x1200, &v, 1, "B").ok());
+    EXPECT_EQ(r.target.transports, 3);  // back to b_transport for the revoked range
+    ASSERT_TRUE(r.port.read(0x0300, &v, 1, "A").ok());
+    EXPECT_EQ(r.target.transports, 3);  // the other range stayed
+}
+
+TEST(DmaPort, DoesNotAskAgainWhereATargetRefused) {
+    dma_rig r;
+    r.target.grant = false;
+    unsigned char v;
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(r.port.read(0x100 + i, &v, 1, "A").ok());
+    EXPECT_EQ(r.target.dmi_requests, 1);
+    r.port.invalidate(0, 0xfff);  // the map changed: asking again is allowed
+    r.target.grant = true;
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    EXPECT_EQ(r.target.dmi_requests, 2);
+    EXPECT_EQ(r.port.cached_ranges(), 1u);
+}
+
+TEST(DmaPort, IgnoresAGrantThatDoesNotCoverTheAddress) {
+    dma_rig r;
+    r.target.grant_beside = true;
+    unsigned char v;
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    EXPECT_EQ(r.port.cached_ranges(), 0u);
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    EXPECT_EQ(r.target.transports, 2);
+}
+
+TEST(DmaPort, ReturnsErrorsAsValues) {
+    dma_rig r;
+    unsigned char buf[4] = {};
+    const dma_status st = r.port.read(0x2000, buf, 4, "B");
+    EXPECT_FALSE(st.ok());
+    EXPECT_EQ(st.response, tlm::TLM_ADDRESS_ERROR_RESPONSE);
+    EXPECT_NE(st.message.find("bus error while moving B"), std::string::npos) << st.message;
+    EXPECT_NE(st.message.find("TLM_ADDRESS_ERROR_RESPONSE"), std::string::npos) << st.message;
+    dma_port unbound(r.qk, get_logger("parts_test.unbound"));
+    EXPECT_FALSE(unbound.read(0, buf, 1, "A").ok());
+}
+
+// ---- output stage ----
+
+TEST(OutputStage, WritesOnlyTheMaskedBlockOneRowAtATime) {
+    dma_rig r;
+    r.target.dmi_allowed = false;
+    matmul_job job = make_job({3, 1, 3}, 4, 8, 0x100, 0x200, 0x400);
+    const tile t{0, 0, 2, 3, 1};  // the tile at (0,2): 3 real rows, 1 real column
+    plan_step s;
+    s.kind = step_kind::drain;
+    s.where = &t;
+    s.last_chunk = true;
+    std::vector<std::int64_t> acc(4 * 4);
+    for (std::size_t i = 0; i < acc.size(); ++i)
+        acc[i] = std::int64_t(i) + 1;
+    output_stage<int32_format> out(4);
+    drain_counts d;
+    ASSERT_TRUE(out.drain(job, s, acc.data(), t.rows, t.cols, r.port, d).ok());
+    EXPECT_EQ(d.real_outputs, 3u);
+    EXPECT_EQ(r.target.transports, 3);  // one write per real row
+    for (std::uint64_t i = 0; i < 3; ++i) {
+        std::int64_t v;
+        std::memcpy(&v, &r.target.mem[job.c.address(i, 2)], 8);
+        EXPECT_EQ(v, std::int64_t(i * 4 + 1));  // PE(i, 0) of the tile
+    }
+    std::int64_t untouched;
+    std::memcpy(&untouched, &r.target.mem[job.c.address(0, 1)], 8);
+    EXPECT_EQ(untouched, 0);
+}
+
+TEST(OutputStage, CombinesPartialSumsAndRequantizes) {
+    dma_rig r;
+    matmul_job job = make_job({1, 4, 1}, 4, 1, 0x100, 0x200, 0x400);
+    job.k_tile = 2;
+    job.policy = k_policy::partials;
+    job.partial = make_layout(0x800, 1, 1, 8);
+    job.quant.enabled = true;
+    job.quant.scale = 0.5;
+    const tile t{0, 0, 0, 1, 1};
+    plan_step first, last;
+    first.kind = last.kind = step_kind::drain;
+    first.where = last.where = &t;
+    first.target = drain_target::partial;
+    last.combine = true;
+    last.last_chunk = true;
+    output_stage<int32_format> out(1);
+    drain_counts d;
+    std::int64_t a = 300, b = 1;  // 300 + 1 = 301; 301 x 0.5 = 150.5 -> 150 (ties to even) -> 127 saturated
+    ASSERT_TRUE(out.drain(job, first, &a, 1, 1, r.port, d).ok());
+    std::int64_t stored;
+    std::memcpy(&stored, &r.target.mem[0x800], 8);
+    EXPECT_EQ(stored, 300);
+    ASSERT_TRUE(out.drain(job, last, &b, 1, 1, r.port, d).ok());
+    EXPECT_EQ(static_cast<std::int8_t>(r.target.mem[0x400]), 127);
+    EXPECT_EQ(d.saturated_outputs, 1u);
+    EXPECT_EQ(d.real_outputs, 1u);
+}
+
+TEST(OutputStage, EveryNanLeavesAsTheCanonicalQuietNan) {
+    dma_rig r;
+    matmul_job job = make_job({1, 1, 2}, 4, 4, 0x100, 0x200, 0x400);
+    const tile t{0, 0, 0, 1, 2};
+    plan_step s;
+    s.kind = step_kind::drain;
+    s.where = &t;
+    s.last_chunk = true;
+    std::uint32_t bits[2] = {0xffc00001u, 0x7f800001u};  // a negative quiet NaN, a signalling NaN
+    float acc[2];
+    std::memcpy(acc, bits, sizeof acc);
+    output_stage<fp32_format> out(2);
+    drain_counts d;
+    ASSERT_TRUE(out.drain(job, s, acc, 1, 2, r.port, d).ok());
+    std::uint32_t got[2];
+    std::memcpy(got, &r.target.mem[0x400], sizeof got);
+    EXPECT_EQ(got[0], 0x7fc00000u);
+    EXPECT_EQ(got[1], 0x7fc00000u);
+}
+
+TEST(OutputStage, ABusErrorStopsTheDrainAndSaysWhere) {
+    dma_rig r;
+    matmul_job job = make_job({2, 1, 2}, 4, 8, 0x100, 0x200, 0x1ff0);  // row 1 of C lies beyond memory
+    const tile t{0, 0, 0, 2, 2};
+    plan_step s;
+    s.kind = step_kind::drain;
+    s.where = &t;
+    s.last_chunk = true;
+    std::vector<std::int64_t> acc(4, 1);
+    output_stage<int32_format> out(2);
+    drain_counts d;
+    const dma_status st = out.drain(job, s, acc.data(), 2, 2, r.port, d);
+    EXPECT_FALSE(st.ok());
+    EXPECT_NE(st.message.find("moving C"), std::string::npos) << st.message;
+    EXPECT_EQ(d.real_outputs, 2u);  // row 0 was written; row 1 was not
+}
+
+// ---- the testbench's fault policy ----
+
+TEST(FaultPolicy, EachFaultChangesOnlyItsOwnHook) {
+    plan_step last;
+    last.last_chunk = true;
+    plan_step early;
+    const tile t{0, 4, 6, 1, 2};
+    for (auto f : {tb::fault::none, tb::fault::clear_between_k, tb::fault::invalid_padding, tb::fault::no_mask,
+                   tb::fault::global_skew, tb::fault::skip_advance, tb::fault::extra_advance}) {
+        tb::fault_policy<int32_format> p(f);
+        feeder<int32_format> in(3);
+        in.plan(t);
+        p.feed(t, in.tables());
+        EXPECT_EQ(in.tables().row_delay[1], f == tb::fault::global_skew ? 5u : 1u) << to_string(f);
+        EXPECT_EQ(in.tables().col_valid[2], f == tb::fault::invalid_padding ? 0 : 1) << to_string(f);
+        const std::uint64_t want =
+            f == tb::fault::skip_advance ? 9 : f == tb::fault::extra_advance ? 11 : 10;
+        EXPECT_EQ(p.edges(last, 10), want) << to_string(f);
+        EXPECT_EQ(p.edges(early, 10), 10u) << to_string(f);
+        std::size_t rows = 1, cols = 2;
+        p.drain_block(last, 3, rows, cols);
+        EXPECT_EQ(rows, f == tb::fault::no_mask ? 3u : 1u) << to_string(f);
+        EXPECT_EQ(tb::parse_fault(to_string(f)), f);
+    }
+    EXPECT_TRUE(tb::needs_cycle_engine(tb::fault::extra_advance));
+    EXPECT_FALSE(tb::needs_cycle_engine(tb::fault::no_mask));
+}
+
+}  // namespace
+
+namespace {
+
+TEST(JobResult, EdgesPerTileAreReportedOnlyWhenEveryTileAgrees) {
+    using systolic::job_result;
+    using systolic::tile_report;
+    job_result r;
+    EXPECT_FALSE(systolic::uniform_edges_per_tile(r));  // no tile ran
+    tile_report t;
+    t.advance_edges = 5;
+    r.tiles = {t, t};
+    EXPECT_EQ(systolic::uniform_edges_per_tile(r), 5u);
+    r.tiles[1].advance_edges = 4;
+    EXPECT_FALSE(systolic::uniform_edges_per_tile(r));
+    EXPECT_STREQ(systolic::counts_kind(systolic::engine_kind::cycle), "stepped");
+    EXPECT_STREQ(systolic::counts_kind(systolic::engine_kind::functional), "modelled");
+}
+
+}  // namespace
