@@ -48,13 +48,15 @@ protected:
     std::filesystem::path path(const std::string& name) const { return m_dir / name; }
     std::string p(const std::string& name) const { return path(name).string(); }
 
-    // `args` are appended to the tool; `redirect` replaces the default capture of stdout
-    // (e.g. ">/dev/full" or ">&-"); stderr is always captured.
+    // `tool` is a shell command (it may start with other commands, e.g. "ulimit -v N; exec ...");
+    // `args` are appended to it; `redirect` replaces the default capture of stdout (e.g. ">/dev/full"
+    // or ">&-"); stderr is always captured. Keep this process small before measuring a child's peak
+    // RSS: a forked child starts its count at the parent's resident size.
     cli_result run_tool(const std::string& tool, const std::string& args,
                         const std::string& redirect = "") const {
         const auto out = path("stdout.txt"), err = path("stderr.txt");
         std::filesystem::remove(out);
-        const std::string cmd = "cd " + m_dir.string() + " && exec " + tool + " " + args + " " +
+        const std::string cmd = "cd " + m_dir.string() + " && " + tool + " " + args + " " +
                                 (redirect.empty() ? ">" + out.string() : redirect) + " 2>" + err.string();
         cli_result r;
         const pid_t pid = ::fork();
@@ -73,7 +75,7 @@ protected:
     }
 
     cli_result run(const std::string& args, const std::string& redirect = "") const {
-        return run_tool(SYSTOLIC_TB, args, redirect);
+        return run_tool(std::string("exec ") + SYSTOLIC_TB, args, redirect);
     }
 
     // A refused invocation: exit 2, one line on stderr containing `needle`.
