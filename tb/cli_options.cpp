@@ -12,18 +12,7 @@ namespace systolic::tb {
 namespace {
 
 std::string quoted(const std::string& text) {
-    std::string out = "'";
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {  // keep the message on one line
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", u);
-            out += hex;
-        } else {
-            out += c;
-        }
-    }
-    return out + "'";
+    return "'" + one_line(text) + "'";
 }
 
 bool all_digits(const std::string& s, std::size_t from) {
@@ -57,6 +46,21 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
 }
 
 }  // namespace
+
+std::string one_line(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            out += hex;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
     const std::size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
@@ -202,11 +206,11 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     } catch (const CLI::ParseError& e) {
         r.run = false;
         r.exit_status = 2;
-        r.err = std::string("systolic-tb: error: ") + e.what() + " (see --help)\n";
+        r.err = "systolic-tb: error: " + one_line(e.what()) + " (see --help)\n";
     } catch (const usage_error& e) {
         r.run = false;
         r.exit_status = 2;
-        r.err = std::string("systolic-tb: error: ") + e.what() + "\n";
+        r.err = "systolic-tb: error: " + one_line(e.what()) + "\n";
     }
     return r;
 }

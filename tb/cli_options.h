@@ -58,6 +58,10 @@ double parse_real(const std::string& option, const std::string& text);
 // "B"), e.g. "1G", "512MiB", "1048576". Fractions such as "1.5G" are accepted.
 std::uint64_t parse_size(const std::string& option, const std::string& text);
 
+// text with control characters (a newline typed into an argument) shown as \xNN, so that an error
+// message quoting it stays on one line.
+std::string one_line(const std::string& text);
+
 // Bytes as "1.5 GiB", "300 MiB", "12 KiB" or "512 bytes".
 std::string format_bytes(std::uint64_t bytes);
 

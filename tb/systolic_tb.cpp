@@ -379,7 +379,7 @@ int sc_main(int argc, char* argv[]) {
         set_log_level(*parse_log_level(o.log_level));
         return dispatch(o);
     } catch (const std::exception& e) {  // usage_error, npy_error, out_of_memory, an unwritable output
-        std::cerr << "systolic-tb: error: " << e.what() << "\n";
+        std::cerr << "systolic-tb: error: " << one_line(e.what()) << "\n";
         return exit_usage;
     }
 }

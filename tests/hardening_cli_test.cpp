@@ -226,6 +226,15 @@ TEST_F(Hardening, OutOfRangeNumbersAreRefusedQuotingTheText) {
     EXPECT_EQ(run("--seed +7 --array 3").status, 0);
 }
 
+// Found by fuzz/cli_fuzz.cpp: a newline typed into an argument split the error message in two.
+TEST_F(Hardening, ErrorsStayOnOneLineWhateverWasTyped) {
+    // /bin/sh is dash on Debian: printf makes the newline.
+    expect_refused(run("\"$(printf -- '--seed-1\\n2')\""), "--seed-1\\x0a2");
+    expect_refused(run("--seed \"$(printf '1\\n2')\""), "--seed '1\\x0a2' is not a non-negative integer");
+    write_i32("b.npy", 1, 1, {1});
+    expect_refused(run("--a \"$(printf 'no\\nfile.npy')\" --b b.npy"), "no\\x0afile.npy");
+}
+
 // --- Defect 8: numpy compatibility -----------------------------------------------------------------
 
 TEST_F(Hardening, TrailingBytesAfterTheDataAreIgnoredAsNumpyDoes) {
