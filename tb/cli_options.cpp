@@ -64,8 +64,7 @@ std::string one_line(const std::string& text) {
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
     const std::size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-    if (!all_digits(text, digits))
-        throw usage_error(option + " " + quoted(text) + " is not an integer");
+    if (!all_digits(text, digits)) throw usage_error(option + " " + quoted(text) + " is not an integer");
     errno = 0;
     char* end = nullptr;
     const long long v = std::strtoll(text.c_str(), &end, 10);
@@ -98,7 +97,8 @@ double parse_real(const std::string& option, const std::string& text) {
     errno = 0;
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size()) throw usage_error(option + " " + quoted(text) + " is not a number");
+    if (end != text.c_str() + text.size())
+        throw usage_error(option + " " + quoted(text) + " is not a number");
     if (errno == ERANGE && std::isinf(v))
         throw usage_error(option + " " + quoted(text) + " is out of the range of a double");
     return v;  // an underflow to zero or a subnormal is a number; a scale of 0 is refused later

@@ -12,9 +12,9 @@ namespace {
 
 // Measured on x86-64 Linux with Debian's SystemC 2.3.4 (see the test that keeps them honest).
 constexpr double process_bytes = 10.0 * (1 << 20);  // libraries, SystemC kernel, heap arenas
-constexpr double pe_bytes = 550;                     // one pe sc_module (name, object registry) + core state
-constexpr double tile_bytes = 800;                   // plan entry + tile_report
-constexpr double tile_json_bytes = 1600;             // its tiles_detail object in the report (always built)
+constexpr double pe_bytes = 550;                    // one pe sc_module (name, object registry) + core state
+constexpr double tile_bytes = 800;                  // plan entry + tile_report
+constexpr double tile_json_bytes = 1600;            // its tiles_detail object in the report (always built)
 constexpr double guard = 64;
 
 double round16(double v) {
@@ -25,7 +25,8 @@ double round16(double v) {
 
 memory_estimate estimate_memory(const memory_job& j) {
     const double m = double(j.m), k = double(j.k), p = double(j.p), n = double(j.n);
-    const double osz = double(j.operand_bytes), asz = double(j.accumulator_bytes), csz = double(j.output_bytes);
+    const double osz = double(j.operand_bytes), asz = double(j.accumulator_bytes),
+                 csz = double(j.output_bytes);
     const double g = j.packed ? 0 : guard;
     auto stride = [&](double row_bytes) { return j.packed ? row_bytes : round16(row_bytes + 8); };
     double image = 2 * g + m * stride(k * osz) + g + k * stride(p * osz) + g + m * stride(p * csz) + 64;
@@ -34,7 +35,8 @@ memory_estimate estimate_memory(const memory_job& j) {
     const double a = m * k, b = k * p, c = m * p;
     double inputs = (a + b) * osz;
     // A file's raw bytes live next to the converted operands until the conversion is done.
-    if (j.file_bytes) inputs += std::max(a, b) * (double(j.file_bytes) + (osz != double(j.file_bytes) ? 4 : 0));
+    if (j.file_bytes)
+        inputs += std::max(a, b) * (double(j.file_bytes) + (osz != double(j.file_bytes) ? 4 : 0));
     const double kt = j.k_tile && j.k_tile < j.k ? double(j.k_tile) : k;
     const double buffers = 2 * n * kt * osz;
     const double pes = n * n * pe_bytes;
@@ -61,7 +63,8 @@ memory_estimate estimate_memory(const memory_job& j) {
     est.total = clamp(total);
     for (const auto& part : parts)
         est.parts.emplace_back(part.first, clamp(part.second));
-    std::sort(est.parts.begin(), est.parts.end(), [](const auto& x, const auto& y) { return x.second > y.second; });
+    std::sort(est.parts.begin(), est.parts.end(),
+              [](const auto& x, const auto& y) { return x.second > y.second; });
     return est;
 }
 

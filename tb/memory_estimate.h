@@ -16,14 +16,14 @@ namespace systolic::tb {
 
 struct memory_job {
     std::uint64_t m = 0, k = 0, p = 0;
-    std::uint64_t n = 1;                    // array size
-    std::uint64_t operand_bytes = 4;        // per element of A and B in the model
-    std::uint64_t file_bytes = 0;           // per element of A and B in the input files (0: random data)
-    std::uint64_t accumulator_bytes = 8;    // per wide result
-    std::uint64_t output_bytes = 8;         // per element of C (1 for int8 output)
-    std::uint64_t k_tile = 0;               // 0: the whole K in one chunk
-    bool partial_buffer = false;            // K split with partial sums in memory
-    bool per_partial = false;               // a second reference for --quantize-partials
+    std::uint64_t n = 1;                  // array size
+    std::uint64_t operand_bytes = 4;      // per element of A and B in the model
+    std::uint64_t file_bytes = 0;         // per element of A and B in the input files (0: random data)
+    std::uint64_t accumulator_bytes = 8;  // per wide result
+    std::uint64_t output_bytes = 8;       // per element of C (1 for int8 output)
+    std::uint64_t k_tile = 0;             // 0: the whole K in one chunk
+    bool partial_buffer = false;          // K split with partial sums in memory
+    bool per_partial = false;             // a second reference for --quantize-partials
     bool packed = false;
 };
 

@@ -454,7 +454,8 @@ public:
         if (m_fd < 0) fail(path, "cannot open: " + errno_text(errno));
         struct stat st {};
         if (::fstat(m_fd, &st) != 0) fail(path, "cannot stat: " + errno_text(errno));
-        if (!S_ISREG(st.st_mode)) fail(path, "cannot open: not a regular file (" + file_kind(st.st_mode) + ")");
+        if (!S_ISREG(st.st_mode))
+            fail(path, "cannot open: not a regular file (" + file_kind(st.st_mode) + ")");
         const int flags = ::fcntl(m_fd, F_GETFL);
         if (flags >= 0) ::fcntl(m_fd, F_SETFL, flags & ~O_NONBLOCK);
         m_size = static_cast<std::uint64_t>(st.st_size);
@@ -495,7 +496,8 @@ public:
     }
     std::uint64_t size() const override { return m_size; }
     bool read(void* dst, std::size_t n) override {
-        return n == 0 || static_cast<bool>(m_in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
+        return n == 0 ||
+               static_cast<bool>(m_in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
     }
 
 private:
@@ -507,7 +509,8 @@ private:
 // Reads and validates a whole .npy image. `check` (optional) sees the parsed header before any data is
 // read and may throw to reject the file. With header_only, the data is not read (its length is checked).
 // Bytes after the data are ignored, as numpy.load ignores them.
-npy_array load(const std::string& path, byte_source& in, const header_check& check, bool header_only = false) {
+npy_array load(const std::string& path, byte_source& in, const header_check& check,
+               bool header_only = false) {
     const std::uint64_t file_size = in.size();
 
     unsigned char pre[kPreambleFixed + 4] = {};
@@ -586,9 +589,9 @@ npy_array load(const std::string& path, byte_source& in, const header_check& che
 
     const std::uint64_t held = file_size - data_offset;
     if (held < info.data_bytes) {
-        fail(path, "truncated: header says " + shape_dims(info.shape) + " " + dtype_name(info.dtype, info.descr) +
-                       " (" + std::to_string(info.data_bytes) + " bytes of data) but the file holds " +
-                       std::to_string(held));
+        fail(path, "truncated: header says " + shape_dims(info.shape) + " " +
+                       dtype_name(info.dtype, info.descr) + " (" + std::to_string(info.data_bytes) +
+                       " bytes of data) but the file holds " + std::to_string(held));
     }
 
     npy_array out;
@@ -698,7 +701,8 @@ npy_array parse_npy(const void* data, std::size_t size, const std::string& name)
 namespace {
 
 // The header checks read_matrix applies: the expected little-endian dtype, 2-D, no zero dimension.
-header_check matrix_check(const std::string& path, const std::string& expected_descr, const std::string& what) {
+header_check matrix_check(const std::string& path, const std::string& expected_descr,
+                          const std::string& what) {
     const std::optional<dtype_info> expected = parse_descr(expected_descr);
     if (!expected || expected->order == '>') {
         fail(path, "cannot read as '" + expected_descr + "': not a supported little-endian dtype");

@@ -69,7 +69,8 @@ void check_output_paths(const std::vector<named_path>& outputs, const std::vecto
         fs::path dir = fs::path(out.path).parent_path();
         if (dir.empty()) dir = ".";
         if (!fs::is_directory(dir, ec))
-            throw usage_error(out.option + " " + out.path + ": directory " + dir.string() + " does not exist");
+            throw usage_error(out.option + " " + out.path + ": directory " + dir.string() +
+                              " does not exist");
     }
 }
 
@@ -116,8 +117,8 @@ void output_set::prepare() {
         ok = (::close(fd) == 0) && ok;
         if (!ok) {
             discard();
-            throw std::runtime_error(e.path + ": write to '" + e.temp + "' failed: " +
-                                     (why.empty() ? errno_text() : why));
+            throw std::runtime_error(e.path + ": write to '" + e.temp +
+                                     "' failed: " + (why.empty() ? errno_text() : why));
         }
     }
 }
@@ -127,7 +128,8 @@ void output_set::commit() {
         struct stat st {};
         if (::stat(e.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
             discard();
-            throw std::runtime_error(e.path + ": became " + kind_of(st.st_mode) + " while the job ran; not replaced");
+            throw std::runtime_error(e.path + ": became " + kind_of(st.st_mode) +
+                                     " while the job ran; not replaced");
         }
         if (std::rename(e.temp.c_str(), e.path.c_str()) != 0) {
             const std::string why = errno_text();

@@ -26,7 +26,10 @@ std::string hex(std::uint64_t v) {
 }  // namespace
 
 protocol_checker::protocol_checker(const sc_core::sc_module_name& name, const config& cfg)
-    : sc_core::sc_module(name), target_socket("target_socket"), initiator_socket("initiator_socket"), m_cfg(cfg) {
+    : sc_core::sc_module(name),
+      target_socket("target_socket"),
+      initiator_socket("initiator_socket"),
+      m_cfg(cfg) {
     target_socket.register_b_transport(this, &protocol_checker::b_transport);
     target_socket.register_transport_dbg(this, &protocol_checker::transport_dbg);
     target_socket.register_get_direct_mem_ptr(this, &protocol_checker::get_direct_mem_ptr);
@@ -36,15 +39,16 @@ protocol_checker::protocol_checker(const sc_core::sc_module_name& name, const co
 
 void protocol_checker::on_violation(violation_handler handler) {
     if (!handler) {
-        handler = [](const std::string& message) { SC_REPORT_ERROR("systolic/protocol_checker", message.c_str()); };
+        handler = [](const std::string& message) {
+            SC_REPORT_ERROR("systolic/protocol_checker", message.c_str());
+        };
     }
     m_handler = std::move(handler);
 }
 
 protocol_checker::attributes protocol_checker::attributes_of(const tlm::tlm_generic_payload& t) {
-    return {t.get_command(),         t.get_address(),         t.get_data_ptr(),
-            t.get_data_length(),     t.get_streaming_width(), t.get_byte_enable_ptr(),
-            t.get_byte_enable_length()};
+    return {t.get_command(),         t.get_address(),         t.get_data_ptr(),          t.get_data_length(),
+            t.get_streaming_width(), t.get_byte_enable_ptr(), t.get_byte_enable_length()};
 }
 
 void protocol_checker::violation(const std::string& rule, const tlm::tlm_generic_payload* t) {
@@ -58,7 +62,8 @@ bool protocol_checker::initiator_ok(const tlm::tlm_generic_payload& t, const cha
     const std::size_t before = m_violations.size();
     const std::string in = std::string(call) + ": ";
     const tlm::tlm_command cmd = t.get_command();
-    if (!is_valid_command(cmd)) violation(in + "command " + std::to_string(int(cmd)) + " is not READ, WRITE or IGNORE");
+    if (!is_valid_command(cmd))
+        violation(in + "command " + std::to_string(int(cmd)) + " is not READ, WRITE or IGNORE");
     const bool b = std::strcmp(call, "b_transport") == 0;
     if (b) {
         if (t.get_response_status() != tlm::TLM_INCOMPLETE_RESPONSE)
@@ -76,8 +81,9 @@ bool protocol_checker::initiator_ok(const tlm::tlm_generic_payload& t, const cha
                 for (unsigned int i = 0; i < t.get_byte_enable_length(); ++i) {
                     const unsigned char be = t.get_byte_enable_ptr()[i];
                     if (be != 0x00 && be != 0xff) {
-                        violation(in + "byte enable " + std::to_string(i) + " is " + hex(be) +
-                                      ", not 0x00 or 0xff", &t);
+                        violation(
+                            in + "byte enable " + std::to_string(i) + " is " + hex(be) + ", not 0x00 or 0xff",
+                            &t);
                         break;
                     }
                 }
@@ -142,7 +148,8 @@ unsigned int protocol_checker::transport_dbg(tlm::tlm_generic_payload& trans) {
     // A window of memory around the access, seen through a live DMI grant (asked for if need be).
     const std::uint64_t w = m_cfg.debug_window;
     const std::uint64_t lo = addr >= w ? addr - w : 0;
-    const std::uint64_t hi = addr + len + w < addr ? ~std::uint64_t{0} : addr + len + w;  // one past the window
+    const std::uint64_t hi =
+        addr + len + w < addr ? ~std::uint64_t{0} : addr + len + w;  // one past the window
     const grant* g = live_grant(addr, std::max(len, 1u));
     if (g == nullptr && m_cfg.probe_dmi_for_debug && is_read_or_write(trans.get_command())) {
         tlm::tlm_generic_payload probe;
@@ -169,7 +176,8 @@ unsigned int protocol_checker::transport_dbg(tlm::tlm_generic_payload& trans) {
 
     if (n > len)
         violation("transport_dbg: the target returned " + std::to_string(n) + " bytes for a length of " +
-                      std::to_string(len), &trans);
+                      std::to_string(len),
+                  &trans);
     check_unchanged(before, trans, "transport_dbg");
     if (sc_core::sc_time_stamp() != time_before || sc_core::sc_delta_count() != deltas_before)
         violation("transport_dbg: time or delta cycles passed during a debug access", &trans);
@@ -181,7 +189,8 @@ unsigned int protocol_checker::transport_dbg(tlm::tlm_generic_payload& trans) {
             if (trans.is_write() && inside) continue;  // a debug write may change exactly its bytes
             if (g->ptr[a - g->start] != image[a - w_lo]) {
                 violation("transport_dbg: side effect: the byte at " + hex(a) + " changed during a debug " +
-                              (trans.is_write() ? "write" : "read"), &trans);
+                              (trans.is_write() ? "write" : "read"),
+                          &trans);
                 break;
             }
         }
@@ -189,18 +198,22 @@ unsigned int protocol_checker::transport_dbg(tlm::tlm_generic_payload& trans) {
     return n;
 }
 
-void protocol_checker::check_grant(std::uint64_t addr, tlm::tlm_command cmd, bool granted, const tlm::tlm_dmi& dmi) {
+void protocol_checker::check_grant(std::uint64_t addr, tlm::tlm_command cmd, bool granted,
+                                   const tlm::tlm_dmi& dmi) {
     const std::uint64_t start = dmi.get_start_address(), end = dmi.get_end_address();
     const std::string range = "[" + hex(start) + ", " + hex(end) + "]";
     const std::string in = "get_direct_mem_ptr(" + hex(addr) + "): ";
     if (start > end) violation(in + "start after end in " + range);
-    if (addr < start || addr > end) violation(in + "the range " + range + " does not contain the requested address");
+    if (addr < start || addr > end)
+        violation(in + "the range " + range + " does not contain the requested address");
     if (!granted) {
-        if (dmi.is_read_allowed() || dmi.is_write_allowed()) violation(in + "refused, but the descriptor allows access");
+        if (dmi.is_read_allowed() || dmi.is_write_allowed())
+            violation(in + "refused, but the descriptor allows access");
         return;
     }
     if (dmi.get_dmi_ptr() == nullptr) violation(in + "granted with a null pointer");
-    if (cmd == tlm::TLM_READ_COMMAND && !dmi.is_read_allowed()) violation(in + "a read grant that does not allow reads");
+    if (cmd == tlm::TLM_READ_COMMAND && !dmi.is_read_allowed())
+        violation(in + "a read grant that does not allow reads");
     if (cmd == tlm::TLM_WRITE_COMMAND && !dmi.is_write_allowed())
         violation(in + "a write grant that does not allow writes");
     if (start > end || dmi.get_dmi_ptr() == nullptr) return;
@@ -215,9 +228,10 @@ void protocol_checker::check_grant(std::uint64_t addr, tlm::tlm_command cmd, boo
             break;
         }
     }
-    m_grants.erase(std::remove_if(m_grants.begin(), m_grants.end(),
-                                  [&](const grant& g) { return g.start >= fresh.start && g.end <= fresh.end; }),
-                   m_grants.end());
+    m_grants.erase(
+        std::remove_if(m_grants.begin(), m_grants.end(),
+                       [&](const grant& g) { return g.start >= fresh.start && g.end <= fresh.end; }),
+        m_grants.end());
     m_grants.push_back(fresh);
 }
 
@@ -225,7 +239,8 @@ bool protocol_checker::get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::
     ++m_checked;
     const tlm::tlm_command cmd = trans.get_command();
     if (!is_read_or_write(cmd)) {
-        violation("get_direct_mem_ptr: command " + std::to_string(int(cmd)) + " is not READ or WRITE", &trans);
+        violation("get_direct_mem_ptr: command " + std::to_string(int(cmd)) + " is not READ or WRITE",
+                  &trans);
         dmi.allow_none();
         return false;
     }

@@ -70,6 +70,16 @@ auto allocating(const std::string& what, F&& f) -> decltype(f()) {
     }
 }
 
+// A's columns must equal B's rows.
+void check_chain(const options& o, const npy_array& a, const npy_array& b) {
+    if (a.shape[1] != b.shape[0]) {
+        std::ostringstream os;
+        os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
+           << b.shape[0] << "x" << b.shape[1] << ": A's columns must equal B's rows";
+        throw usage_error(os.str());
+    }
+}
+
 // The job's shape from the options or the input files' headers, before any data is read.
 template <class Format>
 std::optional<problem_shape> planned_shape(const options& o) {
@@ -77,7 +87,7 @@ std::optional<problem_shape> planned_shape(const options& o) {
         const char* what = Format::is_integer ? Format::name : "float32";
         const auto a = read_matrix_header(o.a_path, Format::operand_descr, what);
         const auto b = read_matrix_header(o.b_path, Format::operand_descr, what);
-        if (a.shape[1] != b.shape[0]) return std::nullopt;  // problem_from_options says what is wrong
+        check_chain(o, a, b);
         return problem_shape{a.shape[0], a.shape[1], b.shape[1]};
     }
     if (o.a_path.empty() && o.b_path.empty() && !o.m && !o.k && !o.p) return seed_example<Format>().shape;
@@ -108,9 +118,10 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
         std::string parts;
         for (std::size_t i = 0; i < est.parts.size() && i < 2; ++i)
             parts += (i ? ", " : "") + est.parts[i].first + " " + format_bytes(est.parts[i].second);
-        throw usage_error("the job needs about " + format_bytes(est.total) + " of memory (" + parts +
-                          "), over the limit of " + format_bytes(limit) +
-                          (o.max_memory ? " set by --max-memory" : " (half of physical memory; --max-memory changes it)"));
+        throw usage_error(
+            "the job needs about " + format_bytes(est.total) + " of memory (" + parts +
+            "), over the limit of " + format_bytes(limit) +
+            (o.max_memory ? " set by --max-memory" : " (half of physical memory; --max-memory changes it)"));
     }
     return est;
 }
@@ -124,12 +135,7 @@ problem<Format> problem_from_options(const options& o) {
         npy_array a, b;
         pr.a = allocating("reading --a " + o.a_path, [&] { return read_operands<Format>(o.a_path, a); });
         pr.b = allocating("reading --b " + o.b_path, [&] { return read_operands<Format>(o.b_path, b); });
-        if (a.shape[1] != b.shape[0]) {
-            std::ostringstream os;
-            os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
-               << b.shape[0] << "x" << b.shape[1] << ": A's columns must equal B's rows";
-            throw usage_error(os.str());
-        }
+        check_chain(o, a, b);
         pr.shape = {a.shape[0], a.shape[1], b.shape[1]};
         auto must_match = [](const char* opt, const std::optional<std::int64_t>& given,
                              std::uint64_t actual) {
@@ -149,8 +155,8 @@ problem<Format> problem_from_options(const options& o) {
     check_dimension("--k", *o.k);
     check_dimension("--p", *o.p);
     const problem_shape s{std::uint64_t(*o.m), std::uint64_t(*o.k), std::uint64_t(*o.p)};
-    return allocating("generating random A and B (" + std::to_string(s.m) + "x" + std::to_string(s.k) + " and " +
-                          std::to_string(s.k) + "x" + std::to_string(s.p) + ")",
+    return allocating("generating random A and B (" + std::to_string(s.m) + "x" + std::to_string(s.k) +
+                          " and " + std::to_string(s.k) + "x" + std::to_string(s.p) + ")",
                       [&] { return random_problem<Format>(s, o.seed); });
 }
 
@@ -299,7 +305,8 @@ bool write_outputs(const options& o, const run_outcome<Format>& out, const std::
     if (o.c_out && out.result.completed()) {
         const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
         c_header = npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
-        files.add(*o.c_out, {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
+        files.add(*o.c_out,
+                  {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
     }
     if (o.json && !json_to_stdout) files.add(*o.json, {report});
     files.prepare();
@@ -332,8 +339,9 @@ int run(const options& o) {
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     typename testbench<Format>::config cfg;
     cfg.n = std::size_t(o.array);
-    auto bench = allocating("building the " + std::to_string(o.array) + "x" + std::to_string(o.array) + " array",
-                            [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
+    auto bench =
+        allocating("building the " + std::to_string(o.array) + "x" + std::to_string(o.array) + " array",
+                   [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
     const auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
 
     std::ostringstream summary;

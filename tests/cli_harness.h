@@ -34,9 +34,9 @@ class cli_fixture : public ::testing::Test {
 protected:
     void SetUp() override {
         const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = std::filesystem::temp_directory_path() /
-                ("systolic_" + std::string(info->test_suite_name()) + "_" + info->name() + "_" +
-                 std::to_string(::getpid()));
+        m_dir =
+            std::filesystem::temp_directory_path() / ("systolic_" + std::string(info->test_suite_name()) +
+                                                      "_" + info->name() + "_" + std::to_string(::getpid()));
         std::filesystem::remove_all(m_dir);
         std::filesystem::create_directories(m_dir);
     }

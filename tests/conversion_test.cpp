@@ -66,10 +66,10 @@ TEST(SaturatingConversion, Int64) {
 TEST(SaturatingConversion, FloatGoesToInfinityPastFltMax) {
     using systolic::to_float;
     constexpr float flt_max = std::numeric_limits<float>::max();
-    const double flt_max_d = flt_max;                // (2 - 2^-23) * 2^127
+    const double flt_max_d = flt_max;                                    // (2 - 2^-23) * 2^127
     const double halfway = std::ldexp(1.0, 128) - std::ldexp(1.0, 103);  // between FLT_MAX and 2^128
     EXPECT_EQ(to_float(opaque(flt_max_d)), flt_max);
-    EXPECT_EQ(to_float(opaque(std::nextafter(halfway, 0.0))), flt_max);  // rounds down to FLT_MAX
+    EXPECT_EQ(to_float(opaque(std::nextafter(halfway, 0.0))), flt_max);            // rounds down to FLT_MAX
     EXPECT_EQ(to_float(opaque(halfway)), std::numeric_limits<float>::infinity());  // ties to even: 2^128
     EXPECT_EQ(to_float(opaque(-halfway)), -std::numeric_limits<float>::infinity());
     EXPECT_EQ(to_float(opaque(1e300)), std::numeric_limits<float>::infinity());
@@ -114,7 +114,8 @@ TEST(SaturatingConversion, RoundedPartialOfFloatGoesToInfinity) {
     using systolic::rounded_partial;
     constexpr float big = 3e38f;
     EXPECT_EQ(rounded_partial<float>(big, per_partial(opaque(10.0))), std::numeric_limits<float>::infinity());
-    EXPECT_EQ(rounded_partial<float>(-big, per_partial(opaque(10.0))), -std::numeric_limits<float>::infinity());
+    EXPECT_EQ(rounded_partial<float>(-big, per_partial(opaque(10.0))),
+              -std::numeric_limits<float>::infinity());
     EXPECT_EQ(rounded_partial<float>(2.5f, per_partial(opaque(1.0))), 2.0f);
 }
 

@@ -45,9 +45,10 @@ TEST_F(Hardening, HugeScaleSaturatesPartials) {
     write_i8("b.npy", 2, 1, {100, 100});
     for (const char* scale : {"1e6", "1e308"}) {
         SCOPED_TRACE(scale);
-        const auto r = run("--dtype int8 --a a.npy --b b.npy --k-tile 1 --k-policy partials --out-dtype int8 "
-                           "--quantize-partials --overflow saturate --scale " +
-                           std::string(scale) + " --c-out c.npy");
+        const auto r =
+            run("--dtype int8 --a a.npy --b b.npy --k-tile 1 --k-policy partials --out-dtype int8 "
+                "--quantize-partials --overflow saturate --scale " +
+                std::string(scale) + " --c-out c.npy");
         ASSERT_EQ(r.status, 0) << r.err << r.out;
         EXPECT_NE(r.out.find("C=[[127]]"), std::string::npos) << r.out;
         const auto c = systolic::tb::read_matrix(p("c.npy"), "|i1", "int8");
@@ -60,8 +61,9 @@ TEST_F(Hardening, HugeScaleSaturatesPartials) {
 TEST_F(Hardening, HugeScaleWithWrappingCombination) {
     write_i8("a.npy", 1, 2, {100, 100});
     write_i8("b.npy", 2, 1, {100, 100});
-    const auto r = run("--dtype int8 --a a.npy --b b.npy --k-tile 1 --k-policy partials --out-dtype int8 "
-                       "--quantize-partials --scale 1e6 --json -");
+    const auto r =
+        run("--dtype int8 --a a.npy --b b.npy --k-tile 1 --k-policy partials --out-dtype int8 "
+            "--quantize-partials --scale 1e6 --json -");
     ASSERT_EQ(r.status, 0) << r.err << r.out;
     const auto j = nlohmann::json::parse(r.out);
     EXPECT_EQ(j["overflow"]["wraps"], 1);
@@ -106,7 +108,8 @@ TEST_F(Hardening, MaxMemoryOption) {
     EXPECT_EQ(run("--max-memory 512MiB").status, 0);
     expect_refused(run("--max-memory 12Q"), "--max-memory '12Q' is not a size");
     expect_refused(run("--max-memory -1"), "--max-memory '-1' is not a size");
-    expect_refused(run("--max-memory 99999999999999999999"), "--max-memory '99999999999999999999' is out of range");
+    expect_refused(run("--max-memory 99999999999999999999"),
+                   "--max-memory '99999999999999999999' is out of range");
 }
 
 #if !defined(SYSTOLIC_SANITIZED)  // ASan's shadow memory makes both the RSS and ulimit -v meaningless
@@ -148,7 +151,8 @@ TEST_F(Hardening, AllocationFailureSaysWhat) {
 // --- Defect 5: outputs -----------------------------------------------------------------------------
 
 TEST_F(Hardening, NoReportWhenCCannotBeWritten) {
-    expect_refused(run("--json r.json --c-out nodir/c.npy"), "--c-out nodir/c.npy: directory nodir does not exist");
+    expect_refused(run("--json r.json --c-out nodir/c.npy"),
+                   "--c-out nodir/c.npy: directory nodir does not exist");
     EXPECT_FALSE(fs::exists(path("r.json")));
     expect_no_temporaries();
 }
@@ -178,7 +182,8 @@ TEST_F(Hardening, OutputOverAnInputIsRefused) {
     expect_refused(run(in + "--c-out b_link.npy"), "--c-out b_link.npy is the input --b");
     expect_refused(run(in + "--json a.npy"), "--json a.npy is the input --a");
     expect_refused(run(in + "--c-out c.npy --json c.npy"), "--json c.npy is also --c-out");
-    expect_refused(run(in + "--c-out c.npy --json ../" + m_dir.filename().string() + "/c.npy"), "is also --c-out");
+    expect_refused(run(in + "--c-out c.npy --json ../" + m_dir.filename().string() + "/c.npy"),
+                   "is also --c-out");
     EXPECT_EQ(slurp(path("a.npy")), a_before);
     EXPECT_EQ(slurp(path("b.npy")), b_before);
     EXPECT_FALSE(fs::exists(path("c.npy")));
@@ -207,6 +212,18 @@ TEST_F(Hardening, OutputsAreWrittenWhenEverythingWorks) {
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_TRUE(fs::exists(path("c.npy")));
     EXPECT_TRUE(nlohmann::json::parse(slurp(path("r.json")))["pass"].get<bool>());
+    expect_no_temporaries();
+}
+
+// --- Defect 7: errors after the simulation ------------------------------------------------------
+
+// An output that passes every check before the run but cannot be created afterwards (/proc takes
+// no new files, even from root): the error is raised after sc_start. In the sanitizer build this
+// used to end in a false ASan stack-buffer-overflow and exit status 1 (see tb/asan_fiber_fix.cpp).
+TEST_F(Hardening, ErrorAfterTheSimulationExitsTwo) {
+    const auto r = run("--json r.json --c-out /proc/systolic_c.npy");
+    expect_refused(r, "/proc/systolic_c.npy: cannot create temporary file");
+    EXPECT_FALSE(fs::exists(path("r.json")));
     expect_no_temporaries();
 }
 

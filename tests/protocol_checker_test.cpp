@@ -35,24 +35,27 @@ class faulty_target : public sc_core::sc_module {
 public:
     enum class fault {
         none,
-        leave_incomplete,        // b_transport: response status left INCOMPLETE
-        change_length,           // b_transport: data length changed
-        change_address,          // b_transport: address changed
-        modify_write_data,       // b_transport: scribbles over a WRITE's data
-        dmi_outside,             // DMI: a range that does not contain the address
-        dmi_null_pointer,        // DMI: granted with no pointer
-        dmi_read_only,           // DMI: a write request granted read-only
-        dmi_inverted,            // DMI: start after end
-        dmi_refusal_allows,      // DMI: refused, but the descriptor allows reads
-        debug_side_effect,       // transport_dbg: a read changes the byte after it
-        debug_too_many,          // transport_dbg: returns more than the length
+        leave_incomplete,    // b_transport: response status left INCOMPLETE
+        change_length,       // b_transport: data length changed
+        change_address,      // b_transport: address changed
+        modify_write_data,   // b_transport: scribbles over a WRITE's data
+        dmi_outside,         // DMI: a range that does not contain the address
+        dmi_null_pointer,    // DMI: granted with no pointer
+        dmi_read_only,       // DMI: a write request granted read-only
+        dmi_inverted,        // DMI: start after end
+        dmi_refusal_allows,  // DMI: refused, but the descriptor allows reads
+        debug_side_effect,   // transport_dbg: a read changes the byte after it
+        debug_too_many,      // transport_dbg: returns more than the length
     };
 
     tlm_utils::simple_target_socket<faulty_target> target_socket;
     fault planted = fault::none;
 
     explicit faulty_target(const sc_core::sc_module_name& name)
-        : sc_core::sc_module(name), target_socket("target_socket"), m_core(k_base, k_size), m_other(k_base, k_size) {
+        : sc_core::sc_module(name),
+          target_socket("target_socket"),
+          m_core(k_base, k_size),
+          m_other(k_base, k_size) {
         target_socket.register_b_transport(this, &faulty_target::b_transport);
         target_socket.register_transport_dbg(this, &faulty_target::transport_dbg);
         target_socket.register_get_direct_mem_ptr(this, &faulty_target::get_direct_mem_ptr);
@@ -63,13 +66,16 @@ public:
         if (invalidate) target_socket->invalidate_direct_mem_ptr(k_base, k_base + k_size - 1);
         m_moved = !m_moved;
     }
-    void invalidate(std::uint64_t start, std::uint64_t end) { target_socket->invalidate_direct_mem_ptr(start, end); }
+    void invalidate(std::uint64_t start, std::uint64_t end) {
+        target_socket->invalidate_direct_mem_ptr(start, end);
+    }
     systolic::memory_core& core() { return m_moved ? m_other : m_core; }
 
 private:
     void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
-        const auto status = t.is_read() ? core().read(t.get_address(), t.get_data_ptr(), t.get_data_length())
-                                        : core().write(t.get_address(), t.get_data_ptr(), t.get_data_length());
+        const auto status = t.is_read()
+                                ? core().read(t.get_address(), t.get_data_ptr(), t.get_data_length())
+                                : core().write(t.get_address(), t.get_data_ptr(), t.get_data_length());
         t.set_response_status(status == systolic::memory_core::status::ok ? tlm::TLM_OK_RESPONSE
                                                                           : tlm::TLM_ADDRESS_ERROR_RESPONSE);
         if (planted == fault::leave_incomplete) t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
@@ -181,8 +187,8 @@ protected:
         EXPECT_NE(c.violations()[0].find(needle), std::string::npos) << c.violations()[0];
     }
 
-    static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
-                      unsigned int len) {
+    static void setup(tlm::tlm_generic_payload& t, tlm::tlm_command cmd, std::uint64_t addr,
+                      unsigned char* data, unsigned int len) {
         t.set_command(cmd);
         t.set_address(addr);
         t.set_data_ptr(data);
@@ -247,7 +253,7 @@ TEST_F(ProtocolChecker, DefaultHandlerRaisesASystemCError) {
 TEST_F(ProtocolChecker, ResponseStatusNotReset) {
     std::uint32_t v = 0;
     tlm::tlm_generic_payload t;
-        setup(t, tlm::TLM_READ_COMMAND, k_base, reinterpret_cast<unsigned char*>(&v), 4);
+    setup(t, tlm::TLM_READ_COMMAND, k_base, reinterpret_cast<unsigned char*>(&v), 4);
     t.set_response_status(tlm::TLM_OK_RESPONSE);
     sc_core::sc_time d = sc_core::SC_ZERO_TIME;
     init().initiator_socket->b_transport(t, d);  // not through test_initiator, which resets it
@@ -267,8 +273,10 @@ TEST_F(ProtocolChecker, BadPayloadsFromTheInitiator) {
     for (const planted& p : {
              planted{"command", [](tlm::tlm_generic_payload& t) { t.set_command(tlm::tlm_command(7)); },
                      "command 7 is not READ, WRITE or IGNORE"},
-             planted{"null data", [](tlm::tlm_generic_payload& t) { t.set_data_ptr(nullptr); }, "null data pointer"},
-             planted{"zero length", [](tlm::tlm_generic_payload& t) { t.set_data_length(0); }, "data length 0"},
+             planted{"null data", [](tlm::tlm_generic_payload& t) { t.set_data_ptr(nullptr); },
+                     "null data pointer"},
+             planted{"zero length", [](tlm::tlm_generic_payload& t) { t.set_data_length(0); },
+                     "data length 0"},
              planted{"zero streaming width", [](tlm::tlm_generic_payload& t) { t.set_streaming_width(0); },
                      "streaming width 0"},
              planted{"byte enables without length",
@@ -305,7 +313,7 @@ TEST_F(ProtocolChecker, DmiRequestWithIgnoreCommand) {
 
 TEST_F(ProtocolChecker, DebugWithNullData) {
     tlm::tlm_generic_payload t;
-        setup(t, tlm::TLM_READ_COMMAND, k_base, nullptr, 4);
+    setup(t, tlm::TLM_READ_COMMAND, k_base, nullptr, 4);
     EXPECT_EQ(init().initiator_socket->transport_dbg(t), 0u);
     expect_one(checker(), "transport_dbg: null data pointer");
 }
@@ -342,10 +350,11 @@ TEST_F(ProtocolChecker, DmiGrantFaults) {
         tlm::tlm_command cmd;
         const char* message;
     };
-    for (const planted& p : {planted{f::dmi_outside, tlm::TLM_READ_COMMAND, "does not contain the requested address"},
-                             planted{f::dmi_null_pointer, tlm::TLM_READ_COMMAND, "granted with a null pointer"},
-                             planted{f::dmi_read_only, tlm::TLM_WRITE_COMMAND, "does not allow writes"},
-                             planted{f::dmi_refusal_allows, tlm::TLM_READ_COMMAND, "refused, but the descriptor allows"}}) {
+    for (const planted& p :
+         {planted{f::dmi_outside, tlm::TLM_READ_COMMAND, "does not contain the requested address"},
+          planted{f::dmi_null_pointer, tlm::TLM_READ_COMMAND, "granted with a null pointer"},
+          planted{f::dmi_read_only, tlm::TLM_WRITE_COMMAND, "does not allow writes"},
+          planted{f::dmi_refusal_allows, tlm::TLM_READ_COMMAND, "refused, but the descriptor allows"}}) {
         SCOPED_TRACE(p.message);
         faulty().move_storage(true);  // forget earlier grants
         fchecker().clear_violations();
@@ -361,7 +370,8 @@ TEST_F(ProtocolChecker, DmiGrantFaults) {
     finit().get_dmi(k_base + 0x20, dmi);
     faulty().planted = f::none;
     ASSERT_FALSE(fchecker().violations().empty());
-    EXPECT_NE(fchecker().violations()[0].find("start after end"), std::string::npos) << fchecker().violations()[0];
+    EXPECT_NE(fchecker().violations()[0].find("start after end"), std::string::npos)
+        << fchecker().violations()[0];
 }
 
 TEST_F(ProtocolChecker, StorageMovedWithoutInvalidation) {
