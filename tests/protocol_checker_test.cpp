@@ -271,8 +271,9 @@ TEST_F(ProtocolChecker, BadPayloadsFromTheInitiator) {
     static std::array<unsigned char, 4> be_zero_len{0xff, 0xff, 0xff, 0xff};
     static std::array<unsigned char, 4> be_odd{0xff, 0x0f, 0xff, 0xff};
     for (const planted& p : {
-             planted{"command", [](tlm::tlm_generic_payload& t) { t.set_command(tlm::tlm_command(7)); },
-                     "command 7 is not READ, WRITE or IGNORE"},
+             // 3: inside the enum's range (so no undefined load), but no command.
+             planted{"command", [](tlm::tlm_generic_payload& t) { t.set_command(tlm::tlm_command(3)); },
+                     "command 3 is not READ, WRITE or IGNORE"},
              planted{"null data", [](tlm::tlm_generic_payload& t) { t.set_data_ptr(nullptr); },
                      "null data pointer"},
              planted{"zero length", [](tlm::tlm_generic_payload& t) { t.set_data_length(0); },
