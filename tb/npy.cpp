@@ -14,6 +14,8 @@
 #if defined(_WIN32)
 #include <process.h>
 #else
+#include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -38,6 +40,17 @@ constexpr std::size_t kGrowthAxisMaxDigits = 21;       // numpy's GROWTH_AXIS_MA
 std::string errno_text(int err) {
     return err != 0 ? std::string(std::strerror(err)) : "unknown error";
 }
+
+#if !defined(_WIN32)
+std::string file_kind(mode_t mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+#endif
 
 bool host_is_little_endian() {
     const std::uint16_t one = 1;
@@ -402,36 +415,116 @@ std::uint64_t read_le(const unsigned char* p, std::size_t n) {
     return v;
 }
 
-// Reads and validates a whole .npy file. `check` (optional) sees the parsed header before any data is read
-// and may throw to reject the file.
-npy_array load(const std::string& path, const header_check& check) {
-    std::error_code ec;
-    if (fs::is_directory(path, ec)) fail(path, "cannot open: " + errno_text(EISDIR));
+// Where the bytes of a .npy image come from: a file (opened so that it can never block) or memory.
+class byte_source {
+public:
+    virtual ~byte_source() = default;
+    virtual std::uint64_t size() const = 0;
+    // Reads exactly n bytes at the current position; false on a short read or an error.
+    virtual bool read(void* dst, std::size_t n) = 0;
+};
 
-    errno = 0;
-    std::ifstream in(path, std::ios::binary);
-    if (!in) fail(path, "cannot open: " + errno_text(errno));
+class memory_source : public byte_source {
+public:
+    memory_source(const void* data, std::size_t size)
+        : m_data(static_cast<const unsigned char*>(data)), m_size(size) {}
+    std::uint64_t size() const override { return m_size; }
+    bool read(void* dst, std::size_t n) override {
+        if (n > m_size - m_pos) return false;
+        if (n > 0) std::memcpy(dst, m_data + m_pos, n);
+        m_pos += n;
+        return true;
+    }
 
-    in.seekg(0, std::ios::end);
-    const std::streamoff end = in.tellg();
-    if (!in || end < 0) fail(path, "cannot determine the file size");
-    in.seekg(0, std::ios::beg);
-    const auto file_size = static_cast<std::uint64_t>(end);
+private:
+    const unsigned char* m_data;
+    std::size_t m_size;
+    std::size_t m_pos = 0;
+};
+
+#if !defined(_WIN32)
+// A regular file only. It is opened without blocking and checked with fstat on the open
+// descriptor, so a FIFO (whose open or read would wait for a writer forever), a device or a
+// directory is refused, and replacing the file after a check cannot sneak one in.
+class file_source : public byte_source {
+public:
+    explicit file_source(const std::string& path) {
+        errno = 0;
+        m_fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
+        if (m_fd < 0) fail(path, "cannot open: " + errno_text(errno));
+        struct stat st {};
+        if (::fstat(m_fd, &st) != 0) fail(path, "cannot stat: " + errno_text(errno));
+        if (!S_ISREG(st.st_mode))
+            fail(path, "cannot open: not a regular file (" + file_kind(st.st_mode) + ")");
+        const int flags = ::fcntl(m_fd, F_GETFL);
+        if (flags >= 0) ::fcntl(m_fd, F_SETFL, flags & ~O_NONBLOCK);
+        m_size = static_cast<std::uint64_t>(st.st_size);
+    }
+    ~file_source() override {
+        if (m_fd >= 0) ::close(m_fd);
+    }
+    file_source(const file_source&) = delete;
+    file_source& operator=(const file_source&) = delete;
+
+    std::uint64_t size() const override { return m_size; }
+    bool read(void* dst, std::size_t n) override {
+        auto* p = static_cast<unsigned char*>(dst);
+        while (n > 0) {
+            const ssize_t got = ::read(m_fd, p, n < (std::size_t{1} << 30) ? n : (std::size_t{1} << 30));
+            if (got < 0 && errno == EINTR) continue;
+            if (got <= 0) return false;
+            p += got;
+            n -= static_cast<std::size_t>(got);
+        }
+        return true;
+    }
+
+private:
+    int m_fd = -1;
+    std::uint64_t m_size = 0;
+};
+#else
+class file_source : public byte_source {
+public:
+    explicit file_source(const std::string& path) : m_in(path, std::ios::binary) {
+        std::error_code ec;
+        if (fs::is_directory(path, ec)) fail(path, "cannot open: " + errno_text(EISDIR));
+        if (!m_in) fail(path, "cannot open: " + errno_text(errno));
+        m_in.seekg(0, std::ios::end);
+        m_size = static_cast<std::uint64_t>(m_in.tellg());
+        m_in.seekg(0, std::ios::beg);
+    }
+    std::uint64_t size() const override { return m_size; }
+    bool read(void* dst, std::size_t n) override {
+        return n == 0 ||
+               static_cast<bool>(m_in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
+    }
+
+private:
+    std::ifstream m_in;
+    std::uint64_t m_size = 0;
+};
+#endif
+
+// Reads and validates a whole .npy image. `check` (optional) sees the parsed header before any data is
+// read and may throw to reject the file. With header_only, the data is not read (its length is checked).
+// Bytes after the data are ignored, as numpy.load ignores them.
+npy_array load(const std::string& path, byte_source& in, const header_check& check,
+               bool header_only = false) {
+    const std::uint64_t file_size = in.size();
 
     unsigned char pre[kPreambleFixed + 4] = {};
     const std::size_t magic_avail = file_size < kMagicLen ? static_cast<std::size_t>(file_size) : kMagicLen;
-    if (!in.read(reinterpret_cast<char*>(pre), static_cast<std::streamsize>(magic_avail))) {
-        fail(path, "read error in the preamble");
-    }
+    if (!in.read(pre, magic_avail)) fail(path, "read error in the preamble");
     if (file_size == 0) fail(path, "not a .npy file (the file is empty)");
     if (std::memcmp(pre, kMagic, magic_avail) != 0) fail(path, "not a .npy file (bad magic)");
     if (file_size < kPreambleFixed) {
         fail(path, "truncated: the file ends inside the preamble (" + std::to_string(file_size) + " bytes)");
     }
-    in.read(reinterpret_cast<char*>(pre + kMagicLen), 2);
+    const bool version_read = in.read(pre + kMagicLen, 2);
     const unsigned major = pre[6];
     const unsigned minor = pre[7];
-    if (!in || minor != 0 || major < 1 || major > 3) {
+    if (!version_read || minor != 0 || major < 1 || major > 3) {
         fail(path, "unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor) +
                        " (supported: 1.0, 2.0, 3.0)");
     }
@@ -440,9 +533,7 @@ npy_array load(const std::string& path, const header_check& check) {
     if (file_size < kPreambleFixed + len_bytes) {
         fail(path, "truncated: the file ends inside the preamble (" + std::to_string(file_size) + " bytes)");
     }
-    if (!in.read(reinterpret_cast<char*>(pre + kPreambleFixed), static_cast<std::streamsize>(len_bytes))) {
-        fail(path, "read error in the preamble");
-    }
+    if (!in.read(pre + kPreambleFixed, len_bytes)) fail(path, "read error in the preamble");
     const std::uint64_t header_len = read_le(pre + kPreambleFixed, len_bytes);
     const std::uint64_t data_offset = kPreambleFixed + len_bytes + header_len;
     if (data_offset > file_size) {
@@ -456,7 +547,7 @@ npy_array load(const std::string& path, const header_check& check) {
     }
 
     std::string text(static_cast<std::size_t>(header_len), '\0');
-    if (header_len > 0 && !in.read(&text[0], static_cast<std::streamsize>(header_len))) {
+    if (header_len > 0 && !in.read(&text[0], static_cast<std::size_t>(header_len))) {
         fail(path, "read error in the header");
     }
     header_fields fields = header_parser(path, text).parse();
@@ -497,22 +588,22 @@ npy_array load(const std::string& path, const header_check& check) {
     if (check) check(info);
 
     const std::uint64_t held = file_size - data_offset;
-    const std::string says = "header says " + shape_dims(info.shape) + " " +
-                             dtype_name(info.dtype, info.descr) + " (" + std::to_string(info.data_bytes) +
-                             " bytes of data)";
-    if (held < info.data_bytes)
-        fail(path, "truncated: " + says + " but the file holds " + std::to_string(held));
-    if (held > info.data_bytes) {
-        fail(path, "extra data: " + says + " but the file holds " + std::to_string(held) + " (" +
-                       std::to_string(held - info.data_bytes) + " trailing bytes)");
+    if (held < info.data_bytes) {
+        fail(path, "truncated: header says " + shape_dims(info.shape) + " " +
+                       dtype_name(info.dtype, info.descr) + " (" + std::to_string(info.data_bytes) +
+                       " bytes of data) but the file holds " + std::to_string(held));
     }
 
     npy_array out;
     out.descr = info.descr;
     out.shape = info.shape;
-    out.data.resize(static_cast<std::size_t>(info.data_bytes));
-    if (!out.data.empty() &&
-        !in.read(reinterpret_cast<char*>(out.data.data()), static_cast<std::streamsize>(out.data.size()))) {
+    if (header_only) return out;
+    try {
+        out.data.resize(static_cast<std::size_t>(info.data_bytes));
+    } catch (const std::bad_alloc&) {
+        fail(path, "out of memory reading " + std::to_string(info.data_bytes) + " bytes of data");
+    }
+    if (!out.data.empty() && !in.read(out.data.data(), out.data.size())) {
         fail(path, "read error in the data (the file may have changed while being read)");
     }
     return out;
@@ -598,16 +689,26 @@ private:
 }  // namespace
 
 npy_array read_npy(const std::string& path) {
-    return load(path, nullptr);
+    file_source in(path);
+    return load(path, in, nullptr);
 }
 
-npy_array read_matrix(const std::string& path, const std::string& expected_descr, const std::string& what) {
+npy_array parse_npy(const void* data, std::size_t size, const std::string& name) {
+    memory_source in(data, size);
+    return load(name, in, nullptr);
+}
+
+namespace {
+
+// The header checks read_matrix applies: the expected little-endian dtype, 2-D, no zero dimension.
+header_check matrix_check(const std::string& path, const std::string& expected_descr,
+                          const std::string& what) {
     const std::optional<dtype_info> expected = parse_descr(expected_descr);
     if (!expected || expected->order == '>') {
         fail(path, "cannot read as '" + expected_descr + "': not a supported little-endian dtype");
     }
     const std::string want = what + " ('" + expected_descr + "')";
-    return load(path, [&](const header_info& h) {
+    return [path, want, expected](const header_info& h) {
         if (h.dtype.order == '>') {
             fail(path, "dtype '" + h.descr + "' is big-endian, which is not supported; expected " + want +
                            ", save with a little-endian dtype");
@@ -619,7 +720,33 @@ npy_array read_matrix(const std::string& path, const std::string& expected_descr
         if (h.shape[0] == 0 || h.shape[1] == 0) {
             fail(path, "shape " + shape_tuple(h.shape) + " has a zero dimension");
         }
-    });
+    };
+}
+
+}  // namespace
+
+npy_array read_matrix(const std::string& path, const std::string& expected_descr, const std::string& what) {
+    file_source in(path);
+    return load(path, in, matrix_check(path, expected_descr, what));
+}
+
+npy_array read_matrix_header(const std::string& path, const std::string& expected_descr,
+                             const std::string& what) {
+    file_source in(path);
+    return load(path, in, matrix_check(path, expected_descr, what), true);
+}
+
+npy_array parse_matrix(const void* data, std::size_t size, const std::string& name,
+                       const std::string& expected_descr, const std::string& what) {
+    memory_source in(data, size);
+    return load(name, in, matrix_check(name, expected_descr, what));
+}
+
+std::string npy_header(const std::string& path, const std::string& descr, std::uint64_t rows,
+                       std::uint64_t cols) {
+    const std::optional<dtype_info> dtype = parse_descr(descr);
+    if (!dtype) fail(path, "cannot write dtype '" + descr + "': not a supported dtype");
+    return make_header(canonical_descr(*dtype), rows, cols);
 }
 
 void write_npy(const std::string& path, const std::string& descr, std::uint64_t rows, std::uint64_t cols,

@@ -28,15 +28,34 @@ struct npy_array {
 };
 
 // Reads a .npy file (format versions 1.0, 2.0 and 3.0). Validates the magic, the version, the header dict
-// (keys 'descr', 'fortran_order' and 'shape' in any order, Python-dict syntax) and that the data length
-// equals prod(shape) * itemsize; extra trailing bytes are an error too. Fortran-order files are rejected.
+// (keys 'descr', 'fortran_order' and 'shape' in any order, Python-dict syntax) and that the file holds at
+// least prod(shape) * itemsize bytes of data; bytes after the data are ignored, as numpy.load ignores them.
+// Fortran-order files are rejected. Only regular files are read: a FIFO, device or directory is refused
+// without blocking.
 npy_array read_npy(const std::string& path);
+
+// The same for a .npy image in memory; `name` stands for the path in messages.
+npy_array parse_npy(const void* data, std::size_t size, const std::string& name);
 
 // Reads a 2-D C-order matrix whose dtype must be `expected_descr` ("<i4", "<i8", "|i1", "<f4", ...).
 // '|i1', '<i1' and 'i1' are all accepted for int8; a '=' (or missing) byte order means the host order.
 // Big-endian data and zero-sized dimensions are rejected. `what` is a human name of the dtype used in
 // messages, e.g. "int32".
 npy_array read_matrix(const std::string& path, const std::string& expected_descr, const std::string& what);
+
+// read_matrix's checks without reading the data: descr and shape only (data stays empty), so that a job's
+// memory can be estimated before anything large is allocated.
+npy_array read_matrix_header(const std::string& path, const std::string& expected_descr,
+                             const std::string& what);
+
+// read_matrix for a .npy image in memory.
+npy_array parse_matrix(const void* data, std::size_t size, const std::string& name,
+                       const std::string& expected_descr, const std::string& what);
+
+// The header bytes numpy.save writes for a rows x cols C-order array of `descr` (version 1.0, padded to
+// 64 bytes). Throws npy_error (starting with `path`) for a dtype it cannot write.
+std::string npy_header(const std::string& path, const std::string& descr, std::uint64_t rows,
+                       std::uint64_t cols);
 
 // Writes a rows x cols C-order array atomically: the bytes go to "<path>.tmp.<pid>" in the same directory,
 // which is flushed and then renamed over `path`, so a failed write never leaves a partial file. The header is

@@ -1,7 +1,5 @@
 // systolic-tb: runs one matrix product on the systolic array model and checks it with the
 // scoreboard. Exit status: 0 pass, 1 scoreboard or watchdog failure, 2 bad usage or bad input.
-#include <CLI/CLI.hpp>
-
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
@@ -12,7 +10,10 @@
 #include <string>
 #include <systemc>
 
+#include "cli_options.h"
+#include "memory_estimate.h"
 #include "npy.h"
+#include "output_files.h"
 #include "problem.h"
 #include "report.h"
 #include "systolic/log.h"
@@ -29,35 +30,8 @@ constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;
 constexpr int exit_usage = 2;
 
-// Bad usage or bad input: one line on stderr, exit status 2.
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-struct options {
-    std::int64_t array = 2;
-    std::optional<std::int64_t> m, k, p;
-    std::string a_path, b_path, c_out, json;
-    std::uint64_t seed = 1;
-    std::string order = "row";
-    std::string log_level = "warn";
-    bool packed = false;
-    std::string dtype = "int32";
-    std::optional<std::int64_t> k_tile;
-    std::string k_policy = "preserve";
-    std::string overflow = "wrap";
-    std::string out_dtype = "acc";
-    std::optional<double> scale;
-    std::optional<std::int64_t> zero_point;
-    std::optional<std::string> rounding;
-    bool quantize_partials = false;
-    std::string inject = "none";
-    std::string engine = "cycle";
-};
-
-// Largest array and operand sizes we accept, so that a typo is an error and not an out-of-memory.
+// Largest array we accept, so that a typo is an error and not an out-of-memory.
 constexpr std::int64_t max_array = 1024;
-constexpr std::uint64_t max_bytes = std::uint64_t{8} << 30;
 
 void check_dimension(const char* name, std::int64_t v) {
     if (v <= 0) throw usage_error(std::string(name) + " must be positive, got " + std::to_string(v));
@@ -70,32 +44,99 @@ std::vector<typename Format::operand_type> read_operands(const std::string& path
     using T = typename Format::operand_type;
     const bool is_float = !Format::is_integer;
     arr = read_matrix(path, Format::operand_descr, is_float ? "float32" : Format::name);
+    std::vector<T> out;
     if constexpr (std::is_same_v<T, bf16>) {
-        std::vector<T> out;
-        for (float f : as_vector<float>(arr))
+        const std::vector<float> values = as_vector<float>(arr);
+        out.reserve(values.size());
+        for (float f : values)
             out.push_back(bf16::from_float(f));
-        return out;
     } else {
-        return as_vector<T>(arr);
+        out = as_vector<T>(arr);
     }
+    std::vector<std::uint8_t>().swap(arr.data);  // the raw bytes are not needed any more; the shape is
+    return out;
+}
+
+// An allocation failure says what was being allocated, never a bare std::bad_alloc.
+struct out_of_memory : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+template <class F>
+auto allocating(const std::string& what, F&& f) -> decltype(f()) {
+    try {
+        return f();
+    } catch (const std::bad_alloc&) {
+        throw out_of_memory("out of memory while " + what + " (see --max-memory)");
+    }
+}
+
+// A's columns must equal B's rows.
+void check_chain(const options& o, const npy_array& a, const npy_array& b) {
+    if (a.shape[1] != b.shape[0]) {
+        std::ostringstream os;
+        os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
+           << b.shape[0] << "x" << b.shape[1] << ": A's columns must equal B's rows";
+        throw usage_error(os.str());
+    }
+}
+
+// The job's shape from the options or the input files' headers, before any data is read.
+template <class Format>
+std::optional<problem_shape> planned_shape(const options& o) {
+    if (!o.a_path.empty() && !o.b_path.empty()) {
+        const char* what = Format::is_integer ? Format::name : "float32";
+        const auto a = read_matrix_header(o.a_path, Format::operand_descr, what);
+        const auto b = read_matrix_header(o.b_path, Format::operand_descr, what);
+        check_chain(o, a, b);
+        return problem_shape{a.shape[0], a.shape[1], b.shape[1]};
+    }
+    if (o.a_path.empty() && o.b_path.empty() && !o.m && !o.k && !o.p) return seed_example<Format>().shape;
+    if (o.m && o.k && o.p && *o.m > 0 && *o.k > 0 && *o.p > 0)
+        return problem_shape{std::uint64_t(*o.m), std::uint64_t(*o.k), std::uint64_t(*o.p)};
+    return std::nullopt;  // options that problem_from_options refuses
+}
+
+// The memory the job will need, refused when over --max-memory (default: a share of physical memory).
+template <class Format>
+memory_estimate check_memory(const options& o, const problem_shape& s) {
+    memory_job mj;
+    mj.m = s.m;
+    mj.k = s.k;
+    mj.p = s.p;
+    mj.n = std::uint64_t(o.array);
+    mj.operand_bytes = sizeof(typename Format::operand_type);
+    mj.file_bytes = o.a_path.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
+    mj.accumulator_bytes = sizeof(typename Format::accumulator_type);
+    mj.output_bytes = o.out_dtype == "int8" ? 1 : mj.accumulator_bytes;
+    mj.k_tile = o.k_tile && *o.k_tile > 0 ? std::uint64_t(*o.k_tile) : 0;
+    mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
+    mj.per_partial = o.quantize_partials;
+    mj.packed = o.packed;
+    const memory_estimate est = estimate_memory(mj);
+    const std::uint64_t limit = o.max_memory ? *o.max_memory : default_memory_limit();
+    if (est.total > limit) {
+        std::string parts;
+        for (std::size_t i = 0; i < est.parts.size() && i < 2; ++i)
+            parts += (i ? ", " : "") + est.parts[i].first + " " + format_bytes(est.parts[i].second);
+        throw usage_error(
+            "the job needs about " + format_bytes(est.total) + " of memory (" + parts +
+            "), over the limit of " + format_bytes(limit) +
+            (o.max_memory ? " set by --max-memory" : " (half of physical memory; --max-memory changes it)"));
+    }
+    return est;
 }
 
 template <class Format>
 problem<Format> problem_from_options(const options& o) {
-    using T = typename Format::operand_type;
     const bool have_dims = o.m || o.k || o.p;
     if (o.a_path.empty() != o.b_path.empty()) throw usage_error("--a and --b must be given together");
     problem<Format> pr;
     if (!o.a_path.empty()) {
         npy_array a, b;
-        pr.a = read_operands<Format>(o.a_path, a);
-        pr.b = read_operands<Format>(o.b_path, b);
-        if (a.shape[1] != b.shape[0]) {
-            std::ostringstream os;
-            os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
-               << b.shape[0] << "x" << b.shape[1] << ": A's columns must equal B's rows";
-            throw usage_error(os.str());
-        }
+        pr.a = allocating("reading --a " + o.a_path, [&] { return read_operands<Format>(o.a_path, a); });
+        pr.b = allocating("reading --b " + o.b_path, [&] { return read_operands<Format>(o.b_path, b); });
+        check_chain(o, a, b);
         pr.shape = {a.shape[0], a.shape[1], b.shape[1]};
         auto must_match = [](const char* opt, const std::optional<std::int64_t>& given,
                              std::uint64_t actual) {
@@ -115,11 +156,9 @@ problem<Format> problem_from_options(const options& o) {
     check_dimension("--k", *o.k);
     check_dimension("--p", *o.p);
     const problem_shape s{std::uint64_t(*o.m), std::uint64_t(*o.k), std::uint64_t(*o.p)};
-    const double bytes = (double(s.m) * s.k + double(s.k) * s.p) * sizeof(T) +
-                         double(s.m) * s.p * sizeof(typename Format::accumulator_type) * 2;
-    if (bytes > double(max_bytes))
-        throw usage_error("the matrices need more than 8 GiB; choose smaller --m/--k/--p");
-    return random_problem<Format>(s, o.seed);
+    return allocating("generating random A and B (" + std::to_string(s.m) + "x" + std::to_string(s.k) +
+                          " and " + std::to_string(s.k) + "x" + std::to_string(s.p) + ")",
+                      [&] { return random_problem<Format>(s, o.seed); });
 }
 
 // The run options from the command line, with every combination checked before anything runs.
@@ -261,11 +300,53 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     os << (out.pass() ? "PASS" : "FAIL") << "\n";
 }
 
+// The outputs the options ask for, checked before anything runs.
+std::vector<named_path> planned_outputs(const options& o) {
+    std::vector<named_path> outputs;
+    if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
+    if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
+    return outputs;
+}
+
+// Writes every output, or none: files go to temporaries first, then stdout, and only when all of
+// that worked are the files renamed into place. Returns false (after saying why) on any failure.
+template <class Format>
+bool write_outputs(const options& o, const run_outcome<Format>& out, const std::string& summary,
+                   const std::string& report) {
+    const bool json_to_stdout = o.json && *o.json == "-";
+    output_set files;
+    std::string c_header;
+    // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
+    if (o.c_out && out.result.completed()) {
+        const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
+        c_header = npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
+        files.add(*o.c_out,
+                  {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
+    }
+    if (o.json && !json_to_stdout) files.add(*o.json, {report});
+    files.prepare();
+    if (json_to_stdout) std::cerr << summary;
+    if (!write_stdout(json_to_stdout ? report : summary)) {
+        std::cerr << "systolic-tb: error: writing to stdout failed: " << std::strerror(errno)
+                  << "; no output files written\n";
+        return false;
+    }
+    files.commit();
+    return true;
+}
+
 template <class Format>
 int run(const options& o) {
     if (o.array <= 0 || o.array > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
                           std::to_string(o.array));
+    std::vector<named_path> inputs;
+    if (!o.a_path.empty()) inputs.push_back({"--a", o.a_path});
+    if (!o.b_path.empty()) inputs.push_back({"--b", o.b_path});
+    check_output_paths(planned_outputs(o), inputs);
+    memory_estimate estimate;
+    if (const auto shape = planned_shape<Format>(o)) estimate = check_memory<Format>(o, *shape);
+
     const problem<Format> pr = problem_from_options<Format>(o);
     const run_options ro = make_run_options<Format>(o, pr.shape);
 
@@ -273,11 +354,13 @@ int run(const options& o) {
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     typename testbench<Format>::config cfg;
     cfg.n = std::size_t(o.array);
-    testbench<Format> bench("tb", cfg);
-    const auto out = bench.run(pr, ro);
+    auto bench =
+        allocating("building the " + std::to_string(o.array) + "x" + std::to_string(o.array) + " array",
+                   [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
+    const auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
 
-    const bool json_to_stdout = o.json == "-";
-    print_summary(json_to_stdout ? std::cerr : std::cout, o, out);
+    std::ostringstream summary;
+    print_summary(summary, o, out);
 
     report_input in;
     in.n = std::uint64_t(o.array);
@@ -288,17 +371,13 @@ int run(const options& o) {
     in.result = &out.result;
     in.scoreboard = &out.scoreboard;
     in.differs_from_quantize_once = out.differs_from_quantize_once;
-    const std::string report = make_report(in).dump(2) + "\n";
-    if (json_to_stdout) {
-        std::cout << report;
-    } else if (!o.json.empty()) {
-        write_file_atomically(o.json, report);
-    }
-    // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
-    if (!o.c_out.empty() && out.result.completed()) {
-        const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
-        write_npy(o.c_out, descr, out.job.shape.m, out.job.shape.p, out.c.data(), out.c.size());
-    }
+    const std::string report = allocating("writing the report", [&] {
+        auto j = make_report(in);
+        j["memory_estimate_bytes"] = estimate.total;
+        return o.json ? j.dump(2) + "\n" : std::string();
+    });
+    if (!allocating("writing the outputs", [&] { return write_outputs(o, out, summary.str(), report); }))
+        return exit_usage;
     return out.pass() ? exit_pass : exit_fail;
 }
 
@@ -313,65 +392,17 @@ int dispatch(const options& o) {
 
 int sc_main(int argc, char* argv[]) {
     options o;
-    CLI::App app{
-        "Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
-        "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
-    app.option_defaults()->always_capture_default();
-    app.add_option("--array", o.array, "Array size N (an N x N grid of PEs)");
-    app.add_option("--m", o.m, "Rows of A and C (random data when no --a/--b)");
-    app.add_option("--k", o.k, "Columns of A, rows of B (the reduction length)");
-    app.add_option("--p", o.p, "Columns of B and C");
-    app.add_option("--dtype", o.dtype,
-                   "Number format: int8 (int32 accumulators), int32 (int64), fp32, bf16 (fp32)")
-        ->check(CLI::IsMember({"int8", "int32", "fp32", "bf16"}));
-    app.add_option("--a", o.a_path,
-                   "A as a 2-D C-order .npy file (int8, int32, or float32 for fp32 and bf16)")
-        ->check(CLI::ExistingFile);
-    app.add_option("--b", o.b_path, "B as a 2-D C-order .npy file, same dtype as A")
-        ->check(CLI::ExistingFile);
-    app.add_option("--c-out", o.c_out, "Write C to this .npy file (accumulator dtype, or int8)");
-    app.add_option("--seed", o.seed, "Seed for random data and for --order random");
-    app.add_option("--order", o.order, "Tile order")->check(CLI::IsMember({"row", "col", "snake", "random"}));
-    app.add_option("--k-tile", o.k_tile, "Split each tile's reduction into chunks of KT terms");
-    app.add_option("--k-policy", o.k_policy,
-                   "preserve: keep accumulators between chunks; partials: combine wide "
-                   "partial sums in memory")
-        ->check(CLI::IsMember({"preserve", "partials"}));
-    app.add_option("--overflow", o.overflow, "Integer accumulator overflow")
-        ->check(CLI::IsMember({"wrap", "saturate"}));
-    app.add_option("--out-dtype", o.out_dtype, "C's dtype: acc (the accumulators) or int8 (requantized)");
-    app.add_option("--scale", o.scale, "int8 output: q = saturate(round(acc * scale) + zero_point) [1]");
-    app.add_option("--zero-point", o.zero_point, "int8 output zero point [0]");
-    app.add_option("--rounding", o.rounding, "int8 output rounding [nearest-even]")
-        ->check(CLI::IsMember({"nearest-even", "nearest-away", "toward-zero"}));
-    app.add_flag("--quantize-partials", o.quantize_partials,
-                 "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
-    app.add_option("--inject", o.inject, "Plant a known defect to see the testbench catch it")
-        ->check(CLI::IsMember(
-            {"none", "clear-between-k", "invalid-padding", "no-mask", "global-skew", "skip-advance", "extra-advance"}));
-    app.add_option("--engine", o.engine,
-                   "cycle: step the array one advance edge at a time; functional: compute each chunk "
-                   "with a blocked loop nest (same C, counters modelled)")
-        ->check(CLI::IsMember({"cycle", "functional"}));
-    app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
-    app.add_option("--log-level", o.log_level, "Model log level")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
-    app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");
-
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-tb: error: " << e.what() << " (see --help)\n";
-        return exit_usage;
+    const parse_result parsed = parse_command_line(argc, argv, o);
+    if (!parsed.run) {
+        std::cerr << parsed.err;
+        if (!parsed.out.empty() && !write_stdout(parsed.out)) return exit_usage;
+        return parsed.exit_status;
     }
-
     try {
         set_log_level(*parse_log_level(o.log_level));
         return dispatch(o);
-    } catch (const std::exception& e) {  // usage_error, npy_error, an unwritable output file
-        std::cerr << "systolic-tb: error: " << e.what() << "\n";
+    } catch (const std::exception& e) {  // usage_error, npy_error, out_of_memory, an unwritable output
+        std::cerr << "systolic-tb: error: " << one_line(e.what()) << "\n";
         return exit_usage;
     }
 }

@@ -14,6 +14,7 @@
 #if defined(_WIN32)
 #include <process.h>
 #else
+#include <sys/stat.h>
 #include <unistd.h>
 #endif
 
@@ -347,11 +348,13 @@ TEST_F(NpyError, TruncatedData) {
     EXPECT_TRUE(throws_npy_error(p, "truncated", [&] { read_matrix(p, "<i4", "int32"); }));
 }
 
-TEST_F(NpyError, ExtraData) {
+// numpy.load reads prod(shape) elements and ignores what follows, so systolic-tb does too (issue 12).
+TEST_F(NpyError, TrailingBytesAreIgnoredAsNumpyDoes) {
     const std::string p = put_i32("B.npy", dict_for("<i4", "(3, 4)"), 13);
-    EXPECT_TRUE(throws_npy_error(p,
-                                 "extra data: header says 3x4 int32 (48 bytes of data) but the file holds 52",
-                                 [&] { read_npy(p); }));
+    const npy_array a = read_npy(p);
+    EXPECT_EQ(a.shape, (std::vector<std::uint64_t>{3, 4}));
+    EXPECT_EQ(a.data.size(), 48u);
+    EXPECT_EQ(read_matrix(p, "<i4", "int32").data.size(), 48u);
 }
 
 TEST_F(NpyError, TruncatedPreamble) {
@@ -409,6 +412,18 @@ TEST_F(NpyError, ZeroDimension) {
     EXPECT_TRUE(
         throws_npy_error(p, "shape (0,3) has a zero dimension", [&] { read_matrix(p, "<i4", "int32"); }));
 }
+
+#if !defined(_WIN32)
+// A FIFO used to block the reader forever, waiting for a writer (issue 12). It is refused at once.
+TEST_F(NpyError, FifoIsRefusedWithoutBlocking) {
+    const std::string p = path("f.npy");
+    ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);
+    EXPECT_TRUE(throws_npy_error(p, "cannot open: not a regular file (a FIFO)", [&] { read_npy(p); }));
+    EXPECT_TRUE(throws_npy_error(p, "not a regular file", [&] { read_matrix(p, "<i4", "int32"); }));
+    EXPECT_TRUE(throws_npy_error("/dev/null", "not a regular file (a character device)",
+                                 [&] { read_npy("/dev/null"); }));
+}
+#endif
 
 TEST_F(NpyError, MissingFile) {
     const std::string p = path("nope.npy");

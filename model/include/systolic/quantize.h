@@ -1,13 +1,22 @@
 // Requantization of wide accumulators to int8 on the way out of the array:
 //   q = saturate_int8(round(acc x scale) + zero_point)
-// computed in double (exact for integer accumulators up to 2^53 in magnitude). Plain C++, shared
-// by the controller's drain and the scoreboard's reference.
+// computed in double (exact for integer accumulators up to 2^53 in magnitude). Plain C++, used
+// by the controller's drain.
+//
+// Every conversion out of double here has a defined result (a plain static_cast of an out-of-range
+// double to an integer is undefined behaviour, and x86 happens to give INT_MIN):
+//   double -> integer: NaN -> 0, v >= max -> max, v <= min -> min, otherwise truncation of the
+//                      (already rounded) value;
+//   double -> int8 code: NaN -> the zero point, clipped to [-128, 127] (saturate_int8);
+//   double -> float:   +-inf once the magnitude rounds past FLT_MAX, done explicitly.
 #pragma once
 
 #include <cmath>
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string_view>
+#include <type_traits>
 
 namespace systolic {
 
@@ -43,6 +52,30 @@ inline double round_to_integer(double v, rounding_mode mode) {
     return v;
 }
 
+// A double as the integer type Int, saturating (the rule above). The bounds compare as doubles:
+// min is a power of two, so exact; max may round up to the next power of two (2^63 for int64),
+// and every double below that bound fits, so the cast in the last line is always defined.
+template <class Int>
+Int saturating_cast(double v) {
+    static_assert(std::is_integral_v<Int>, "saturating_cast converts to integer types");
+    constexpr Int lo = std::numeric_limits<Int>::min();
+    constexpr Int hi = std::numeric_limits<Int>::max();
+    if (std::isnan(v)) return 0;
+    if (v >= static_cast<double>(hi)) return hi;
+    if (v <= static_cast<double>(lo)) return lo;
+    return static_cast<Int>(v);
+}
+
+// A double as float: round to nearest, and +-inf when that rounding would pass FLT_MAX. The
+// halfway point between FLT_MAX and 2^128 rounds to 2^128 (ties to even: FLT_MAX's significand
+// is odd), so anything at or beyond it is infinite; below it, the conversion is in range.
+inline float to_float(double v) {
+    constexpr double overflow = 0x1.ffffffp127;  // 2^128 - 2^103
+    if (v >= overflow) return std::numeric_limits<float>::infinity();
+    if (v <= -overflow) return -std::numeric_limits<float>::infinity();
+    return static_cast<float>(v);  // NaN stays NaN
+}
+
 // The int8 code of an already rounded value: add the zero point and saturate. NaN maps to the
 // zero point.
 inline std::int8_t saturate_int8(double rounded, std::int32_t zero_point, bool* saturated = nullptr) {
@@ -55,9 +88,15 @@ inline std::int8_t saturate_int8(double rounded, std::int32_t zero_point, bool* 
 
 // One partial sum as per-partial quantization sees it: scaled and rounded to an integer, kept in
 // the accumulator's type so that it can be combined with the others.
+// A product that does not fit saturates (integers) or goes to infinity (float), by the rules above.
 template <class Accumulator>
 Accumulator rounded_partial(Accumulator v, const quantization& qz) {
-    return static_cast<Accumulator>(round_to_integer(double(v) * qz.scale, qz.rounding));
+    const double rounded = round_to_integer(double(v) * qz.scale, qz.rounding);
+    if constexpr (std::is_integral_v<Accumulator>) {
+        return saturating_cast<Accumulator>(rounded);
+    } else {
+        return to_float(rounded);
+    }
 }
 
 inline std::int8_t requantize(double acc, const quantization& qz, bool* saturated = nullptr) {

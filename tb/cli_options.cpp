@@ -1,0 +1,222 @@
+#include "cli_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cerrno>
+#include <cmath>
+#include <cstdio>
+#include <cstdlib>
+#include <limits>
+
+namespace systolic::tb {
+namespace {
+
+std::string quoted(const std::string& text) {
+    return "'" + one_line(text) + "'";
+}
+
+bool all_digits(const std::string& s, std::size_t from) {
+    if (from >= s.size()) return false;
+    for (std::size_t i = from; i < s.size(); ++i)
+        if (s[i] < '0' || s[i] > '9') return false;
+    return true;
+}
+
+// The option values as typed, converted after CLI11 has matched them.
+struct raw_options {
+    std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
+};
+
+void convert(const CLI::App& app, const raw_options& raw, options& o) {
+    constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
+    auto given = [&](const char* name) { return app.count(name) > 0; };
+    // Dimensions are range-checked with their own messages later; here they must be integers.
+    o.array = parse_int("--array", raw.array, i64_min, i64_max);
+    if (given("--m")) o.m = parse_int("--m", raw.m, i64_min, i64_max);
+    if (given("--k")) o.k = parse_int("--k", raw.k, i64_min, i64_max);
+    if (given("--p")) o.p = parse_int("--p", raw.p, i64_min, i64_max);
+    o.seed = parse_uint("--seed", raw.seed);
+    if (given("--k-tile")) o.k_tile = parse_int("--k-tile", raw.k_tile, i64_min, i64_max);
+    if (given("--scale")) o.scale = parse_real("--scale", raw.scale);
+    if (given("--zero-point")) o.zero_point = parse_int("--zero-point", raw.zero_point, i64_min, i64_max);
+    if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
+    if (o.c_out && o.c_out->empty()) throw usage_error("--c-out needs a file name, got ''");
+    if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
+}
+
+}  // namespace
+
+std::string one_line(const std::string& text) {
+    std::string out;
+    for (const char c : text) {
+        const auto u = static_cast<unsigned char>(c);
+        if (u < 0x20 || u == 0x7f) {
+            char hex[8];
+            std::snprintf(hex, sizeof hex, "\\x%02x", u);
+            out += hex;
+        } else {
+            out += c;
+        }
+    }
+    return out;
+}
+
+std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
+    const std::size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
+    if (!all_digits(text, digits)) throw usage_error(option + " " + quoted(text) + " is not an integer");
+    errno = 0;
+    char* end = nullptr;
+    const long long v = std::strtoll(text.c_str(), &end, 10);
+    if (errno == ERANGE || v < lo || v > hi) {
+        throw usage_error(option + " " + quoted(text) + " is out of range [" + std::to_string(lo) + ", " +
+                          std::to_string(hi) + "]");
+    }
+    return v;
+}
+
+std::uint64_t parse_uint(const std::string& option, const std::string& text) {
+    constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
+    const std::size_t digits = !text.empty() && text[0] == '+' ? 1 : 0;
+    if (!text.empty() && text[0] == '-' && all_digits(text, 1))
+        throw usage_error(option + " " + quoted(text) + " is out of range [0, " + std::to_string(max) + "]");
+    if (!all_digits(text, digits))
+        throw usage_error(option + " " + quoted(text) + " is not a non-negative integer");
+    errno = 0;
+    char* end = nullptr;
+    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
+    if (errno == ERANGE)
+        throw usage_error(option + " " + quoted(text) + " is out of range [0, " + std::to_string(max) + "]");
+    return v;
+}
+
+double parse_real(const std::string& option, const std::string& text) {
+    // strtod also takes hex floats, "inf" and "nan"; the callers reject what they cannot use.
+    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
+        throw usage_error(option + " " + quoted(text) + " is not a number");
+    errno = 0;
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (end != text.c_str() + text.size())
+        throw usage_error(option + " " + quoted(text) + " is not a number");
+    if (errno == ERANGE && std::isinf(v))
+        throw usage_error(option + " " + quoted(text) + " is out of the range of a double");
+    return v;  // an underflow to zero or a subnormal is a number; a scale of 0 is refused later
+}
+
+std::uint64_t parse_size(const std::string& option, const std::string& text) {
+    std::size_t i = 0;
+    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.'))
+        ++i;
+    const std::string number = text.substr(0, i);
+    std::string suffix = text.substr(i);
+    const bool number_ok = !number.empty() && number.find_first_of("0123456789") != std::string::npos &&
+                           number.find('.') == number.rfind('.');
+    double unit = 1;
+    if (!suffix.empty()) {
+        const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0])));
+        const std::string rest = suffix.substr(1);
+        const std::string units = "KMGT";
+        const auto at = units.find(u);
+        if (at != std::string::npos && (rest.empty() || rest == "B" || rest == "iB" || rest == "b")) {
+            unit = std::ldexp(1.0, 10 * int(at + 1));
+            suffix.clear();
+        } else if (suffix == "B") {
+            suffix.clear();
+        }
+    }
+    if (!number_ok || !suffix.empty())
+        throw usage_error(option + " " + quoted(text) + " is not a size (e.g. 512M, 4G, 1048576)");
+    const double bytes = std::strtod(number.c_str(), nullptr) * unit;
+    if (!(bytes < 0x1p64))
+        throw usage_error(option + " " + quoted(text) + " is out of range (at most 16 EiB)");
+    if (bytes < 1) throw usage_error(option + " " + quoted(text) + " must be at least one byte");
+    return static_cast<std::uint64_t>(bytes);
+}
+
+std::string format_bytes(std::uint64_t bytes) {
+    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
+    if (bytes < 1024) return std::to_string(bytes) + " bytes";
+    double v = double(bytes);
+    int u = -1;
+    while (v >= 1024 && u < 5) {
+        v /= 1024;
+        ++u;
+    }
+    char text[32];
+    std::snprintf(text, sizeof text, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
+    return text;
+}
+
+parse_result parse_command_line(int argc, const char* const* argv, options& o) {
+    raw_options raw;
+    CLI::App app{
+        "Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
+        "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
+    app.option_defaults()->always_capture_default();
+    app.add_option("--array", raw.array, "Array size N (an N x N grid of PEs)")->type_name("INT");
+    app.add_option("--m", raw.m, "Rows of A and C (random data when no --a/--b)")->type_name("INT");
+    app.add_option("--k", raw.k, "Columns of A, rows of B (the reduction length)")->type_name("INT");
+    app.add_option("--p", raw.p, "Columns of B and C")->type_name("INT");
+    app.add_option("--dtype", o.dtype,
+                   "Number format: int8 (int32 accumulators), int32 (int64), fp32, bf16 (fp32)")
+        ->check(CLI::IsMember({"int8", "int32", "fp32", "bf16"}));
+    app.add_option("--a", o.a_path,
+                   "A as a 2-D C-order .npy file (int8, int32, or float32 for fp32 and bf16)")
+        ->check(CLI::ExistingFile);
+    app.add_option("--b", o.b_path, "B as a 2-D C-order .npy file, same dtype as A")
+        ->check(CLI::ExistingFile);
+    app.add_option("--c-out", o.c_out, "Write C to this .npy file (accumulator dtype, or int8)");
+    app.add_option("--seed", raw.seed, "Seed for random data and for --order random")->type_name("UINT");
+    app.add_option("--order", o.order, "Tile order")->check(CLI::IsMember({"row", "col", "snake", "random"}));
+    app.add_option("--k-tile", raw.k_tile, "Split each tile's reduction into chunks of KT terms")
+        ->type_name("INT");
+    app.add_option("--k-policy", o.k_policy,
+                   "preserve: keep accumulators between chunks; partials: combine wide "
+                   "partial sums in memory")
+        ->check(CLI::IsMember({"preserve", "partials"}));
+    app.add_option("--overflow", o.overflow, "Integer accumulator overflow")
+        ->check(CLI::IsMember({"wrap", "saturate"}));
+    app.add_option("--out-dtype", o.out_dtype, "C's dtype: acc (the accumulators) or int8 (requantized)");
+    app.add_option("--scale", raw.scale, "int8 output: q = saturate(round(acc * scale) + zero_point) [1]")
+        ->type_name("FLOAT");
+    app.add_option("--zero-point", raw.zero_point, "int8 output zero point [0]")->type_name("INT");
+    app.add_option("--rounding", o.rounding, "int8 output rounding [nearest-even]")
+        ->check(CLI::IsMember({"nearest-even", "nearest-away", "toward-zero"}));
+    app.add_flag("--quantize-partials", o.quantize_partials,
+                 "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
+    app.add_option("--inject", o.inject, "Plant a known defect to see the testbench catch it")
+        ->check(CLI::IsMember(
+            {"none", "clear-between-k", "invalid-padding", "no-mask", "global-skew", "skip-advance", "extra-advance"}));
+    app.add_option("--engine", o.engine,
+                   "cycle: step the array one advance edge at a time; functional: compute each chunk "
+                   "with a blocked loop nest (same C, counters modelled)")
+        ->check(CLI::IsMember({"cycle", "functional"}));
+    app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
+    app.add_option("--log-level", o.log_level, "Model log level")
+        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+    app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");
+    app.add_option("--max-memory", raw.max_memory,
+                   "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
+        ->type_name("SIZE");
+
+    parse_result r;
+    try {
+        app.parse(argc, argv);
+        convert(app, raw, o);
+    } catch (const CLI::CallForHelp&) {
+        r.run = false;
+        r.out = app.help();
+    } catch (const CLI::ParseError& e) {
+        r.run = false;
+        r.exit_status = 2;
+        r.err = "systolic-tb: error: " + one_line(e.what()) + " (see --help)\n";
+    } catch (const usage_error& e) {
+        r.run = false;
+        r.exit_status = 2;
+        r.err = "systolic-tb: error: " + one_line(e.what()) + "\n";
+    }
+    return r;
+}
+
+}  // namespace systolic::tb

@@ -1,0 +1,69 @@
+// systolic-tb's command line as plain C++: the options, their parsing with CLI11, and the strict
+// conversion of numbers and sizes. Numbers are read as text and converted here, so that a value out
+// of range is an error quoting what the user typed, never a silently clamped or wrapped value.
+// No SystemC, so the parser can be fuzzed on its own (fuzz/cli_fuzz.cpp).
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <stdexcept>
+#include <string>
+
+namespace systolic::tb {
+
+// Bad usage or bad input: one line on stderr, exit status 2.
+struct usage_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+struct options {
+    std::int64_t array = 2;
+    std::optional<std::int64_t> m, k, p;
+    std::string a_path, b_path;
+    std::optional<std::string> c_out, json;  // set (possibly to "") when the option was given
+    std::uint64_t seed = 1;
+    std::string order = "row";
+    std::string log_level = "warn";
+    bool packed = false;
+    std::string dtype = "int32";
+    std::optional<std::int64_t> k_tile;
+    std::string k_policy = "preserve";
+    std::string overflow = "wrap";
+    std::string out_dtype = "acc";
+    std::optional<double> scale;
+    std::optional<std::int64_t> zero_point;
+    std::optional<std::string> rounding;
+    bool quantize_partials = false;
+    std::string inject = "none";
+    std::string engine = "cycle";
+    std::optional<std::uint64_t> max_memory;  // bytes; unset: the default share of physical memory
+};
+
+// What parse_command_line decided: run with the options, or stop with an exit status and a text
+// for stdout (--help) or stderr (one line, an error).
+struct parse_result {
+    bool run = true;
+    int exit_status = 0;
+    std::string out;
+    std::string err;
+};
+
+parse_result parse_command_line(int argc, const char* const* argv, options& o);
+
+// Strict decimal integers: optional sign, digits only, in [lo, hi]. The message quotes `text`.
+std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi);
+std::uint64_t parse_uint(const std::string& option, const std::string& text);
+// A finite double written in full (no trailing text); overflow is an error quoting `text`.
+double parse_real(const std::string& option, const std::string& text);
+// A size in bytes: digits with an optional binary suffix K, M, G, T (optionally followed by "iB" or
+// "B"), e.g. "1G", "512MiB", "1048576". Fractions such as "1.5G" are accepted.
+std::uint64_t parse_size(const std::string& option, const std::string& text);
+
+// text with control characters (a newline typed into an argument) shown as \xNN, so that an error
+// message quoting it stays on one line.
+std::string one_line(const std::string& text);
+
+// Bytes as "1.5 GiB", "300 MiB", "12 KiB" or "512 bytes".
+std::string format_bytes(std::uint64_t bytes);
+
+}  // namespace systolic::tb

@@ -1,0 +1,86 @@
+#include "memory_estimate.h"
+
+#include <unistd.h>
+
+#include <algorithm>
+#include <cmath>
+#include <fstream>
+#include <string>
+
+namespace systolic::tb {
+namespace {
+
+// Measured on x86-64 Linux with Debian's SystemC 2.3.4 (see the test that keeps them honest).
+constexpr double process_bytes = 10.0 * (1 << 20);  // libraries, SystemC kernel, heap arenas
+constexpr double pe_bytes = 550;                    // one pe sc_module (name, object registry) + core state
+constexpr double tile_bytes = 800;                  // plan entry + tile_report
+constexpr double tile_json_bytes = 1600;            // its tiles_detail object in the report (always built)
+constexpr double guard = 64;
+
+double round16(double v) {
+    return double((static_cast<std::uint64_t>(v) + 15) / 16 * 16);
+}
+
+}  // namespace
+
+memory_estimate estimate_memory(const memory_job& j) {
+    const double m = double(j.m), k = double(j.k), p = double(j.p), n = double(j.n);
+    const double osz = double(j.operand_bytes), asz = double(j.accumulator_bytes),
+                 csz = double(j.output_bytes);
+    const double g = j.packed ? 0 : guard;
+    auto stride = [&](double row_bytes) { return j.packed ? row_bytes : round16(row_bytes + 8); };
+    double image = 2 * g + m * stride(k * osz) + g + k * stride(p * osz) + g + m * stride(p * csz) + 64;
+    if (j.partial_buffer) image += g + m * stride(p * asz);
+
+    const double a = m * k, b = k * p, c = m * p;
+    double inputs = (a + b) * osz;
+    // A file's raw bytes live next to the converted operands until the conversion is done.
+    if (j.file_bytes)
+        inputs += std::max(a, b) * (double(j.file_bytes) + (osz != double(j.file_bytes) ? 4 : 0));
+    const double kt = j.k_tile && j.k_tile < j.k ? double(j.k_tile) : k;
+    const double buffers = 2 * n * kt * osz;
+    const double pes = n * n * pe_bytes;
+    const double tiles = std::ceil(m / n) * std::ceil(p / n);
+    const double tile_records = tiles * (tile_bytes + tile_json_bytes);
+    // Expected C and the write counts stay for the whole job, C read back joins them at the end; the
+    // wide reference lives only while it is encoded. --quantize-partials computes a second reference.
+    double checking = std::max(c * (csz + 4 + csz), c * (asz + csz));
+    if (j.per_partial) checking += c * (asz + csz);
+
+    const std::vector<std::pair<std::string, double>> parts = {
+        {"memory image and its shadow copy", 2 * image},
+        {"operands", inputs},
+        {"reference and scoreboard", checking},
+        {"tile records", tile_records},
+        {"PEs", pes},
+        {"operand buffers", buffers},
+    };
+    double total = process_bytes;
+    for (const auto& part : parts)
+        total += part.second;
+    memory_estimate est;
+    auto clamp = [](double v) { return v >= 0x1p64 ? ~std::uint64_t{0} : static_cast<std::uint64_t>(v); };
+    est.total = clamp(total);
+    for (const auto& part : parts)
+        est.parts.emplace_back(part.first, clamp(part.second));
+    std::sort(est.parts.begin(), est.parts.end(),
+              [](const auto& x, const auto& y) { return x.second > y.second; });
+    return est;
+}
+
+std::uint64_t default_memory_limit() {
+    const long pages = ::sysconf(_SC_PHYS_PAGES);
+    const long page = ::sysconf(_SC_PAGESIZE);
+    std::uint64_t physical = pages > 0 && page > 0 ? std::uint64_t(pages) * std::uint64_t(page) : 0;
+    // A container's memory limit (cgroup v2) is what really counts when it is lower.
+    std::ifstream cg("/sys/fs/cgroup/memory.max");
+    std::string text;
+    if (cg >> text && !text.empty() && text.find_first_not_of("0123456789") == std::string::npos) {
+        const std::uint64_t limit = std::stoull(text);
+        if (physical == 0 || limit < physical) physical = limit;
+    }
+    if (physical == 0) physical = std::uint64_t{8} << 30;  // unknown: assume a small machine
+    return physical / 2;
+}
+
+}  // namespace systolic::tb
