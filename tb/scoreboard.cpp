@@ -22,8 +22,17 @@ std::string where(std::uint64_t r, std::uint64_t c) {
 
 void scoreboard::expect(const matrix_layout& c, std::vector<std::uint8_t> expected, value_printer print,
                         std::optional<matrix_layout> partial) {
+    std::promise<std::vector<std::uint8_t>> ready;
+    ready.set_value(std::move(expected));
+    expect(c, ready.get_future().share(), std::move(print), partial);
+}
+
+void scoreboard::expect(const matrix_layout& c, std::shared_future<std::vector<std::uint8_t>> expected,
+                        value_printer print, std::optional<matrix_layout> partial) {
     m_c = c;
     m_expected = std::move(expected);
+    m_first.assign(c.rows * c.cols * c.elem_size, 0);
+    m_later.clear();
     m_print = std::move(print);
     m_partial = partial;
     m_write_count.assign(c.rows * c.cols, 0);
@@ -70,19 +79,34 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
         if (++m_write_count[idx] > 1) {
             ++m_summary.duplicates;
             error(where(el->row, el->col) + " written " + std::to_string(m_write_count[idx]) + " times");
+            later_write w{idx, 0};
+            std::memcpy(&w.bytes, data + off, std::min<std::uint64_t>(esz, sizeof w.bytes));
+            m_later.push_back(w);
+        } else {
+            std::memcpy(&m_first[idx * esz], data + off, esz);
         }
-        ++m_summary.checked;
-        const std::uint8_t* want = &m_expected[idx * esz];
-        if (std::memcmp(data + off, want, esz) != 0) {
-            ++m_summary.mismatches;
-            error(where(el->row, el->col) + " expected " + m_print(want) + ", got " + m_print(data + off));
-        }
+        ++m_summary.checked;  // compared in finish(), once the reference is there
+    }
+}
+
+void scoreboard::compare(const std::vector<std::uint8_t>& expected, std::uint64_t idx, const std::uint8_t* got) {
+    const std::uint64_t esz = m_c.elem_size;
+    const std::uint8_t* want = &expected[idx * esz];
+    if (std::memcmp(got, want, esz) != 0) {
+        ++m_summary.mismatches;
+        error(where(idx / m_c.cols, idx % m_c.cols) + " expected " + m_print(want) + ", got " + m_print(got));
     }
 }
 
 const scoreboard_summary& scoreboard::finish(const job_result& result, const expected_counts& counts,
                                              const std::uint8_t* memory, std::uint64_t memory_base,
                                              const std::vector<std::uint8_t>& before) {
+    // Every element write against the reference: the first write of each element, then the rest.
+    const std::vector<std::uint8_t>& expected = m_expected.get();
+    for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx)
+        if (m_write_count[idx] > 0) compare(expected, idx, &m_first[idx * m_c.elem_size]);
+    for (const auto& w : m_later)
+        compare(expected, w.idx, reinterpret_cast<const std::uint8_t*>(&w.bytes));
     m_summary.completed = result.completed();
     if (!m_summary.completed) {
         error(std::string("job did not complete (") + to_string(result.status) + ")" +

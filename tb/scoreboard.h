@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <functional>
+#include <future>
 #include <optional>
 #include <string>
 #include <tlm>
@@ -51,6 +52,10 @@ public:
     // an element, and the partial-sum buffer, if the job has one (its writes are allowed).
     void expect(const matrix_layout& c, std::vector<std::uint8_t> expected, value_printer print,
                 std::optional<matrix_layout> partial = std::nullopt);
+    // The same with the expected bytes still being computed (the reference runs beside the model):
+    // writes are recorded as they come and compared when finish() has the expected bytes.
+    void expect(const matrix_layout& c, std::shared_future<std::vector<std::uint8_t>> expected,
+                value_printer print, std::optional<matrix_layout> partial = std::nullopt);
 
     // A write seen by the monitor, after the target answered; ignored outside expect() ... finish().
     void observe_write(const tlm::tlm_generic_payload& trans);
@@ -70,9 +75,17 @@ private:
 
     matrix_layout m_c;
     std::optional<matrix_layout> m_partial;
-    std::vector<std::uint8_t> m_expected;
+    void compare(const std::vector<std::uint8_t>& expected, std::uint64_t idx, const std::uint8_t* got);
+
+    std::shared_future<std::vector<std::uint8_t>> m_expected;
     value_printer m_print;
     std::vector<std::uint32_t> m_write_count;
+    std::vector<std::uint8_t> m_first;  // the first value written to each element of C
+    struct later_write {
+        std::uint64_t idx;
+        std::uint64_t bytes;  // up to 8 bytes of the value
+    };
+    std::vector<later_write> m_later;  // values of duplicate writes, compared too
     scoreboard_summary m_summary;
     bool m_active = false;
 };

@@ -9,6 +9,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <limits>
 #include <optional>
 #include <random>
@@ -2245,6 +2246,20 @@ TEST(Scoreboard, JobNotCompleted) {
     EXPECT_TRUE(contains_text(s.errors, "job did not complete (watchdog): no progress")) << joined(s.errors);
 }
 
+TEST(Scoreboard, ComparesWithAReferenceThatArrivesLate) {
+    board sb;
+    job_fixture fx;
+    std::promise<std::vector<std::uint8_t>> late;
+    sb.expect(kC, late.get_future().share(), print_i64);
+    write_all_of_c(sb, fx);
+    observe(sb, kC.address(0, 0), {6});  // a second, wrong write of C(0,0)
+    late.set_value(bytes_of(kExpected));  // the reference finishes after the writes
+    const auto& s = fx.finish(sb);
+    EXPECT_EQ(s.mismatches, 1u);
+    EXPECT_EQ(s.duplicates, 1u);
+    EXPECT_TRUE(contains_text(s.errors, "C(0,0) expected")) << joined(s.errors);
+}
+
 TEST(Scoreboard, NothingCheckedFails) {
     board sb;
     job_fixture fx;
@@ -2260,7 +2275,7 @@ TEST(Scoreboard, ExpectResetsTheSummary) {
     job_fixture fx;
     sb.expect(kC, bytes_of(kExpected), print_i64);
     observe(sb, kC.address(0, 0), {6});
-    EXPECT_EQ(sb.summary().mismatches, 1u);
+    EXPECT_EQ(fx.finish(sb).mismatches, 1u);  // values are compared when the job finishes
     sb.expect(kC, bytes_of(kExpected), print_i64);
     EXPECT_EQ(sb.summary().mismatches, 0u);
     EXPECT_EQ(sb.summary().checked, 0u);
