@@ -1,6 +1,10 @@
-// systolic-bench: how fast the SystemC model steps the array, in PE-updates per wall second
-// (N^2 x advance edges / s), next to the plain C++ reference GEMM of the same number format, on
-// the same shape and data.
+// systolic-bench: how fast the SystemC model runs, in PE-updates per wall second (N^2 x advance
+// edges / s), side by side in one run:
+//  - the cycle engine, with no edge observer and with an empty one (what observing costs);
+//  - the functional engine, through the same controller, memory and TLM path;
+//  - the test reference GEMM of the same number format, on the same shape and data;
+//  - with --verilator=SCRIPT, the same array as RTL under Verilator (../shared/anchors/verilator/
+//    run.sh N), run for each int32 size, and the cycle engine's ratio to it.
 //
 // Each rig is the real model - memory, systolic_array<Format> and tile_controller<Format> bound
 // over TLM - with its operands written into memory once, at construction. The timed region is one
@@ -11,7 +15,8 @@
 // int32 is the headline format and runs every case; int8, fp32 and bf16 run the two larger
 // one-tile cases, which keeps the whole run well under two minutes on two cores.
 //
-// Extra flag, besides Google Benchmark's own: --k=<K> sets the reduction length (default 4096).
+// Extra flags, besides Google Benchmark's own: --k=<K> sets the reduction length (default 4096);
+// --verilator=SCRIPT runs the RTL anchor.
 #include <benchmark/benchmark.h>
 
 #include <chrono>
@@ -31,6 +36,7 @@
 #include "problem.h"
 #include "reference_gemm.h"
 #include "systolic/counting.h"
+#include "systolic/edge_observer.h"
 #include "systolic/job.h"
 #include "systolic/log.h"
 #include "systolic/memory.h"
@@ -86,10 +92,17 @@ sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, std::uint64
 }
 
 // What the benchmarks and the summary need from a rig, whatever its number format.
+// How a timed model run is made.
+enum class run_kind { cycle, observed, functional };
+
 class rig_base : public sc_core::sc_module {
 public:
-    tally model;      // the timed model runs
-    tally reference;  // the timed reference GEMM runs
+    tally model;       // the timed cycle-engine runs
+    tally observed;    // ... with an empty edge observer set
+    tally functional;  // the timed functional-engine runs
+    tally reference;   // the timed reference GEMM runs
+
+    tally& tally_of(run_kind k) { return k == run_kind::cycle ? model : k == run_kind::observed ? observed : functional; }
 
     std::size_t n() const { return m_n; }
     const problem_shape& shape() const { return m_shape; }
@@ -104,7 +117,7 @@ public:
 
     // The timed region: one whole job, from start to the simulation running out of events.
     // False (with the reason in error()) unless the job completed.
-    virtual bool run_job() = 0;
+    virtual bool run_job(run_kind kind = run_kind::cycle) = 0;
     virtual const job_result& result() const = 0;
     virtual std::string error() const = 0;
     // One reference GEMM of the rig's operands (the timed body of the reference benchmark).
@@ -165,9 +178,12 @@ public:
                              shape.p * sizeof(operand_type));
     }
 
-    bool run_job() override {
+    bool run_job(run_kind kind) override {
+        m_job.engine = kind == run_kind::functional ? engine_kind::functional : engine_kind::cycle;
+        controller.set_observer(kind == run_kind::observed ? &m_observer : nullptr);
         controller.start(m_job);
         sc_core::sc_start(m_limit, sc_core::SC_EXIT_ON_STARVATION);
+        controller.set_observer(nullptr);
         return !controller.busy() && controller.result().completed();
     }
 
@@ -205,6 +221,12 @@ public:
     }
 
 private:
+    // An observer that only counts: the price of being called after every edge.
+    struct counting_observer final : edge_observer<Format> {
+        std::uint64_t edges = 0;
+        void on_edge(const edge_event<Format>&) override { ++edges; }
+    } m_observer;
+
     // The reference does what the job asks: the same K chunks, overflow mode and quantization
     // (all at their defaults here, so one unbroken, wrapping, k-ordered sum per output).
     tb::reference_options options() const {
@@ -233,12 +255,12 @@ private:
     }
 };
 
-void bench_model(benchmark::State& state, rig_base& rig) {
+void bench_model(benchmark::State& state, rig_base& rig, run_kind kind) {
     const double n2 = double(rig.n()) * double(rig.n());
     std::uint64_t edges = 0;
     for (auto _ : state) {
         const stopwatch sw;
-        const bool ok = rig.run_job();
+        const bool ok = rig.run_job(kind);
         if (!ok) {
             state.SkipWithError(rig.error().c_str());
             break;
@@ -248,7 +270,7 @@ void bench_model(benchmark::State& state, rig_base& rig) {
             state.SkipWithError("the job's advance edges differ from count_job()");
             break;
         }
-        sw.add_to(rig.model, n2 * double(edges));
+        sw.add_to(rig.tally_of(kind), n2 * double(edges));
     }
     state.counters["pe_updates_per_s"] =
         benchmark::Counter(n2 * double(edges) * double(state.iterations()), benchmark::Counter::kIsRate);
@@ -269,15 +291,18 @@ void bench_reference(benchmark::State& state, rig_base& rig) {
 
 // Takes --k=<K> out of argv (Google Benchmark rejects flags it does not know), and adds it to the
 // library's --help text.
-bool take_k_flag(int& argc, char** argv, std::uint64_t& k) {
+bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator) {
     int out = 1;
     for (int i = 1; i < argc; ++i) {
         if (std::strcmp(argv[i], "--help") == 0) {
             std::printf(
-                "systolic-bench [--k=<K>] [Google Benchmark flags]\n"
-                "  --k=<K>  reduction length of every case (default %llu)\n"
-                "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... and\n"
-                "  reference_gemm/<format>/..., e.g. --benchmark_filter=/int8/\n\n",
+                "systolic-bench [--k=<K>] [--verilator=SCRIPT] [Google Benchmark flags]\n"
+                "  --k=<K>             reduction length of every case (default %llu)\n"
+                "  --verilator=SCRIPT  also run the RTL anchor (e.g. ../shared/anchors/verilator/run.sh)\n"
+                "                      for each int32 array size and print the cycle engine's ratio to it\n"
+                "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... (cycle engine),\n"
+                "  model_observed/..., functional/... and reference_gemm/<format>/...,\n"
+                "  e.g. --benchmark_filter=/int8/\n\n",
                 static_cast<unsigned long long>(default_k));
         }
         if (std::strncmp(argv[i], "--k=", 4) == 0) {
@@ -289,6 +314,8 @@ bool take_k_flag(int& argc, char** argv, std::uint64_t& k) {
                 return false;
             }
             k = v;
+        } else if (std::strncmp(argv[i], "--verilator=", 12) == 0) {
+            verilator = argv[i] + 12;
         } else {
             argv[out++] = argv[i];
         }
@@ -319,7 +346,10 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
         out += ":";
         const double model = cpu ? rig.model.cpu_rate() : rig.model.rate();
         const double ref = cpu ? rig.reference.cpu_rate() : rig.reference.rate();
-        out += rig.model.ran() ? " model " + mega(model) + " M PE-updates/s," : " model not run,";
+        auto rate = [cpu](const tally& t) { return mega(cpu ? t.cpu_rate() : t.rate()); };
+        out += rig.model.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
+        if (rig.observed.ran()) out += " with an observer " + rate(rig.observed) + ",";
+        if (rig.functional.ran()) out += " functional engine " + rate(rig.functional) + ",";
         out += rig.reference.ran() ? " reference GEMM " + mega(ref) + " M MAC/s" : " reference GEMM not run";
         if (rig.model.ran() && rig.reference.ran()) {
             char buf[32];
@@ -331,19 +361,49 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
 
     double wall = 0, cpu = 0;
     for (const auto& rig : rigs) {
-        if (!rig->model.ran() && !rig->reference.ran()) continue;
+        if (!rig->model.ran() && !rig->reference.ran() && !rig->functional.ran() && !rig->observed.ran()) continue;
         if (wall == 0) std::fprintf(out, "\nsummary, per wall second over every timed run above:\n");
         std::fprintf(out, "%s\n", line(*rig, false).c_str());
-        wall += rig->model.seconds + rig->reference.seconds;
-        cpu += rig->model.cpu_seconds + rig->reference.cpu_seconds;
+        for (const tally* t : {&rig->model, &rig->observed, &rig->functional, &rig->reference}) {
+            wall += t->seconds;
+            cpu += t->cpu_seconds;
+        }
     }
     if (wall > 0 && cpu < 0.9 * wall) {
         std::fprintf(out,
                      "the machine was busy: this thread ran %.0f%% of the timed wall time; per CPU-second:\n",
                      100.0 * cpu / wall);
         for (const auto& rig : rigs) {
-            if (rig->model.ran() || rig->reference.ran()) std::fprintf(out, "%s\n", line(*rig, true).c_str());
+            if (rig->model.ran() || rig->reference.ran() || rig->functional.ran() || rig->observed.ran())
+                std::fprintf(out, "%s\n", line(*rig, true).c_str());
         }
+    }
+    std::fflush(out);
+}
+
+// The RTL anchor: for each int32 rig whose cycle engine ran, the same N x N array under Verilator
+// (the script builds it once and prints "PE-updates/s=<rate>"), then the ratio. Run after the
+// model's benchmarks, so the two never compete for a core.
+void print_verilator(const std::vector<std::unique_ptr<rig_base>>& rigs, const std::string& script,
+                     std::FILE* out) {
+    std::fprintf(out, "\nRTL anchor (%s), same run:\n", script.c_str());
+    for (const auto& rig : rigs) {
+        if (rig->format_name() != "int32" || !rig->model.ran() || rig->shape().m != rig->n()) continue;
+        const std::string cmd = "'" + script + "' " + std::to_string(rig->n()) + " 2>&1";
+        std::FILE* p = ::popen(cmd.c_str(), "r");
+        std::string text;
+        char buf[256];
+        while (p && std::fgets(buf, sizeof buf, p))
+            text += buf;
+        const int status = p ? ::pclose(p) : -1;
+        const auto at = text.find("PE-updates/s=");
+        if (status != 0 || at == std::string::npos) {
+            std::fprintf(out, "verilator N=%zu: did not run (%s)\n", rig->n(), text.substr(0, 200).c_str());
+            continue;
+        }
+        const double rtl = std::strtod(text.c_str() + at + 13, nullptr);
+        std::fprintf(out, "int32 N=%zu: verilator %s M PE-updates/s, cycle engine %s M (%.2fx per wall second)\n",
+                     rig->n(), mega(rtl).c_str(), mega(rig->model.rate()).c_str(), rig->model.rate() / rtl);
     }
     std::fflush(out);
 }
@@ -374,7 +434,8 @@ void add_rigs(std::vector<std::unique_ptr<rig_base>>& rigs, const rig_spec (&spe
 int sc_main(int argc, char* argv[]) {
     const auto t0 = std::chrono::steady_clock::now();
     std::uint64_t k = default_k;
-    if (!take_k_flag(argc, argv, k)) return 2;
+    std::string verilator;
+    if (!take_flags(argc, argv, k, verilator)) return 2;
     // With --benchmark_format=json or csv, stdout is for the library's report alone: the summary
     // goes to stderr.
     std::FILE* summary = stdout;
@@ -399,23 +460,28 @@ int sc_main(int argc, char* argv[]) {
     // One untimed run per rig: it elaborates, and it shows the model computes the right product,
     // byte for byte (fp32 and bf16 included: both sides add rounded products in k order).
     for (auto& rig : rigs) {
-        if (!rig->run_job()) {
-            std::cerr << "systolic-bench: " << rig->error() << "\n";
-            return 1;
-        }
-        const std::string diff = rig->check_against_reference();
-        if (!diff.empty()) {
-            std::cerr << "systolic-bench: " << diff << "\n";
-            return 1;
+        for (auto kind : {run_kind::cycle, run_kind::functional}) {
+            if (!rig->run_job(kind)) {
+                std::cerr << "systolic-bench: " << rig->error() << "\n";
+                return 1;
+            }
+            const std::string diff = rig->check_against_reference();
+            if (!diff.empty()) {
+                std::cerr << "systolic-bench: " << diff << "\n";
+                return 1;
+            }
         }
     }
 
     for (auto& rig : rigs) {
         rig_base* r = rig.get();
-        benchmark::RegisterBenchmark(("model/" + r->label("/")).c_str(),
-                                     [r](benchmark::State& st) { bench_model(st, *r); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
+        for (auto [prefix, kind] : {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
+                                    std::pair{"functional/", run_kind::functional}}) {
+            benchmark::RegisterBenchmark((prefix + r->label("/")).c_str(),
+                                         [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })
+                ->Unit(benchmark::kMillisecond)
+                ->UseRealTime();
+        }
         benchmark::RegisterBenchmark(("reference_gemm/" + r->label("/")).c_str(),
                                      [r](benchmark::State& st) { bench_reference(st, *r); })
             ->Unit(benchmark::kMillisecond)
@@ -425,6 +491,7 @@ int sc_main(int argc, char* argv[]) {
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     print_summary(rigs, summary);
+    if (!verilator.empty()) print_verilator(rigs, verilator, summary);
     // The rigs are left alive (still reachable, so a leak checker stays quiet) for the process to
     // end with: SystemC unregisters each destroyed module by a linear search of its registry, and
     // the ~90 000 PE modules would take seconds to tear down.

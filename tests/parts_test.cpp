@@ -552,3 +552,29 @@ TEST(JobResult, EdgesPerTileAreReportedOnlyWhenEveryTileAgrees) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DmaPort, ReadsABlockThroughDmiOrRowByRow) {
+    for (bool grant : {true, false}) {
+        dma_rig r;
+        r.target.grant = grant;
+        for (int i = 0; i < 64; ++i)
+            r.target.mem[0x100 + i] = static_cast<unsigned char>(i);
+        unsigned char warm;
+        ASSERT_TRUE(r.port.read(0x100, &warm, 1, "A").ok());  // the first access asks for DMI
+        const int transports = r.target.transports;
+        unsigned char out[3 * 5] = {};
+        // Three rows of 4 bytes, 16 bytes apart, into rows 5 bytes apart.
+        ASSERT_TRUE(r.port.read_block(0x100, 3, 4, 16, out, 5, "B").ok());
+        for (int row = 0; row < 3; ++row)
+            for (int c = 0; c < 4; ++c)
+                EXPECT_EQ(out[row * 5 + c], row * 16 + c) << grant;
+        EXPECT_EQ(r.target.transports - transports, grant ? 0 : 3);
+    }
+    dma_rig r;
+    unsigned char out[8];
+    EXPECT_FALSE(r.port.read_block(0x1ff8, 2, 4, 0x10, out, 4, "B").ok());  // the second row is not memory
+}
+
+}  // namespace

@@ -22,6 +22,27 @@ dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t l
                     what);
 }
 
+dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes,
+                                std::uint64_t stride, void* data, std::uint64_t data_stride, const char* what) {
+    if (rows == 0 || row_bytes == 0) return {};
+    auto* out = static_cast<unsigned char*>(data);
+    const std::uint64_t span = (rows - 1) * stride + row_bytes;
+    if (const tlm::tlm_dmi* d = find_dmi(addr, span, true)) {
+        const unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
+        for (std::uint64_t r = 0; r < rows; ++r)
+            std::memcpy(out + r * data_stride, p + r * stride, row_bytes);
+        m_qk.inc(d->get_read_latency() * double(rows));
+        m_dmi_accesses += rows;
+        if (m_qk.need_sync()) m_qk.sync();
+        return {};
+    }
+    for (std::uint64_t r = 0; r < rows; ++r) {
+        const dma_status st = read(addr + r * stride, out + r * data_stride, row_bytes, what);
+        if (!st.ok()) return st;
+    }
+    return {};
+}
+
 const tlm::tlm_dmi* dma_port::find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const {
     for (const auto& d : m_dmi) {
         if (addr >= d.get_start_address() && addr + len - 1 <= d.get_end_address() &&

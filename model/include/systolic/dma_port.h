@@ -47,6 +47,12 @@ public:
     dma_status read(std::uint64_t addr, void* data, std::uint64_t len, const char* what);
     dma_status write(std::uint64_t addr, const void* data, std::uint64_t len, const char* what);
 
+    // A 2-D block: `rows` rows of `row_bytes`, `stride` bytes apart in the target, into `data` with
+    // rows `data_stride` bytes apart. Through DMI when one granted range covers the whole block (one
+    // copy per row, the same latency as row-by-row transfers, one sync check), else row by row.
+    dma_status read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t stride,
+                          void* data, std::uint64_t data_stride, const char* what);
+
     // The backward path's invalidate_direct_mem_ptr: drop every cached range that overlaps.
     void invalidate(std::uint64_t start, std::uint64_t end);
 

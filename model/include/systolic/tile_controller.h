@@ -174,12 +174,12 @@ private:
     void load(const plan_step& s) {
         const tile& t = *s.where;
         using operand_type = typename Format::operand_type;
+        constexpr std::uint64_t osz = sizeof(operand_type);
         m_feeder.begin_chunk(s.kc);
-        for (std::size_t i = 0; i < t.rows; ++i)
-            check(m_dma.read(m_job.a.address(t.r0 + i, s.k0), m_feeder.a_row(i), s.kc * sizeof(operand_type), "A"));
-        for (std::uint64_t k = 0; k < s.kc; ++k)
-            check(m_dma.read(m_job.b.address(s.k0 + k, t.c0), m_feeder.b_row(k), t.cols * sizeof(operand_type),
-                             "B"));
+        check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride, m_feeder.a_row(0),
+                               s.kc * osz, "A"));
+        check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride, m_feeder.b_row(0),
+                               m_array.size() * osz, "B"));
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
