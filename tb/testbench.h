@@ -201,10 +201,14 @@ private:
         const auto& s = pr.shape;
         const matrix_layout& last = job.uses_partial_buffer() ? job.partial : job.c;
         mem.resize(last.base + s.m * last.row_stride + (opt.packed ? 0 : guard) - mem.core().base());
+        // Eight pattern bytes per draw: big jobs fill tens of megabytes.
         std::mt19937_64 rng(opt.fill_seed);
         std::uint8_t* bytes = mem.core().data();
-        for (std::uint64_t i = 0; i < mem.core().size(); ++i)
-            bytes[i] = static_cast<std::uint8_t>(rng() >> 56);
+        const std::uint64_t size = mem.core().size();
+        for (std::uint64_t i = 0; i < size; i += 8) {
+            const std::uint64_t v = rng();
+            std::memcpy(bytes + i, &v, std::min<std::uint64_t>(8, size - i));
+        }
         for (std::uint64_t r = 0; r < s.m; ++r)
             mem.core().write(job.a.address(r, 0), &pr.a[r * s.k], s.k * sizeof(operand_type));
         for (std::uint64_t k = 0; k < s.k; ++k)
