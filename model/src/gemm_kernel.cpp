@@ -1,0 +1,578 @@
+// gemm_accumulate: see gemm_kernel.h for the contract. Three paths:
+//  - exact: integers whose bound does not hold. Row by row in i-k-j order, so every output still
+//    sees its products in k order, through Format::mac with the run-time mode, counting each step
+//    that overflowed (the same rule, the same count as array_core). Vectorised across j.
+//  - avx512: register-blocked micro-kernels (8 rows x 32 or 16 columns held in zmm registers over a
+//    block of k), B packed once per call into k-major panels, A read in place (bf16 widened once).
+//    fp32/bf16 multiply then add, two instructions, never fused; int32 uses vpmuldq into int64
+//    lanes; int8 uses VNNI (vpdpbusd), which is exact because nothing can overflow on this path.
+//  - generic: the same blocking as portable loops, for machines without AVX-512 (GCC adds an AVX2
+//    clone) and for other compilers or architectures.
+// Which of avx512 and generic runs is decided once, when first needed (SYSTOLIC_GEMM_ISA=generic
+// in the environment forces the portable path, so that the tests can cover both on one machine).
+#include "systolic/gemm_kernel.h"
+
+#include <algorithm>
+#include <cstdlib>
+#include <cstring>
+#include <limits>
+#include <type_traits>
+#include <vector>
+
+#if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
+#define SYSTOLIC_X86_KERNELS 1
+#include <immintrin.h>
+#define SYSTOLIC_AVX512 __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl")))
+#define SYSTOLIC_AVX512_VNNI __attribute__((target("avx512f,avx512bw,avx512dq,avx512vl,avx512vnni")))
+// GCC 12's _mm512_mul_epi32 passes an uninitialised pass-through operand to its builtin and then
+// warns about it at every use.
+#if defined(__GNUC__) && !defined(__clang__)
+#pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
+#endif
+#else
+#define SYSTOLIC_X86_KERNELS 0
+#endif
+
+// As in array_core.h: an AVX2 clone of the portable loops where GCC can make ifuncs.
+#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
+#define SYSTOLIC_KERNEL_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
+#else
+#define SYSTOLIC_KERNEL_CLONES
+#endif
+
+namespace systolic {
+namespace gemm_detail {
+
+// ---------------------------------------------------------------------------------------------
+// Shared helpers
+
+// The value an operand contributes to a product: floats as float (bf16 by its bits, which is exact),
+// integers widened to the accumulator so that the product cannot overflow.
+template <class Format>
+inline auto widen(typename Format::operand_type v) {
+    if constexpr (std::is_same_v<typename Format::operand_type, bf16>) {
+        const std::uint32_t u = std::uint32_t{v.bits} << 16;
+        float f;
+        std::memcpy(&f, &u, sizeof f);
+        return f;
+    } else {
+        return static_cast<typename Format::accumulator_type>(v);
+    }
+}
+
+// Per-thread packing buffers, 64-byte aligned, grown as needed and kept between calls.
+struct scratch {
+    std::vector<unsigned char> bytes;
+    template <class T>
+    T* get(std::size_t count) {
+        const std::size_t need = count * sizeof(T) + 64;
+        if (bytes.size() < need) bytes.resize(need);
+        const auto p = reinterpret_cast<std::uintptr_t>(bytes.data());
+        return reinterpret_cast<T*>((p + 63) & ~std::uintptr_t{63});
+    }
+};
+thread_local scratch t_pack_b;
+thread_local scratch t_pack_a;
+
+template <class T>
+inline std::uint64_t magnitude(T v) {
+    const auto w = static_cast<std::int64_t>(v);
+    return w < 0 ? 0 - static_cast<std::uint64_t>(w) : static_cast<std::uint64_t>(w);
+}
+
+template <class T>
+SYSTOLIC_KERNEL_CLONES std::uint64_t max_magnitude(std::size_t rows, std::size_t cols, const T* p,
+                                                   std::size_t ld) {
+    std::uint64_t m = 0;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j)
+            m = std::max(m, magnitude(p[i * ld + j]));
+    return m;
+}
+
+// True when no step can leave the accumulator's range: every partial sum of an output is at most
+// |c| + kc * max|a| * max|b| in magnitude, and that fits. The operand types' own extremes are
+// tried first (enough for int8 up to kc ~ 131 000 with small c), so A and B are scanned only when
+// those do not prove it. Conservative: a false only costs speed, never a different count.
+template <class Format>
+bool provably_safe(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
+                   std::size_t lda, const typename Format::operand_type* b, std::size_t ldb,
+                   const typename Format::accumulator_type* c, std::size_t ldc) {
+    using acc_t = typename Format::accumulator_type;
+    using op_t = typename Format::operand_type;
+    const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
+    const std::uint64_t cmax = max_magnitude(rows, cols, c, ldc);
+    if (cmax > limit) return false;
+    const std::uint64_t room = limit - cmax;
+    auto fits = [&](std::uint64_t amax, std::uint64_t bmax) {
+        const std::uint64_t product = amax * bmax;  // at most 2^62
+        std::uint64_t total = 0;
+        return !__builtin_mul_overflow(product, static_cast<std::uint64_t>(kc), &total) && total <= room;
+    };
+    const std::uint64_t type_max = std::uint64_t{1} << (8 * sizeof(op_t) - 1);
+    if (fits(type_max, type_max)) return true;
+    return fits(max_magnitude(rows, kc, a, lda), max_magnitude(kc, cols, b, ldb));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Exact path (integers that might overflow): i-k-j, one step per product, counted.
+
+template <class Format, overflow_mode Mode>
+SYSTOLIC_KERNEL_CLONES std::uint64_t exact_row(std::size_t cols, std::size_t kc,
+                                               const typename Format::operand_type* __restrict a,
+                                               const typename Format::operand_type* __restrict b,
+                                               std::size_t ldb, typename Format::accumulator_type* __restrict c) {
+    std::uint64_t count = 0;
+    for (std::size_t k = 0; k < kc; ++k) {
+        const auto x = a[k];
+        const auto* __restrict brow = b + k * ldb;
+        for (std::size_t j = 0; j < cols; ++j) {
+            bool overflowed = false;
+            c[j] = Format::template mac<Mode>(c[j], x, brow[j], overflowed);
+            count += overflowed;
+        }
+    }
+    return count;
+}
+
+template <class Format>
+std::uint64_t exact_path(std::size_t rows, std::size_t cols, std::size_t kc,
+                         const typename Format::operand_type* a, std::size_t lda,
+                         const typename Format::operand_type* b, std::size_t ldb,
+                         typename Format::accumulator_type* c, std::size_t ldc, overflow_mode mode) {
+    std::uint64_t count = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+        count += mode == overflow_mode::wrap
+                     ? exact_row<Format, overflow_mode::wrap>(cols, kc, a + i * lda, b, ldb, c + i * ldc)
+                     : exact_row<Format, overflow_mode::saturate>(cols, kc, a + i * lda, b, ldb, c + i * ldc);
+    }
+    return count;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Generic path: blocks of up to 4 x 64 outputs kept in a local tile over the whole of k. On the
+// integer side it only runs when nothing can overflow, so wrapping unsigned adds are exact.
+
+constexpr std::size_t generic_mr = 4;
+constexpr std::size_t generic_nr = 64;
+
+template <class Format>
+SYSTOLIC_KERNEL_CLONES void generic_block(std::size_t mr, std::size_t nr, std::size_t kc,
+                                          const typename Format::operand_type* __restrict a, std::size_t lda,
+                                          const typename Format::operand_type* __restrict b, std::size_t ldb,
+                                          typename Format::accumulator_type* __restrict c, std::size_t ldc) {
+    using acc_t = typename Format::accumulator_type;
+    acc_t t[generic_mr][generic_nr];
+    for (std::size_t r = 0; r < mr; ++r)
+        for (std::size_t j = 0; j < nr; ++j)
+            t[r][j] = c[r * ldc + j];
+    for (std::size_t k = 0; k < kc; ++k) {
+        const auto* __restrict brow = b + k * ldb;
+        for (std::size_t r = 0; r < mr; ++r) {
+            const auto x = widen<Format>(a[r * lda + k]);
+            for (std::size_t j = 0; j < nr; ++j) {
+                if constexpr (Format::is_integer) {
+                    using u_t = std::make_unsigned_t<acc_t>;
+                    const acc_t product = x * widen<Format>(brow[j]);
+                    t[r][j] = static_cast<acc_t>(static_cast<u_t>(t[r][j]) + static_cast<u_t>(product));
+                } else {
+                    const float product = x * widen<Format>(brow[j]);
+                    t[r][j] = t[r][j] + product;
+                }
+            }
+        }
+    }
+    for (std::size_t r = 0; r < mr; ++r)
+        for (std::size_t j = 0; j < nr; ++j)
+            c[r * ldc + j] = t[r][j];
+}
+
+template <class Format>
+void generic_path(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
+                  std::size_t lda, const typename Format::operand_type* b, std::size_t ldb,
+                  typename Format::accumulator_type* c, std::size_t ldc) {
+    for (std::size_t i0 = 0; i0 < rows; i0 += generic_mr) {
+        const std::size_t mr = std::min(generic_mr, rows - i0);
+        for (std::size_t j0 = 0; j0 < cols; j0 += generic_nr) {
+            const std::size_t nr = std::min(generic_nr, cols - j0);
+            generic_block<Format>(mr, nr, kc, a + i0 * lda, lda, b + j0, ldb, c + i0 * ldc + j0, ldc);
+        }
+    }
+}
+
+// ---------------------------------------------------------------------------------------------
+// AVX-512 path
+
+#if SYSTOLIC_X86_KERNELS
+
+// Calls f(std::integral_constant<int, mr>) for a row count of 1..8: the micro-kernels are
+// templates on their row count, so that their accumulators are registers.
+template <class F>
+inline void with_rows(std::size_t mr, F&& f) {
+    switch (mr) {
+        case 8: f(std::integral_constant<int, 8>{}); break;
+        case 7: f(std::integral_constant<int, 7>{}); break;
+        case 6: f(std::integral_constant<int, 6>{}); break;
+        case 5: f(std::integral_constant<int, 5>{}); break;
+        case 4: f(std::integral_constant<int, 4>{}); break;
+        case 3: f(std::integral_constant<int, 3>{}); break;
+        case 2: f(std::integral_constant<int, 2>{}); break;
+        default: f(std::integral_constant<int, 1>{}); break;
+    }
+}
+
+constexpr std::size_t kernel_mr = 8;
+
+inline std::uint32_t lane_mask(std::size_t lanes, std::size_t width) {
+    return lanes >= width ? (width == 32 ? 0xffffffffu : (1u << width) - 1) : (1u << lanes) - 1;
+}
+
+// ---- fp32 and bf16: 8 x 32 outputs in 16 zmm, product then add (no FMA: two roundings).
+
+constexpr std::size_t f32_nr = 32;
+constexpr std::size_t f32_kb = 256;  // one packed B panel (kb x 32 floats) is 32 KiB: it stays in L1
+
+template <int MR>
+SYSTOLIC_AVX512 void f32_kernel(std::size_t kb, const float* a, std::size_t lda, const float* bp, float* c,
+                                std::size_t ldc, __mmask16 m0, __mmask16 m1) {
+    __m512 c0[MR], c1[MR];
+    const float* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm512_maskz_loadu_ps(m0, c + r * ldc);
+        c1[r] = _mm512_maskz_loadu_ps(m1, c + r * ldc + 16);
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t k = 0; k < kb; ++k) {
+        const __m512 b0 = _mm512_load_ps(bp + f32_nr * k);
+        const __m512 b1 = _mm512_load_ps(bp + f32_nr * k + 16);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+            const __m512 x = _mm512_set1_ps(ar[r][k]);
+            c0[r] = _mm512_add_ps(c0[r], _mm512_mul_ps(x, b0));
+            c1[r] = _mm512_add_ps(c1[r], _mm512_mul_ps(x, b1));
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        _mm512_mask_storeu_ps(c + r * ldc, m0, c0[r]);
+        _mm512_mask_storeu_ps(c + r * ldc + 16, m1, c1[r]);
+    }
+}
+
+inline float to_float(float v) { return v; }
+inline float to_float(bf16 v) { return widen<bf16_format>(v); }
+
+// B rows k0..k0+kb as panels of 32 columns, k-major, zero-padded on the right.
+template <class Op>
+void pack_b_f32(std::size_t kb, std::size_t cols, const Op* b, std::size_t ldb, float* out) {
+    for (std::size_t j0 = 0; j0 < cols; j0 += f32_nr) {
+        const std::size_t w = std::min(f32_nr, cols - j0);
+        for (std::size_t k = 0; k < kb; ++k) {
+            const Op* src = b + k * ldb + j0;
+            float* dst = out + k * f32_nr;
+            if constexpr (std::is_same_v<Op, float>) {
+                std::memcpy(dst, src, w * sizeof(float));
+            } else {
+                for (std::size_t j = 0; j < w; ++j)
+                    dst[j] = to_float(src[j]);
+            }
+            for (std::size_t j = w; j < f32_nr; ++j)
+                dst[j] = 0.0f;
+        }
+        out += kb * f32_nr;
+    }
+}
+
+template <class Format>
+void avx512_float(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
+                  std::size_t lda, const typename Format::operand_type* b, std::size_t ldb, float* c,
+                  std::size_t ldc) {
+    constexpr bool is_bf16 = std::is_same_v<typename Format::operand_type, bf16>;
+    const std::size_t panels = (cols + f32_nr - 1) / f32_nr;
+    float* bp = t_pack_b.get<float>(panels * f32_kb * f32_nr);
+    float* af = is_bf16 ? t_pack_a.get<float>(rows * f32_kb) : nullptr;
+    for (std::size_t k0 = 0; k0 < kc; k0 += f32_kb) {
+        const std::size_t kb = std::min(f32_kb, kc - k0);
+        pack_b_f32(kb, cols, b + k0 * ldb, ldb, bp);
+        const float* ablock;
+        std::size_t ld;
+        if constexpr (is_bf16) {  // widen this block of A once: every panel reads it
+            for (std::size_t i = 0; i < rows; ++i)
+                for (std::size_t k = 0; k < kb; ++k)
+                    af[i * kb + k] = to_float(a[i * lda + k0 + k]);
+            ablock = af;
+            ld = kb;
+        } else {
+            ablock = a + k0;
+            ld = lda;
+        }
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * f32_nr;
+            const std::size_t w = std::min(f32_nr, cols - j0);
+            const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
+            const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
+            const float* panel = bp + p * kb * f32_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
+                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
+                    f32_kernel<decltype(mr)::value>(kb, ablock + i0 * ld, ld, panel, c + i0 * ldc + j0, ldc,
+                                                    m0, m1);
+                });
+            }
+        }
+    }
+}
+
+// ---- int32 operands, int64 accumulators: 8 x 16 outputs in 16 zmm, vpmuldq then vpaddq. Only
+// called when nothing can overflow, so the adds need no checks.
+
+constexpr std::size_t i32_nr = 16;
+constexpr std::size_t i32_kb = 256;  // a packed panel (kb x 16 int64) is 32 KiB
+
+template <int MR>
+SYSTOLIC_AVX512 void i32_kernel(std::size_t kb, const std::int32_t* a, std::size_t lda, const std::int64_t* bp,
+                                std::int64_t* c, std::size_t ldc, __mmask8 m0, __mmask8 m1) {
+    __m512i c0[MR], c1[MR];
+    const std::int32_t* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm512_maskz_loadu_epi64(m0, c + r * ldc);
+        c1[r] = _mm512_maskz_loadu_epi64(m1, c + r * ldc + 8);
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t k = 0; k < kb; ++k) {
+        // Each 64-bit lane of B holds a sign-extended int32; vpmuldq multiplies the low halves.
+        const __m512i b0 = _mm512_load_si512(bp + i32_nr * k);
+        const __m512i b1 = _mm512_load_si512(bp + i32_nr * k + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+            const __m512i x = _mm512_set1_epi32(ar[r][k]);
+            c0[r] = _mm512_add_epi64(c0[r], _mm512_mul_epi32(x, b0));
+            c1[r] = _mm512_add_epi64(c1[r], _mm512_mul_epi32(x, b1));
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        _mm512_mask_storeu_epi64(c + r * ldc, m0, c0[r]);
+        _mm512_mask_storeu_epi64(c + r * ldc + 8, m1, c1[r]);
+    }
+}
+
+inline void avx512_int32(std::size_t rows, std::size_t cols, std::size_t kc, const std::int32_t* a,
+                         std::size_t lda, const std::int32_t* b, std::size_t ldb, std::int64_t* c,
+                         std::size_t ldc) {
+    const std::size_t panels = (cols + i32_nr - 1) / i32_nr;
+    std::int64_t* bp = t_pack_b.get<std::int64_t>(panels * i32_kb * i32_nr);
+    for (std::size_t k0 = 0; k0 < kc; k0 += i32_kb) {
+        const std::size_t kb = std::min(i32_kb, kc - k0);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * i32_nr, w = std::min(i32_nr, cols - j0);
+            std::int64_t* out = bp + p * kb * i32_nr;
+            for (std::size_t k = 0; k < kb; ++k) {
+                const std::int32_t* src = b + (k0 + k) * ldb + j0;
+                for (std::size_t j = 0; j < w; ++j)
+                    out[k * i32_nr + j] = src[j];
+                for (std::size_t j = w; j < i32_nr; ++j)
+                    out[k * i32_nr + j] = 0;
+            }
+        }
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * i32_nr, w = std::min(i32_nr, cols - j0);
+            const auto m0 = static_cast<__mmask8>(lane_mask(w, 8));
+            const auto m1 = static_cast<__mmask8>(w > 8 ? lane_mask(w - 8, 8) : 0);
+            const std::int64_t* panel = bp + p * kb * i32_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
+                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
+                    i32_kernel<decltype(mr)::value>(kb, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0, ldc, m0,
+                                                    m1);
+                });
+            }
+        }
+    }
+}
+
+// ---- int8 operands, int32 accumulators: VNNI. vpdpbusd multiplies unsigned by signed bytes and
+// adds four products per int32 lane, so B is stored biased (b + 128, as unsigned) and A's row sums
+// times 128 are taken off first. Every intermediate wraps modulo 2^32 and the true result fits
+// (this path runs only when the bound holds), so the result is exact. 8 x 32 outputs in 16 zmm.
+
+constexpr std::size_t i8_nr = 32;
+constexpr std::size_t i8_kb = 1024;  // a packed panel (kb x 32 bytes) is 32 KiB
+
+template <int MR>
+SYSTOLIC_AVX512_VNNI void i8_kernel(std::size_t quads, const std::int8_t* a, std::size_t lda,
+                                    const std::uint8_t* bp, std::int32_t* c, std::size_t ldc, __mmask16 m0,
+                                    __mmask16 m1) {
+    __m512i c0[MR], c1[MR];
+    const std::int8_t* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm512_maskz_loadu_epi32(m0, c + r * ldc);
+        c1[r] = _mm512_maskz_loadu_epi32(m1, c + r * ldc + 16);
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t q = 0; q < quads; ++q) {
+        const __m512i b0 = _mm512_load_si512(bp + 128 * q);
+        const __m512i b1 = _mm512_load_si512(bp + 128 * q + 64);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+            std::int32_t four;
+            std::memcpy(&four, ar[r] + 4 * q, sizeof four);
+            const __m512i x = _mm512_set1_epi32(four);
+            c0[r] = _mm512_dpbusd_epi32(c0[r], b0, x);
+            c1[r] = _mm512_dpbusd_epi32(c1[r], b1, x);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        _mm512_mask_storeu_epi32(c + r * ldc, m0, c0[r]);
+        _mm512_mask_storeu_epi32(c + r * ldc + 16, m1, c1[r]);
+    }
+}
+
+// Rows k..k+4*quads of 32 columns of B, biased to unsigned and interleaved so that each int32 lane
+// holds one column's four consecutive k: [quad][column][4 bytes].
+SYSTOLIC_AVX512 inline void pack_b_i8(std::size_t quads, std::size_t cols, const std::int8_t* b, std::size_t ldb,
+                                      std::uint8_t* out) {
+    const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
+    for (std::size_t j0 = 0; j0 < cols; j0 += i8_nr) {
+        for (std::size_t q = 0; q < quads; ++q) {
+            for (std::size_t h = 0; h < i8_nr; h += 16) {
+                __m128i row[4];
+                for (int t = 0; t < 4; ++t) {
+                    const std::int8_t* src = b + (4 * q + t) * ldb + j0 + h;
+                    const std::size_t w = j0 + h < cols ? std::min<std::size_t>(16, cols - j0 - h) : 0;
+                    if (w == 16) {
+                        row[t] = _mm_loadu_si128(reinterpret_cast<const __m128i*>(src));
+                    } else {
+                        alignas(16) std::int8_t tmp[16] = {};
+                        if (w > 0) std::memcpy(tmp, src, w);
+                        row[t] = _mm_load_si128(reinterpret_cast<const __m128i*>(tmp));
+                    }
+                    row[t] = _mm_xor_si128(row[t], bias);
+                }
+                const __m128i t0 = _mm_unpacklo_epi8(row[0], row[1]), t1 = _mm_unpackhi_epi8(row[0], row[1]);
+                const __m128i t2 = _mm_unpacklo_epi8(row[2], row[3]), t3 = _mm_unpackhi_epi8(row[2], row[3]);
+                auto* dst = reinterpret_cast<__m128i*>(out + q * 4 * i8_nr + 4 * h);
+                _mm_store_si128(dst + 0, _mm_unpacklo_epi16(t0, t2));
+                _mm_store_si128(dst + 1, _mm_unpackhi_epi16(t0, t2));
+                _mm_store_si128(dst + 2, _mm_unpacklo_epi16(t1, t3));
+                _mm_store_si128(dst + 3, _mm_unpackhi_epi16(t1, t3));
+            }
+        }
+        out += quads * 4 * i8_nr;
+    }
+}
+
+inline void avx512_int8(std::size_t rows, std::size_t cols, std::size_t kc, const std::int8_t* a,
+                        std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) {
+    const std::size_t k4 = kc & ~std::size_t{3};
+    const std::size_t panels = (cols + i8_nr - 1) / i8_nr;
+    if (k4 > 0) {
+        // Take 128 x (row sum of A over the first k4 terms) off every output of the row first.
+        for (std::size_t i = 0; i < rows; ++i) {
+            std::uint32_t sum = 0;  // modulo 2^32, like everything else on this path
+            for (std::size_t k = 0; k < k4; ++k)
+                sum += static_cast<std::uint32_t>(std::int32_t{a[i * lda + k]});
+            const std::uint32_t bias = sum * 128u;
+            for (std::size_t j = 0; j < cols; ++j)
+                c[i * ldc + j] = static_cast<std::int32_t>(static_cast<std::uint32_t>(c[i * ldc + j]) - bias);
+        }
+        std::uint8_t* bp = t_pack_b.get<std::uint8_t>(panels * i8_kb * i8_nr);
+        for (std::size_t k0 = 0; k0 < k4; k0 += i8_kb) {
+            const std::size_t kb = std::min(i8_kb, k4 - k0), quads = kb / 4;
+            pack_b_i8(quads, cols, b + k0 * ldb, ldb, bp);
+            for (std::size_t p = 0; p < panels; ++p) {
+                const std::size_t j0 = p * i8_nr, w = std::min(i8_nr, cols - j0);
+                const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
+                const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
+                const std::uint8_t* panel = bp + p * kb * i8_nr;
+                for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
+                    with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
+                        i8_kernel<decltype(mr)::value>(quads, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0,
+                                                       ldc, m0, m1);
+                    });
+                }
+            }
+        }
+    }
+    if (k4 < kc) generic_path<int8_format>(rows, cols, kc - k4, a + k4, lda, b + k4 * ldb, ldb, c, ldc);
+}
+
+#endif  // SYSTOLIC_X86_KERNELS
+
+// ---------------------------------------------------------------------------------------------
+// Dispatch
+
+struct isa_choice {
+    bool avx512 = false;  // F, BW, DQ, VL
+    bool vnni = false;
+};
+
+isa_choice detect_isa() {
+    isa_choice isa;
+#if SYSTOLIC_X86_KERNELS
+    const char* forced = std::getenv("SYSTOLIC_GEMM_ISA");
+    if (forced != nullptr && std::strcmp(forced, "generic") == 0) return isa;
+    __builtin_cpu_init();
+    isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
+                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
+    isa.vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni");
+#endif
+    return isa;
+}
+
+const isa_choice& isa() {
+    static const isa_choice chosen = detect_isa();
+    return chosen;
+}
+
+template <class Format>
+void fast_path(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
+               std::size_t lda, const typename Format::operand_type* b, std::size_t ldb,
+               typename Format::accumulator_type* c, std::size_t ldc) {
+#if SYSTOLIC_X86_KERNELS
+    if constexpr (!Format::is_integer) {
+        if (isa().avx512) return avx512_float<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+    } else if constexpr (std::is_same_v<Format, int32_format>) {
+        if (isa().avx512) return avx512_int32(rows, cols, kc, a, lda, b, ldb, c, ldc);
+    } else if constexpr (std::is_same_v<Format, int8_format>) {
+        if (isa().vnni) return avx512_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);
+    }
+#endif
+    generic_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+}
+
+}  // namespace gemm_detail
+
+template <class Format>
+std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc,
+                              const typename Format::operand_type* a, std::size_t lda,
+                              const typename Format::operand_type* b, std::size_t ldb,
+                              typename Format::accumulator_type* c, std::size_t ldc, overflow_mode mode) {
+    if (rows == 0 || cols == 0 || kc == 0) return 0;
+    if constexpr (Format::is_integer) {
+        if (!gemm_detail::provably_safe<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc))
+            return gemm_detail::exact_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc, mode);
+    } else {
+        (void)mode;  // floats have no overflow mode
+    }
+    gemm_detail::fast_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+    return 0;
+}
+
+const char* gemm_kernel_isa() {
+    return gemm_detail::isa().avx512 ? "avx512" : "generic";
+}
+
+#define SYSTOLIC_GEMM_INSTANTIATE(F)                                                                        \
+    template std::uint64_t gemm_accumulate<F>(std::size_t, std::size_t, std::size_t, const F::operand_type*, \
+                                              std::size_t, const F::operand_type*, std::size_t,             \
+                                              F::accumulator_type*, std::size_t, overflow_mode);
+SYSTOLIC_GEMM_INSTANTIATE(int8_format)
+SYSTOLIC_GEMM_INSTANTIATE(int32_format)
+SYSTOLIC_GEMM_INSTANTIATE(fp32_format)
+SYSTOLIC_GEMM_INSTANTIATE(bf16_format)
+#undef SYSTOLIC_GEMM_INSTANTIATE
+
+}  // namespace systolic
