@@ -28,6 +28,7 @@
 #include <utility>
 #include <vector>
 
+#include "functional_bench.h"
 #include "problem.h"
 #include "reference_gemm.h"
 #include "systolic/counting.h"
@@ -421,6 +422,8 @@ int sc_main(int argc, char* argv[]) {
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
+
+    register_functional_benchmarks();
 
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();

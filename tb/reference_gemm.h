@@ -108,10 +108,13 @@ SYSTOLIC_REFERENCE_CLONES inline void float_block(std::size_t rows, std::size_t 
 // from the direction the accumulator moved (a positive product must not make it smaller, a
 // negative one larger).
 template <class Acc, bool Saturate>
-inline Acc integer_step(Acc old, Acc product, std::uint32_t& overflowed) {
+inline Acc integer_step(Acc old, Acc product, Acc& overflowed) {
     using U = std::make_unsigned_t<Acc>;
     const Acc sum = static_cast<Acc>(static_cast<U>(old) + static_cast<U>(product));
-    const bool over = product < 0 ? sum > old : sum < old;
+    // A nonzero product moves the wrapped sum the wrong way exactly when the step overflowed: down
+    // for a positive product, up for a negative one. As an Acc, not a bool: lanes of one width
+    // are what the vectoriser wants.
+    const Acc over = Acc(sum < old) ^ Acc(product < 0);
     overflowed += over;
     if constexpr (Saturate) {
         const Acc end = product < 0 ? std::numeric_limits<Acc>::min() : std::numeric_limits<Acc>::max();
@@ -120,24 +123,54 @@ inline Acc integer_step(Acc old, Acc product, std::uint32_t& overflowed) {
     return sum;
 }
 
-template <class Acc, class Op, bool Saturate>
+// t (rows x cols block, stride block_cols) += a * b over [k0, k1), integer steps. Checked: every
+// step is tested and counted. Unchecked: only where the caller has shown that no step can
+// overflow (then wrapping adds are exact and the count is zero).
+template <class Acc, class Op, bool Saturate, bool Checked>
 SYSTOLIC_REFERENCE_CLONES std::uint64_t integer_block(std::size_t rows, std::size_t cols, std::size_t k0,
                                                       std::size_t k1, const Op* __restrict a, std::size_t lda,
                                                       const Op* __restrict b, std::size_t ldb,
                                                       Acc* __restrict t) {
+    using U = std::make_unsigned_t<Acc>;
     std::uint64_t count = 0;
     for (std::size_t k = k0; k < k1; ++k) {
         const Op* __restrict brow = b + k * ldb;
         for (std::size_t r = 0; r < rows; ++r) {
-            const Acc x = a[r * lda + k];
+            const Op x = a[r * lda + k];
             Acc* __restrict trow = t + r * block_cols;
-            std::uint32_t row_count = 0;
-            for (std::size_t j = 0; j < cols; ++j)
-                trow[j] = integer_step<Acc, Saturate>(trow[j], x * static_cast<Acc>(brow[j]), row_count);
-            count += row_count;
+            Acc row_count = 0;  // at most block_cols
+            for (std::size_t j = 0; j < cols; ++j) {
+                const Acc product = static_cast<Acc>(x) * static_cast<Acc>(brow[j]);  // exact
+                if constexpr (Checked) {
+                    trow[j] = integer_step<Acc, Saturate>(trow[j], product, row_count);
+                } else {
+                    trow[j] = static_cast<Acc>(static_cast<U>(trow[j]) + static_cast<U>(product));
+                }
+            }
+            count += static_cast<std::uint64_t>(row_count);
         }
     }
     return count;
+}
+
+template <class Int>
+std::uint64_t abs_value(Int v) {
+    return v < 0 ? std::uint64_t{0} - static_cast<std::uint64_t>(static_cast<std::int64_t>(v))
+                 : static_cast<std::uint64_t>(v);
+}
+
+// Whether a block's sums, starting from zero, stay in range over [k0, k1) whatever the order: the
+// largest possible |sum| is the sum over k of (largest |a| in the block's rows at k) x (largest |b|
+// in its columns at k). This skips only the testing of steps that cannot overflow; any block that
+// comes near the range's end is tested and counted step by step.
+inline bool block_cannot_overflow(std::uint64_t limit, std::size_t k0, std::size_t k1, const std::uint64_t* amax,
+                                  const std::uint64_t* bmax) {
+    std::uint64_t reach = 0;
+    for (std::size_t k = k0; k < k1; ++k) {
+        reach += amax[k] * bmax[k];  // each product at most 2^62, and reach stays at most 2^63 here
+        if (reach > limit) return false;
+    }
+    return true;
 }
 
 // v rounded to an integral double: nearest with ties to even, nearest with ties away from zero,
@@ -217,21 +250,46 @@ counted_gemm<Format> reference_gemm_counted(const problem_shape& s,
     out.c.assign(s.m * s.p, acc_t{});
 
     std::vector<acc_t> total(d::block_rows * d::block_cols), partial(d::block_rows * d::block_cols);
+    // Integers: the largest |b| of each k in the column panel and |a| in the row block, for the
+    // block bound.
+    std::vector<std::uint64_t> amax(Format::is_integer ? s.k : 0), bmax(Format::is_integer ? s.k : 0);
     for (std::uint64_t j0 = 0; j0 < s.p; j0 += d::block_cols) {
         const std::size_t cols = std::min<std::uint64_t>(d::block_cols, s.p - j0);
+        if constexpr (Format::is_integer) {
+            for (std::uint64_t k = 0; k < s.k; ++k) {
+                std::uint64_t m = 0;
+                for (std::size_t j = 0; j < cols; ++j)
+                    m = std::max(m, d::abs_value(wb[k * s.p + j0 + j]));
+                bmax[k] = m;
+            }
+        }
         for (std::uint64_t i0 = 0; i0 < s.m; i0 += d::block_rows) {
             const std::size_t rows = std::min<std::uint64_t>(d::block_rows, s.m - i0);
             const auto* ablock = wa.data() + i0 * s.k;
             const auto* bblock = wb.data() + j0;
+            if constexpr (Format::is_integer) {
+                for (std::uint64_t k = 0; k < s.k; ++k) {
+                    std::uint64_t m = 0;
+                    for (std::size_t r = 0; r < rows; ++r)
+                        m = std::max(m, d::abs_value(wa[(i0 + r) * s.k + k]));
+                    amax[k] = m;
+                }
+            }
             for (std::uint64_t k0 = 0; k0 < s.k || k0 == 0; k0 += chunk) {
                 const std::uint64_t k1 = std::min(s.k, k0 + chunk);
                 std::fill(partial.begin(), partial.end(), acc_t{});
                 if constexpr (Format::is_integer) {
-                    out.overflows +=
-                        saturate ? d::integer_block<acc_t, typename Format::operand_type, true>(
-                                       rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
-                                 : d::integer_block<acc_t, typename Format::operand_type, false>(
-                                       rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
+                    using op_t = typename Format::operand_type;
+                    const auto limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
+                    if (d::block_cannot_overflow(limit, k0, k1, amax.data(), bmax.data())) {
+                        d::integer_block<acc_t, op_t, false, false>(rows, cols, k0, k1, ablock, s.k, bblock, s.p,
+                                                                    partial.data());
+                    } else {
+                        out.overflows += saturate ? d::integer_block<acc_t, op_t, true, true>(
+                                                        rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
+                                                  : d::integer_block<acc_t, op_t, false, true>(
+                                                        rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
+                    }
                 } else {
                     d::float_block(rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
                 }
@@ -243,10 +301,10 @@ counted_gemm<Format> reference_gemm_counted(const problem_shape& s,
                         if (k0 == 0) {
                             sum = part;
                         } else if constexpr (Format::is_integer) {
-                            std::uint32_t over = 0;
+                            acc_t over = 0;
                             sum = saturate ? d::integer_step<acc_t, true>(sum, part, over)
                                            : d::integer_step<acc_t, false>(sum, part, over);
-                            out.partial_overflows += over;
+                            out.partial_overflows += static_cast<std::uint64_t>(over);
                         } else {
                             sum = sum + part;
                         }
