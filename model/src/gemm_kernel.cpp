@@ -260,27 +260,57 @@ SYSTOLIC_AVX512 void f32_kernel(std::size_t kb, const float* a, std::size_t lda,
     }
 }
 
-inline float to_float(float v) { return v; }
-inline float to_float(bf16 v) { return widen<bf16_format>(v); }
-
-// B rows k0..k0+kb as panels of 32 columns, k-major, zero-padded on the right.
-template <class Op>
-void pack_b_f32(std::size_t kb, std::size_t cols, const Op* b, std::size_t ldb, float* out) {
+// B rows k0..k0+kb as panels of 32 columns, k-major, zero-padded on the right (masked loads read
+// nothing past the last column). bf16 is widened on the way, by its bits.
+SYSTOLIC_AVX512 inline void pack_b_f32(std::size_t kb, std::size_t cols, const float* b, std::size_t ldb,
+                                       float* out) {
     for (std::size_t j0 = 0; j0 < cols; j0 += f32_nr) {
         const std::size_t w = std::min(f32_nr, cols - j0);
+        const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
+        const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
         for (std::size_t k = 0; k < kb; ++k) {
-            const Op* src = b + k * ldb + j0;
-            float* dst = out + k * f32_nr;
-            if constexpr (std::is_same_v<Op, float>) {
-                std::memcpy(dst, src, w * sizeof(float));
-            } else {
-                for (std::size_t j = 0; j < w; ++j)
-                    dst[j] = to_float(src[j]);
-            }
-            for (std::size_t j = w; j < f32_nr; ++j)
-                dst[j] = 0.0f;
+            const float* src = b + k * ldb + j0;
+            _mm512_store_ps(out + k * f32_nr, _mm512_maskz_loadu_ps(m0, src));
+            _mm512_store_ps(out + k * f32_nr + 16, _mm512_maskz_loadu_ps(m1, src + 16));
         }
         out += kb * f32_nr;
+    }
+}
+
+SYSTOLIC_AVX512 inline __m512 widen_bf16x16(__mmask16 m, const bf16* src) {
+    const __m256i h = _mm256_maskz_loadu_epi16(m, src);
+    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+}
+
+SYSTOLIC_AVX512 inline void pack_b_f32(std::size_t kb, std::size_t cols, const bf16* b, std::size_t ldb,
+                                       float* out) {
+    for (std::size_t j0 = 0; j0 < cols; j0 += f32_nr) {
+        const std::size_t w = std::min(f32_nr, cols - j0);
+        const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
+        const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
+        for (std::size_t k = 0; k < kb; ++k) {
+            const bf16* src = b + k * ldb + j0;
+            _mm512_store_ps(out + k * f32_nr, widen_bf16x16(m0, src));
+            _mm512_store_ps(out + k * f32_nr + 16, widen_bf16x16(m1, src + 16));
+        }
+        out += kb * f32_nr;
+    }
+}
+
+// A block of A, rows x kb, made contiguous (and widened, for bf16): every panel reads it.
+SYSTOLIC_AVX512 inline void pack_a_f32(std::size_t rows, std::size_t kb, const float* a, std::size_t lda,
+                                       float* out) {
+    for (std::size_t i = 0; i < rows; ++i)
+        std::memcpy(out + i * kb, a + i * lda, kb * sizeof(float));
+}
+
+SYSTOLIC_AVX512 inline void pack_a_f32(std::size_t rows, std::size_t kb, const bf16* a, std::size_t lda,
+                                       float* out) {
+    for (std::size_t i = 0; i < rows; ++i) {
+        for (std::size_t k = 0; k < kb; k += 16) {
+            const auto m = static_cast<__mmask16>(lane_mask(kb - k, 16));
+            _mm512_mask_storeu_ps(out + i * kb + k, m, widen_bf16x16(m, a + i * lda + k));
+        }
     }
 }
 
@@ -288,25 +318,15 @@ template <class Format>
 void avx512_float(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
                   std::size_t lda, const typename Format::operand_type* b, std::size_t ldb, float* c,
                   std::size_t ldc) {
-    constexpr bool is_bf16 = std::is_same_v<typename Format::operand_type, bf16>;
     const std::size_t panels = (cols + f32_nr - 1) / f32_nr;
     float* bp = t_pack_b.get<float>(panels * f32_kb * f32_nr);
-    float* af = is_bf16 ? t_pack_a.get<float>(rows * f32_kb) : nullptr;
+    float* af = t_pack_a.get<float>(rows * f32_kb);
     for (std::size_t k0 = 0; k0 < kc; k0 += f32_kb) {
         const std::size_t kb = std::min(f32_kb, kc - k0);
         pack_b_f32(kb, cols, b + k0 * ldb, ldb, bp);
-        const float* ablock;
-        std::size_t ld;
-        if constexpr (is_bf16) {  // widen this block of A once: every panel reads it
-            for (std::size_t i = 0; i < rows; ++i)
-                for (std::size_t k = 0; k < kb; ++k)
-                    af[i * kb + k] = to_float(a[i * lda + k0 + k]);
-            ablock = af;
-            ld = kb;
-        } else {
-            ablock = a + k0;
-            ld = lda;
-        }
+        pack_a_f32(rows, kb, a + k0, lda, af);
+        const float* ablock = af;
+        const std::size_t ld = kb;
         for (std::size_t p = 0; p < panels; ++p) {
             const std::size_t j0 = p * f32_nr;
             const std::size_t w = std::min(f32_nr, cols - j0);
