@@ -426,6 +426,60 @@ TEST(GemmKernel, Bf16WithOperandsOnlyBf16Precision) {
     EXPECT_EQ(c[0], 1.0f);
 }
 
+// Where the bf16 kernel may fuse (every product exact in float) and where it must not: these two
+// blocks give different bits with a fused multiply-add.
+TEST(GemmKernel, Bf16FusesOnlyWhereProductsAreExact) {
+    const std::size_t rows = 9, cols = 33;
+    auto block = [&](float a_value, float b_value, float c_value) {
+        std::vector<bf16> a(rows, bf16::from_float(a_value)), b(cols, bf16::from_float(b_value));
+        std::vector<float> c(rows * cols, c_value);
+        gemm_accumulate<bf16_format>(rows, cols, 1, a.data(), 1, b.data(), cols, c.data(), cols,
+                                     overflow_mode::wrap);
+        return c;
+    };
+    // 2^-75 x 2^-75 = 2^-150, half the smallest subnormal: rounded alone it ties to 0, and
+    // 0 + 2^-149 = 2^-149. Fused, 1.5 x 2^-149 would tie to 2^-148.
+    const float tiny = std::numeric_limits<float>::denorm_min();
+    for (float v : block(0x1p-75f, 0x1p-75f, tiny))
+        ASSERT_EQ(v, tiny);
+    // 2^100 x 2^100 overflows to infinity, and inf + -inf is NaN. Fused, the exact 2^200 plus -inf
+    // would be -inf.
+    for (float v : block(0x1p100f, 0x1p100f, -std::numeric_limits<float>::infinity()))
+        ASSERT_TRUE(std::isnan(v));
+    // Ordinary values, exact products: same as the scalar rule (here exact anyway).
+    for (float v : block(1.5f, -2.25f, 1.0f))
+        ASSERT_EQ(v, 1.0f - 3.375f);
+}
+
+// Random bf16 blocks with exponent fields on either side of the fusing bounds (sums of 127/128
+// and 379/380), random significands and signs, and accumulators of the products' size: the
+// kernel, fused or not, must still match the scalar rule.
+TEST(GemmKernel, Bf16RandomNearTheFusingBounds) {
+    std::mt19937_64 rng(100);
+    const struct {
+        unsigned ea, eb;
+        float c_scale;
+    } bounds[] = {{64, 64, 0x1p-125f}, {64, 63, 0x1p-126f}, {50, 52, 0x1p-147f}, {190, 189, 0x1p126f},
+                  {190, 190, 0x1p127f}, {127, 127, 1.0f}};
+    for (const auto& bd : bounds) {
+        const std::size_t rows = 11, cols = 37, kc = 300;
+        gemm_case<bf16_format> g = make_case<bf16_format>(rows, cols, kc, rng);
+        auto draw = [&](unsigned exponent) {
+            const auto sign = static_cast<std::uint16_t>((rng() & 1) << 15);
+            return bf16{static_cast<std::uint16_t>(sign | (exponent << 7) | (rng() & 0x7f))};
+        };
+        for (auto& v : g.a)
+            v = draw(bd.ea);
+        for (auto& v : g.b)
+            v = draw(bd.eb);
+        std::uniform_real_distribution<float> u(-4.0f, 4.0f);
+        for (auto& v : g.c)
+            v = u(rng) * bd.c_scale;
+        expect_kernel_matches_scalar(g, overflow_mode::wrap,
+                                     "exponents " + std::to_string(bd.ea) + " + " + std::to_string(bd.eb));
+    }
+}
+
 TEST(GemmKernel, ReportsItsPath) {
     const std::string isa = systolic::gemm_kernel_isa();
     EXPECT_TRUE(isa == "avx512" || isa == "generic") << isa;

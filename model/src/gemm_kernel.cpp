@@ -3,9 +3,12 @@
 //    sees its products in k order, through Format::mac with the run-time mode, counting each step
 //    that overflowed (the same rule, the same count as array_core). Vectorised across j.
 //  - avx512: register-blocked micro-kernels (8 rows x 32 or 16 columns held in zmm registers over a
-//    block of k), B packed once per call into k-major panels, A read in place (bf16 widened once).
-//    fp32/bf16 multiply then add, two instructions, never fused; int32 uses vpmuldq into int64
-//    lanes; int8 uses VNNI (vpdpbusd), which is exact because nothing can overflow on this path.
+//    block of k), B packed once per call into k-major panels, A made contiguous per k block (bf16
+//    widened on the way). fp32 multiplies then adds, two instructions, never fused. bf16 does the
+//    same unless every product of the k block is exact in float (checked from the exponents while
+//    packing), where a fused multiply-add gives the same bits at twice the speed. int32 uses
+//    vpmuldq into int64 lanes; int8 uses VNNI (vpdpbusd), exact because nothing can overflow on
+//    this path.
 //  - generic: the same blocking as portable loops, for machines without AVX-512 (GCC adds an AVX2
 //    clone) and for other compilers or architectures.
 // Which of avx512 and generic runs is decided once, when first needed (SYSTOLIC_GEMM_ISA=generic
@@ -232,7 +235,9 @@ inline std::uint32_t lane_mask(std::size_t lanes, std::size_t width) {
 constexpr std::size_t f32_nr = 32;
 constexpr std::size_t f32_kb = 256;  // one packed B panel (kb x 32 floats) is 32 KiB: it stays in L1
 
-template <int MR>
+// Fused: one vfmadd instead of vmulps + vaddps. Only for bf16 blocks whose products are all exact
+// in float (see bf16_exponents), where rounding the product first changes nothing.
+template <int MR, bool Fused>
 SYSTOLIC_AVX512 void f32_kernel(std::size_t kb, const float* a, std::size_t lda, const float* bp, float* c,
                                 std::size_t ldc, __mmask16 m0, __mmask16 m1) {
     __m512 c0[MR], c1[MR];
@@ -249,8 +254,13 @@ SYSTOLIC_AVX512 void f32_kernel(std::size_t kb, const float* a, std::size_t lda,
 #pragma GCC unroll 8
         for (int r = 0; r < MR; ++r) {
             const __m512 x = _mm512_set1_ps(ar[r][k]);
-            c0[r] = _mm512_add_ps(c0[r], _mm512_mul_ps(x, b0));
-            c1[r] = _mm512_add_ps(c1[r], _mm512_mul_ps(x, b1));
+            if constexpr (Fused) {
+                c0[r] = _mm512_fmadd_ps(x, b0, c0[r]);
+                c1[r] = _mm512_fmadd_ps(x, b1, c1[r]);
+            } else {
+                c0[r] = _mm512_add_ps(c0[r], _mm512_mul_ps(x, b0));
+                c1[r] = _mm512_add_ps(c1[r], _mm512_mul_ps(x, b1));
+            }
         }
     }
 #pragma GCC unroll 8
@@ -260,10 +270,31 @@ SYSTOLIC_AVX512 void f32_kernel(std::size_t kb, const float* a, std::size_t lda,
     }
 }
 
+// The exponent fields seen while widening bf16: the largest, and the smallest among nonzero values
+// (a subnormal shows as 0, an infinity or NaN as 255).
+struct bf16_exponents {
+    unsigned lo = 255;
+    unsigned hi = 0;
+
+    // A product of two bf16 has at most 16 significant bits, so it is exact in float whenever it
+    // is a finite normal number: |a| >= 2^(ea-127) and |b| >= 2^(eb-127) make |ab| >= 2^-126 once
+    // ea + eb >= 128, and |a| < 2^(ea-126), |b| < 2^(eb-126) keep |ab| < 2^127 while ea + eb <= 379.
+    // No infinities, NaNs or subnormals either. Then round(round(ab) + c) = round(ab + c) for every
+    // accumulator c (infinite and NaN ones included), and a fused multiply-add is bit-identical.
+    static bool products_exact(const bf16_exponents& a, const bf16_exponents& b) {
+        return a.hi < 255 && b.hi < 255 && a.lo > 0 && b.lo > 0 && a.lo + b.lo >= 128 && a.hi + b.hi <= 379;
+    }
+};
+
+struct exponent_lanes {  // built inside the AVX-512 functions: {set1(255), zero}
+    __m512i lo;
+    __m512i hi;
+};
+
 // B rows k0..k0+kb as panels of 32 columns, k-major, zero-padded on the right (masked loads read
 // nothing past the last column). bf16 is widened on the way, by its bits.
 SYSTOLIC_AVX512 inline void pack_b_f32(std::size_t kb, std::size_t cols, const float* b, std::size_t ldb,
-                                       float* out) {
+                                       float* out, bf16_exponents*) {
     for (std::size_t j0 = 0; j0 < cols; j0 += f32_nr) {
         const std::size_t w = std::min(f32_nr, cols - j0);
         const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
@@ -277,54 +308,72 @@ SYSTOLIC_AVX512 inline void pack_b_f32(std::size_t kb, std::size_t cols, const f
     }
 }
 
-SYSTOLIC_AVX512 inline __m512 widen_bf16x16(__mmask16 m, const bf16* src) {
+SYSTOLIC_AVX512 inline __m512 widen_bf16x16(__mmask16 m, const bf16* src, exponent_lanes& e) {
     const __m256i h = _mm256_maskz_loadu_epi16(m, src);
-    return _mm512_castsi512_ps(_mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16));
+    const __m512i w = _mm512_slli_epi32(_mm512_cvtepu16_epi32(h), 16);
+    const __m512i exponent = _mm512_and_si512(_mm512_srli_epi32(w, 23), _mm512_set1_epi32(0xff));
+    const __mmask16 nonzero = _mm512_test_epi32_mask(w, _mm512_set1_epi32(0x7fffffff));
+    e.hi = _mm512_max_epu32(e.hi, exponent);
+    e.lo = _mm512_mask_min_epu32(e.lo, nonzero, e.lo, exponent);
+    return _mm512_castsi512_ps(w);
+}
+
+SYSTOLIC_AVX512 inline void reduce(const exponent_lanes& lanes, bf16_exponents* out) {
+    if (out == nullptr) return;
+    out->lo = std::min(out->lo, static_cast<unsigned>(_mm512_reduce_min_epu32(lanes.lo)));
+    out->hi = std::max(out->hi, static_cast<unsigned>(_mm512_reduce_max_epu32(lanes.hi)));
 }
 
 SYSTOLIC_AVX512 inline void pack_b_f32(std::size_t kb, std::size_t cols, const bf16* b, std::size_t ldb,
-                                       float* out) {
+                                       float* out, bf16_exponents* seen) {
+    exponent_lanes e{_mm512_set1_epi32(255), _mm512_setzero_si512()};
     for (std::size_t j0 = 0; j0 < cols; j0 += f32_nr) {
         const std::size_t w = std::min(f32_nr, cols - j0);
         const auto m0 = static_cast<__mmask16>(lane_mask(w, 16));
         const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
         for (std::size_t k = 0; k < kb; ++k) {
             const bf16* src = b + k * ldb + j0;
-            _mm512_store_ps(out + k * f32_nr, widen_bf16x16(m0, src));
-            _mm512_store_ps(out + k * f32_nr + 16, widen_bf16x16(m1, src + 16));
+            _mm512_store_ps(out + k * f32_nr, widen_bf16x16(m0, src, e));
+            _mm512_store_ps(out + k * f32_nr + 16, widen_bf16x16(m1, src + 16, e));
         }
         out += kb * f32_nr;
     }
+    reduce(e, seen);
 }
 
 // A block of A, rows x kb, made contiguous (and widened, for bf16): every panel reads it.
 SYSTOLIC_AVX512 inline void pack_a_f32(std::size_t rows, std::size_t kb, const float* a, std::size_t lda,
-                                       float* out) {
+                                       float* out, bf16_exponents*) {
     for (std::size_t i = 0; i < rows; ++i)
         std::memcpy(out + i * kb, a + i * lda, kb * sizeof(float));
 }
 
 SYSTOLIC_AVX512 inline void pack_a_f32(std::size_t rows, std::size_t kb, const bf16* a, std::size_t lda,
-                                       float* out) {
+                                       float* out, bf16_exponents* seen) {
+    exponent_lanes e{_mm512_set1_epi32(255), _mm512_setzero_si512()};
     for (std::size_t i = 0; i < rows; ++i) {
         for (std::size_t k = 0; k < kb; k += 16) {
             const auto m = static_cast<__mmask16>(lane_mask(kb - k, 16));
-            _mm512_mask_storeu_ps(out + i * kb + k, m, widen_bf16x16(m, a + i * lda + k));
+            _mm512_mask_storeu_ps(out + i * kb + k, m, widen_bf16x16(m, a + i * lda + k, e));
         }
     }
+    reduce(e, seen);
 }
 
 template <class Format>
 void avx512_float(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
                   std::size_t lda, const typename Format::operand_type* b, std::size_t ldb, float* c,
                   std::size_t ldc) {
+    constexpr bool is_bf16 = std::is_same_v<typename Format::operand_type, bf16>;
     const std::size_t panels = (cols + f32_nr - 1) / f32_nr;
     float* bp = t_pack_b.get<float>(panels * f32_kb * f32_nr);
     float* af = t_pack_a.get<float>(rows * f32_kb);
     for (std::size_t k0 = 0; k0 < kc; k0 += f32_kb) {
         const std::size_t kb = std::min(f32_kb, kc - k0);
-        pack_b_f32(kb, cols, b + k0 * ldb, ldb, bp);
-        pack_a_f32(rows, kb, a + k0, lda, af);
+        bf16_exponents ea, eb;
+        pack_b_f32(kb, cols, b + k0 * ldb, ldb, bp, &eb);
+        pack_a_f32(rows, kb, a + k0, lda, af, &ea);
+        const bool fused = is_bf16 && bf16_exponents::products_exact(ea, eb);
         const float* ablock = af;
         const std::size_t ld = kb;
         for (std::size_t p = 0; p < panels; ++p) {
@@ -335,8 +384,12 @@ void avx512_float(std::size_t rows, std::size_t cols, std::size_t kc, const type
             const float* panel = bp + p * kb * f32_nr;
             for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
                 with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
-                    f32_kernel<decltype(mr)::value>(kb, ablock + i0 * ld, ld, panel, c + i0 * ldc + j0, ldc,
-                                                    m0, m1);
+                    constexpr int r = decltype(mr)::value;
+                    if (fused) {
+                        f32_kernel<r, true>(kb, ablock + i0 * ld, ld, panel, c + i0 * ldc + j0, ldc, m0, m1);
+                    } else {
+                        f32_kernel<r, false>(kb, ablock + i0 * ld, ld, panel, c + i0 * ldc + j0, ldc, m0, m1);
+                    }
                 });
             }
         }
