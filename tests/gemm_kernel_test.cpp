@@ -188,6 +188,20 @@ TEST(GemmKernel, Int32RandomShapesMatchScalar) { random_shapes_match_scalar<int3
 TEST(GemmKernel, Fp32RandomShapesMatchScalar) { random_shapes_match_scalar<fp32_format>(3); }
 TEST(GemmKernel, Bf16RandomShapesMatchScalar) { random_shapes_match_scalar<bf16_format>(4); }
 
+// int32 operands up to 2^24: sums pass 2^53 (so not exact in double) but stay far inside int64,
+// which is the int64 lane path; the shapes above (operands up to 10^6) stay within 2^53.
+TEST(GemmKernel, Int32WideOperandsMatchScalar) {
+    std::mt19937_64 rng(5);
+    for (const auto& s : kShapes) {
+        auto g = make_case<int32_format>(s.rows, s.cols, s.kc, rng, 2, false);
+        for (auto* v : {&g.a, &g.b})
+            for (auto& x : *v)
+                x = static_cast<std::int32_t>(static_cast<std::int64_t>(rng() % (1u << 25)) - (1 << 24));
+        for (auto mode : kModes)
+            expect_kernel_matches_scalar(g, mode, label("int32 wide", s.rows, s.cols, s.kc, mode));
+    }
+}
+
 TEST(GemmKernel, EmptyShapesChangeNothing) {
     std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 3.0f);
     EXPECT_EQ(gemm_accumulate<fp32_format>(0, 2, 2, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap), 0u);

@@ -6,9 +6,10 @@
 //    block of k), B packed once per call into k-major panels, A made contiguous per k block (bf16
 //    widened on the way). fp32 multiplies then adds, two instructions, never fused. bf16 does the
 //    same unless every product of the k block is exact in float (checked from the exponents while
-//    packing), where a fused multiply-add gives the same bits at twice the speed. int32 uses
-//    vpmuldq into int64 lanes; int8 uses VNNI (vpdpbusd), exact because nothing can overflow on
-//    this path.
+//    packing), where a fused multiply-add gives the same bits at twice the speed. int32 runs in
+//    double FMAs when every partial sum stays within 2^53 (exact integers), else vpmuldq into
+//    int64 lanes; int8 uses VNNI (vpdpbusd). All integer kernels are exact because nothing can
+//    overflow on this path.
 //  - generic: the same blocking as portable loops, for machines without AVX-512 (GCC adds an AVX2
 //    clone) and for other compilers or architectures.
 // Which of avx512 and generic runs is decided once, when first needed (SYSTOLIC_GEMM_ISA=generic
@@ -93,28 +94,32 @@ SYSTOLIC_KERNEL_CLONES std::uint64_t max_magnitude(std::size_t rows, std::size_t
     return m;
 }
 
-// True when no step can leave the accumulator's range: every partial sum of an output is at most
-// |c| + kc * max|a| * max|b| in magnitude, and that fits. The operand types' own extremes are
-// tried first (enough for int8 up to kc ~ 131 000 with small c), so A and B are scanned only when
-// those do not prove it. Conservative: a false only costs speed, never a different count.
+// The largest magnitude any partial sum of any output can reach, |c| + kc * max|a| * max|b|
+// (UINT64_MAX when that does not fit 64 bits): when it is within the accumulator's range, no step
+// can overflow. The operand types' own extremes are tried first (enough for int8 up to kc ~ 131 000
+// with small c), so A and B are scanned only when those do not prove it. Conservative: a bound too
+// high only costs speed, never a different count.
 template <class Format>
-bool provably_safe(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
-                   std::size_t lda, const typename Format::operand_type* b, std::size_t ldb,
-                   const typename Format::accumulator_type* c, std::size_t ldc) {
+std::uint64_t integer_reach(std::size_t rows, std::size_t cols, std::size_t kc,
+                            const typename Format::operand_type* a, std::size_t lda,
+                            const typename Format::operand_type* b, std::size_t ldb,
+                            const typename Format::accumulator_type* c, std::size_t ldc) {
     using acc_t = typename Format::accumulator_type;
     using op_t = typename Format::operand_type;
+    constexpr std::uint64_t none = ~std::uint64_t{0};
     const std::uint64_t limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
     const std::uint64_t cmax = max_magnitude(rows, cols, c, ldc);
-    if (cmax > limit) return false;
-    const std::uint64_t room = limit - cmax;
-    auto fits = [&](std::uint64_t amax, std::uint64_t bmax) {
+    auto reach = [&](std::uint64_t amax, std::uint64_t bmax) {
         const std::uint64_t product = amax * bmax;  // at most 2^62
-        std::uint64_t total = 0;
-        return !__builtin_mul_overflow(product, static_cast<std::uint64_t>(kc), &total) && total <= room;
+        std::uint64_t terms = 0, total = 0;
+        if (__builtin_mul_overflow(product, static_cast<std::uint64_t>(kc), &terms)) return none;
+        if (__builtin_add_overflow(terms, cmax, &total)) return none;
+        return total;
     };
     const std::uint64_t type_max = std::uint64_t{1} << (8 * sizeof(op_t) - 1);
-    if (fits(type_max, type_max)) return true;
-    return fits(max_magnitude(rows, kc, a, lda), max_magnitude(kc, cols, b, ldb));
+    const std::uint64_t by_type = reach(type_max, type_max);
+    if (by_type <= limit) return by_type;
+    return reach(max_magnitude(rows, kc, a, lda), max_magnitude(kc, cols, b, ldb));
 }
 
 // ---------------------------------------------------------------------------------------------
@@ -464,6 +469,81 @@ inline void avx512_int32(std::size_t rows, std::size_t cols, std::size_t kc, con
     }
 }
 
+// ---- int32 operands whose every partial sum stays within 2^53: all products and sums are integers
+// that double represents exactly, so double FMAs (twice vpmuldq + vpaddq's rate) give the exact
+// result. A block of A is converted once per k block, B once per call; C goes to double and back.
+
+constexpr std::uint64_t double_exact_limit = std::uint64_t{1} << 53;
+
+template <int MR>
+SYSTOLIC_AVX512 void i32_double_kernel(std::size_t kb, const double* a, std::size_t lda, const double* bp,
+                                       std::int64_t* c, std::size_t ldc, __mmask8 m0, __mmask8 m1) {
+    __m512d c0[MR], c1[MR];
+    const double* ar[MR];
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm512_cvtepi64_pd(_mm512_maskz_loadu_epi64(m0, c + r * ldc));
+        c1[r] = _mm512_cvtepi64_pd(_mm512_maskz_loadu_epi64(m1, c + r * ldc + 8));
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t k = 0; k < kb; ++k) {
+        const __m512d b0 = _mm512_load_pd(bp + i32_nr * k);
+        const __m512d b1 = _mm512_load_pd(bp + i32_nr * k + 8);
+#pragma GCC unroll 8
+        for (int r = 0; r < MR; ++r) {
+            const __m512d x = _mm512_set1_pd(ar[r][k]);
+            c0[r] = _mm512_fmadd_pd(x, b0, c0[r]);
+            c1[r] = _mm512_fmadd_pd(x, b1, c1[r]);
+        }
+    }
+#pragma GCC unroll 8
+    for (int r = 0; r < MR; ++r) {  // integral values: the conversion's rounding never applies
+        _mm512_mask_storeu_epi64(c + r * ldc, m0, _mm512_cvtpd_epi64(c0[r]));
+        _mm512_mask_storeu_epi64(c + r * ldc + 8, m1, _mm512_cvtpd_epi64(c1[r]));
+    }
+}
+
+SYSTOLIC_AVX512 inline void avx512_int32_in_double(std::size_t rows, std::size_t cols, std::size_t kc,
+                                                   const std::int32_t* a, std::size_t lda, const std::int32_t* b,
+                                                   std::size_t ldb, std::int64_t* c, std::size_t ldc) {
+    const std::size_t panels = (cols + i32_nr - 1) / i32_nr;
+    double* bp = t_pack_b.get<double>(panels * i32_kb * i32_nr);
+    double* ad = t_pack_a.get<double>(rows * i32_kb);
+    for (std::size_t k0 = 0; k0 < kc; k0 += i32_kb) {
+        const std::size_t kb = std::min(i32_kb, kc - k0);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * i32_nr, w = std::min(i32_nr, cols - j0);
+            const auto m0 = static_cast<__mmask8>(lane_mask(w, 8));
+            const auto m1 = static_cast<__mmask8>(w > 8 ? lane_mask(w - 8, 8) : 0);
+            double* out = bp + p * kb * i32_nr;
+            for (std::size_t k = 0; k < kb; ++k) {
+                const std::int32_t* src = b + (k0 + k) * ldb + j0;
+                _mm512_store_pd(out + k * i32_nr, _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m0, src)));
+                _mm512_store_pd(out + k * i32_nr + 8, _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m1, src + 8)));
+            }
+        }
+        for (std::size_t i = 0; i < rows; ++i) {
+            for (std::size_t k = 0; k < kb; k += 8) {
+                const auto m = static_cast<__mmask8>(lane_mask(kb - k, 8));
+                _mm512_mask_storeu_pd(ad + i * kb + k, m,
+                                      _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m, a + i * lda + k0 + k)));
+            }
+        }
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * i32_nr, w = std::min(i32_nr, cols - j0);
+            const auto m0 = static_cast<__mmask8>(lane_mask(w, 8));
+            const auto m1 = static_cast<__mmask8>(w > 8 ? lane_mask(w - 8, 8) : 0);
+            const double* panel = bp + p * kb * i32_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
+                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
+                    i32_double_kernel<decltype(mr)::value>(kb, ad + i0 * kb, kb, panel, c + i0 * ldc + j0, ldc,
+                                                           m0, m1);
+                });
+            }
+        }
+    }
+}
+
 // ---- int8 operands, int32 accumulators: VNNI. vpdpbusd multiplies unsigned by signed bytes and
 // adds four products per int32 lane, so B is stored biased (b + 128, as unsigned) and A's row sums
 // times 128 are taken off first. Every intermediate wraps modulo 2^32 and the true result fits
@@ -600,14 +680,18 @@ const isa_choice& isa() {
     return chosen;
 }
 
+// reach: integer formats, the bound from integer_reach (within the accumulator's range here).
 template <class Format>
 void fast_path(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
                std::size_t lda, const typename Format::operand_type* b, std::size_t ldb,
-               typename Format::accumulator_type* c, std::size_t ldc) {
+               typename Format::accumulator_type* c, std::size_t ldc, std::uint64_t reach) {
+    (void)reach;
 #if SYSTOLIC_X86_KERNELS
     if constexpr (!Format::is_integer) {
         if (isa().avx512) return avx512_float<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
     } else if constexpr (std::is_same_v<Format, int32_format>) {
+        if (isa().avx512 && reach <= double_exact_limit)
+            return avx512_int32_in_double(rows, cols, kc, a, lda, b, ldb, c, ldc);
         if (isa().avx512) return avx512_int32(rows, cols, kc, a, lda, b, ldb, c, ldc);
     } else if constexpr (std::is_same_v<Format, int8_format>) {
         if (isa().vnni) return avx512_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);
@@ -624,13 +708,15 @@ std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc
                               const typename Format::operand_type* b, std::size_t ldb,
                               typename Format::accumulator_type* c, std::size_t ldc, overflow_mode mode) {
     if (rows == 0 || cols == 0 || kc == 0) return 0;
+    std::uint64_t reach = 0;
     if constexpr (Format::is_integer) {
-        if (!gemm_detail::provably_safe<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc))
+        reach = gemm_detail::integer_reach<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+        if (reach > static_cast<std::uint64_t>(std::numeric_limits<typename Format::accumulator_type>::max()))
             return gemm_detail::exact_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc, mode);
     } else {
         (void)mode;  // floats have no overflow mode
     }
-    gemm_detail::fast_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+    gemm_detail::fast_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc, reach);
     return 0;
 }
 
