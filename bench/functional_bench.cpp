@@ -1,11 +1,12 @@
 // Benchmarks named functional/<what>/M=1024/K=1600/P=1600, each reporting macs_per_s (real
-// MACs, M x K x P per iteration, per wall second):
+// MACs, M x K x P per iteration, per wall second) and macs_per_cpu_s (per CPU second of the
+// benchmark's thread: the figure to compare when other work shares the machine):
 //  - functional/gemm_accumulate/<format>: the layer as 128 x 128 output tiles, one
 //    gemm_accumulate call of kc = 1600 per tile, as the functional engine runs a 128 x 128 array
 //    with one K chunk. C is zeroed at the start of every iteration (about 1% of the time), so the
 //    integer bound holds as it would in a job. The kernel's C is checked once against the reference
-//    GEMM, bit for bit, before the timing. x_openblas is the ratio to the sgemm figure of the
-//    same run.
+//    GEMM, bit for bit, before the timing. x_openblas and x_openblas_cpu are the ratios to the
+//    whole-layer sgemm figures of the same run.
 //  - functional/openblas_sgemm: cblas_sgemm on the whole layer in one call, one thread. Its label
 //    is openblas_get_corename(): set OPENBLAS_CORETYPE (e.g. SkylakeX) for this CPU's kernel,
 //    since Debian's OpenBLAS may detect a virtual CPU as Prescott and run a generic one.
@@ -20,6 +21,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <ctime>
 #include <memory>
 #include <string>
 #include <vector>
@@ -47,14 +49,44 @@ constexpr problem_shape layer{1024, 1600, 1600};
 constexpr std::size_t tile = 128;
 constexpr double layer_macs = double(layer.m) * double(layer.k) * double(layer.p);
 
-// The sgemm rate of this run (whole layer, one call), once its benchmark has run: the kernels
-// report their ratio to it, from the same wall-clock timing.
-double g_openblas_rate = 0;
+// Wall and this thread's CPU clocks, read together around a benchmark's loop. The machine is often
+// shared: the CPU-time rate shows what the code does when it gets the core, the wall rate what it
+// got. (OpenBLAS with one thread computes on the calling thread, so both clocks apply to it too.)
+struct clocks {
+    std::chrono::steady_clock::time_point wall = std::chrono::steady_clock::now();
+    double cpu = thread_cpu_seconds();
 
-// MACs per wall second over the benchmark's iterations since t0 (the loop just finished).
-double wall_rate(std::chrono::steady_clock::time_point t0, const benchmark::State& state) {
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    return seconds > 0 ? layer_macs * double(state.iterations()) / seconds : 0;
+    static double thread_cpu_seconds() {
+        timespec ts{};
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+        return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+    }
+};
+
+struct rates {
+    double wall = 0;  // MACs per wall second
+    double cpu = 0;   // MACs per CPU second of this thread
+};
+
+// The sgemm rates of this run (whole layer, one call), once its benchmark has run: the kernels
+// report their ratios to it, from the same clocks.
+rates g_openblas;
+
+// MACs per second over the benchmark's iterations since the clocks were read (the loop just ended).
+rates rates_since(const clocks& t0, const benchmark::State& state) {
+    const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0.wall).count();
+    const double cpu = clocks::thread_cpu_seconds() - t0.cpu;
+    const double macs = layer_macs * double(state.iterations());
+    return {wall > 0 ? macs / wall : 0, cpu > 0 ? macs / cpu : 0};
+}
+
+void report(benchmark::State& state, const rates& r, bool ratio) {
+    state.counters["macs_per_s"] = benchmark::Counter(r.wall);
+    state.counters["macs_per_cpu_s"] = benchmark::Counter(r.cpu);
+    if (ratio && g_openblas.wall > 0) {
+        state.counters["x_openblas"] = r.wall / g_openblas.wall;
+        state.counters["x_openblas_cpu"] = r.cpu / g_openblas.cpu;
+    }
 }
 
 template <class Format>
@@ -91,29 +123,26 @@ void bench_kernel(benchmark::State& state) {
             return;
         }
     }
-    const auto t0 = std::chrono::steady_clock::now();
+    const clocks t0;
     for (auto _ : state) {
         std::memset(c.data(), 0, c.size() * sizeof(acc_t));
         benchmark::DoNotOptimize(run_tiles<Format>(pr, c.data()));
         benchmark::ClobberMemory();
     }
-    const double rate = wall_rate(t0, state);
-    state.counters["macs_per_s"] = benchmark::Counter(layer_macs * double(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
-    if (g_openblas_rate > 0) state.counters["x_openblas"] = rate / g_openblas_rate;
+    report(state, rates_since(t0, state), true);
     state.SetLabel(std::string("isa ") + gemm_kernel_isa());
 }
 
 template <class Format>
 void bench_reference(benchmark::State& state) {
     const auto& pr = layer_problem<Format>();
+    const clocks t0;
     for (auto _ : state) {
         auto c = tb::reference_gemm<Format>(layer, pr.a, pr.b);
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }
-    state.counters["macs_per_s"] = benchmark::Counter(layer_macs * double(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
+    report(state, rates_since(t0, state), false);
 }
 
 #ifdef SYSTOLIC_HAVE_OPENBLAS
@@ -122,7 +151,7 @@ void bench_sgemm(benchmark::State& state, bool tiled) {
     const auto& pr = layer_problem<fp32_format>();
     std::vector<float> c(layer.m * layer.p);
     const int m = int(layer.m), k = int(layer.k), p = int(layer.p);
-    const auto t0 = std::chrono::steady_clock::now();
+    const clocks t0;
     for (auto _ : state) {
         if (!tiled) {
             cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, p, k, 1.0f, pr.a.data(), k, pr.b.data(), p,
@@ -141,10 +170,9 @@ void bench_sgemm(benchmark::State& state, bool tiled) {
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }
-    const double rate = wall_rate(t0, state);
-    if (!tiled) g_openblas_rate = rate;
-    state.counters["macs_per_s"] = benchmark::Counter(layer_macs * double(state.iterations()),
-                                                      benchmark::Counter::kIsRate);
+    const rates r = rates_since(t0, state);
+    if (!tiled) g_openblas = r;
+    report(state, r, tiled);
     state.SetLabel(std::string("corename ") + openblas_get_corename());
 }
 #endif
