@@ -1,4 +1,4 @@
-// gemm_accumulate: see gemm_kernel.h for the contract. Three paths:
+// gemm_accumulate: see gemm_kernel.h for the contract. Four paths:
 //  - exact: integers whose bound does not hold. Row by row in i-k-j order, so every output still
 //    sees its products in k order, through Format::mac with the run-time mode, counting each step
 //    that overflowed (the same rule, the same count as array_core). Vectorised across j.
@@ -10,10 +10,12 @@
 //    double FMAs when every partial sum stays within 2^53 (exact integers), else vpmuldq into
 //    int64 lanes; int8 uses VNNI (vpdpbusd). All integer kernels are exact because nothing can
 //    overflow on this path.
-//  - generic: the same blocking as portable loops, for machines without AVX-512 (GCC adds an AVX2
-//    clone) and for other compilers or architectures.
-// Which of avx512 and generic runs is decided once, when first needed (SYSTOLIC_GEMM_ISA=generic
-// in the environment forces the portable path, so that the tests can cover both on one machine).
+//  - avx2: machines without AVX-512: fp32 and bf16 micro-kernels (6 x 16 in ymm, multiply then
+//    add); the integer formats take the generic loops' AVX2 clone.
+//  - generic: the same blocking as portable loops, for the integer formats without AVX-512 (GCC
+//    adds an AVX2 clone) and for other compilers or architectures.
+// Which of avx512, avx2 and generic runs is decided once, when first needed. SYSTOLIC_GEMM_ISA in
+// the environment can force "avx2" or "generic", so that the tests cover every path on one machine.
 #include "systolic/gemm_kernel.h"
 
 #include <algorithm>
@@ -652,6 +654,104 @@ inline void avx512_int8(std::size_t rows, std::size_t cols, std::size_t kc, cons
     if (k4 < kc) generic_path<int8_format>(rows, cols, kc - k4, a + k4, lda, b + k4 * ldb, ldb, c, ldc);
 }
 
+// ---- AVX2 (machines without AVX-512): fp32 and bf16 as 6 x 16 outputs in 12 ymm, multiply then
+// add. Partial blocks at the edges run on a zero-padded copy of their outputs.
+
+#define SYSTOLIC_AVX2 __attribute__((target("avx2")))
+
+constexpr std::size_t avx2_mr = 6;
+constexpr std::size_t avx2_nr = 16;
+constexpr std::size_t avx2_kb = 256;  // a packed panel (kb x 16 floats) is 16 KiB
+
+template <int MR>
+SYSTOLIC_AVX2 void f32_kernel_avx2(std::size_t kb, const float* a, std::size_t lda, const float* bp, float* c,
+                                   std::size_t ldc) {
+    __m256 c0[MR], c1[MR];
+    const float* ar[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm256_loadu_ps(c + r * ldc);
+        c1[r] = _mm256_loadu_ps(c + r * ldc + 8);
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t k = 0; k < kb; ++k) {
+        const __m256 b0 = _mm256_load_ps(bp + avx2_nr * k);
+        const __m256 b1 = _mm256_load_ps(bp + avx2_nr * k + 8);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; ++r) {
+            const __m256 x = _mm256_broadcast_ss(ar[r] + k);
+            c0[r] = _mm256_add_ps(c0[r], _mm256_mul_ps(x, b0));
+            c1[r] = _mm256_add_ps(c1[r], _mm256_mul_ps(x, b1));
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        _mm256_storeu_ps(c + r * ldc, c0[r]);
+        _mm256_storeu_ps(c + r * ldc + 8, c1[r]);
+    }
+}
+
+inline float operand_float(float v) { return v; }
+inline float operand_float(bf16 v) { return widen<bf16_format>(v); }
+
+template <class Format>
+void avx2_float(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
+                std::size_t lda, const typename Format::operand_type* b, std::size_t ldb, float* c,
+                std::size_t ldc) {
+    const std::size_t panels = (cols + avx2_nr - 1) / avx2_nr;
+    float* bp = t_pack_b.get<float>(panels * avx2_kb * avx2_nr);
+    float* af = t_pack_a.get<float>(rows * avx2_kb);
+    for (std::size_t k0 = 0; k0 < kc; k0 += avx2_kb) {
+        const std::size_t kb = std::min(avx2_kb, kc - k0);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * avx2_nr, w = std::min(avx2_nr, cols - j0);
+            float* out = bp + p * kb * avx2_nr;
+            for (std::size_t k = 0; k < kb; ++k) {
+                const auto* src = b + (k0 + k) * ldb + j0;
+                for (std::size_t j = 0; j < w; ++j)
+                    out[k * avx2_nr + j] = operand_float(src[j]);
+                for (std::size_t j = w; j < avx2_nr; ++j)
+                    out[k * avx2_nr + j] = 0.0f;
+            }
+        }
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t k = 0; k < kb; ++k)
+                af[i * kb + k] = operand_float(a[i * lda + k0 + k]);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * avx2_nr, w = std::min(avx2_nr, cols - j0);
+            const float* panel = bp + p * kb * avx2_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += avx2_mr) {
+                const std::size_t mr = std::min(avx2_mr, rows - i0);
+                float* cblock = c + i0 * ldc + j0;
+                float edge[avx2_mr * avx2_nr];
+                const bool partial = w < avx2_nr;
+                std::size_t ld = ldc;
+                if (partial) {  // the kernel writes 16 columns: give it a padded copy
+                    for (std::size_t r = 0; r < mr; ++r)
+                        for (std::size_t j = 0; j < avx2_nr; ++j)
+                            edge[r * avx2_nr + j] = j < w ? cblock[r * ldc + j] : 0.0f;
+                    cblock = edge;
+                    ld = avx2_nr;
+                }
+                const float* arows = af + i0 * kb;
+                switch (mr) {
+                    case 6: f32_kernel_avx2<6>(kb, arows, kb, panel, cblock, ld); break;
+                    case 5: f32_kernel_avx2<5>(kb, arows, kb, panel, cblock, ld); break;
+                    case 4: f32_kernel_avx2<4>(kb, arows, kb, panel, cblock, ld); break;
+                    case 3: f32_kernel_avx2<3>(kb, arows, kb, panel, cblock, ld); break;
+                    case 2: f32_kernel_avx2<2>(kb, arows, kb, panel, cblock, ld); break;
+                    default: f32_kernel_avx2<1>(kb, arows, kb, panel, cblock, ld); break;
+                }
+                if (partial) {
+                    for (std::size_t r = 0; r < mr; ++r)
+                        for (std::size_t j = 0; j < w; ++j)
+                            c[(i0 + r) * ldc + j0 + j] = edge[r * avx2_nr + j];
+                }
+            }
+        }
+    }
+}
+
 #endif  // SYSTOLIC_X86_KERNELS
 
 // ---------------------------------------------------------------------------------------------
@@ -660,6 +760,7 @@ inline void avx512_int8(std::size_t rows, std::size_t cols, std::size_t kc, cons
 struct isa_choice {
     bool avx512 = false;  // F, BW, DQ, VL
     bool vnni = false;
+    bool avx2 = false;
 };
 
 isa_choice detect_isa() {
@@ -668,9 +769,14 @@ isa_choice detect_isa() {
     const char* forced = std::getenv("SYSTOLIC_GEMM_ISA");
     if (forced != nullptr && std::strcmp(forced, "generic") == 0) return isa;
     __builtin_cpu_init();
+    if (forced != nullptr && std::strcmp(forced, "avx2") == 0) {
+        isa.avx2 = __builtin_cpu_supports("avx2");
+        return isa;
+    }
     isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
                  __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
     isa.vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni");
+    isa.avx2 = __builtin_cpu_supports("avx2");
 #endif
     return isa;
 }
@@ -689,6 +795,7 @@ void fast_path(std::size_t rows, std::size_t cols, std::size_t kc, const typenam
 #if SYSTOLIC_X86_KERNELS
     if constexpr (!Format::is_integer) {
         if (isa().avx512) return avx512_float<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
+        if (isa().avx2) return avx2_float<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
     } else if constexpr (std::is_same_v<Format, int32_format>) {
         if (isa().avx512 && reach <= double_exact_limit)
             return avx512_int32_in_double(rows, cols, kc, a, lda, b, ldb, c, ldc);
@@ -721,7 +828,8 @@ std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc
 }
 
 const char* gemm_kernel_isa() {
-    return gemm_detail::isa().avx512 ? "avx512" : "generic";
+    const auto& isa = gemm_detail::isa();
+    return isa.avx512 ? "avx512" : isa.avx2 ? "avx2" : "generic";
 }
 
 #define SYSTOLIC_GEMM_INSTANTIATE(F)                                                                        \
