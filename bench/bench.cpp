@@ -11,6 +11,11 @@
 // int32 is the headline format and runs every case; int8, fp32 and bf16 run the two larger
 // one-tile cases, which keeps the whole run well under two minutes on two cores.
 //
+// The functional engine's arithmetic (gemm_accumulate) on the 1024 x 1600 x 1600 layer, beside
+// OpenBLAS sgemm and the reference GEMM, is registered by functional_bench.cpp: benchmarks named
+// functional/..., e.g. OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 systolic-bench
+// --benchmark_filter=functional/.
+//
 // Extra flag, besides Google Benchmark's own: --k=<K> sets the reduction length (default 4096).
 #include <benchmark/benchmark.h>
 

@@ -186,7 +186,7 @@ void register_format() {
                                  bench_kernel<Format>)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
-        ->MinTime(1.0);
+        ->MinTime(0.5);
 }
 
 template <class Format>
@@ -195,7 +195,7 @@ void register_reference() {
                                  bench_reference<Format>)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
-        ->MinTime(1.0);
+        ->MinTime(0.5);
 }
 
 }  // namespace
@@ -206,12 +206,12 @@ void register_functional_benchmarks() {
                                  [](benchmark::State& st) { bench_sgemm(st, false); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
-        ->MinTime(1.0);
+        ->MinTime(0.5);
     benchmark::RegisterBenchmark(("functional/openblas_sgemm_tiles" + shape_suffix).c_str(),
                                  [](benchmark::State& st) { bench_sgemm(st, true); })
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
-        ->MinTime(1.0);
+        ->MinTime(0.5);
 #endif
     register_format<fp32_format>();
     register_format<bf16_format>();
