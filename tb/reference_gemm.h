@@ -91,7 +91,33 @@ SYSTOLIC_REFERENCE_CLONES inline void float_block(std::size_t rows, std::size_t 
                                                   std::size_t k1, const float* __restrict a, std::size_t lda,
                                                   const float* __restrict b, std::size_t ldb,
                                                   float* __restrict t) {
-    for (std::size_t k = k0; k < k1; ++k) {
+    std::size_t k = k0;
+    // Four k at a time: each sum is read and written once per four steps, which are still taken one
+    // after another, in k order.
+    for (; k + 4 <= k1; k += 4) {
+        const float* __restrict b0 = b + k * ldb;
+        const float* __restrict b1 = b0 + ldb;
+        const float* __restrict b2 = b1 + ldb;
+        const float* __restrict b3 = b2 + ldb;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const float* ar = a + r * lda + k;
+            const float x0 = ar[0], x1 = ar[1], x2 = ar[2], x3 = ar[3];
+            float* __restrict trow = t + r * block_cols;
+            for (std::size_t j = 0; j < cols; ++j) {
+                float sum = trow[j];
+                const float p0 = x0 * b0[j];
+                sum = sum + p0;
+                const float p1 = x1 * b1[j];
+                sum = sum + p1;
+                const float p2 = x2 * b2[j];
+                sum = sum + p2;
+                const float p3 = x3 * b3[j];
+                sum = sum + p3;
+                trow[j] = sum;
+            }
+        }
+    }
+    for (; k < k1; ++k) {
         const float* __restrict brow = b + k * ldb;
         for (std::size_t r = 0; r < rows; ++r) {
             const float x = a[r * lda + k];
@@ -132,21 +158,46 @@ SYSTOLIC_REFERENCE_CLONES std::uint64_t integer_block(std::size_t rows, std::siz
                                                       const Op* __restrict b, std::size_t ldb,
                                                       Acc* __restrict t) {
     using U = std::make_unsigned_t<Acc>;
+    auto step = [](Acc sum, Acc product, Acc& row_count) {
+        if constexpr (Checked) {
+            return integer_step<Acc, Saturate>(sum, product, row_count);
+        } else {
+            (void)row_count;
+            return static_cast<Acc>(static_cast<U>(sum) + static_cast<U>(product));
+        }
+    };
     std::uint64_t count = 0;
-    for (std::size_t k = k0; k < k1; ++k) {
+    std::size_t k = k0;
+    // Four k at a time, one step after another, as in float_block.
+    for (; k + 4 <= k1; k += 4) {
+        const Op* __restrict b0 = b + k * ldb;
+        const Op* __restrict b1 = b0 + ldb;
+        const Op* __restrict b2 = b1 + ldb;
+        const Op* __restrict b3 = b2 + ldb;
+        for (std::size_t r = 0; r < rows; ++r) {
+            const Op* ar = a + r * lda + k;
+            const Acc x0 = ar[0], x1 = ar[1], x2 = ar[2], x3 = ar[3];
+            Acc* __restrict trow = t + r * block_cols;
+            Acc row_count = 0;  // at most 4 x block_cols
+            for (std::size_t j = 0; j < cols; ++j) {
+                Acc sum = trow[j];
+                sum = step(sum, x0 * static_cast<Acc>(b0[j]), row_count);  // products are exact
+                sum = step(sum, x1 * static_cast<Acc>(b1[j]), row_count);
+                sum = step(sum, x2 * static_cast<Acc>(b2[j]), row_count);
+                sum = step(sum, x3 * static_cast<Acc>(b3[j]), row_count);
+                trow[j] = sum;
+            }
+            count += static_cast<std::uint64_t>(row_count);
+        }
+    }
+    for (; k < k1; ++k) {
         const Op* __restrict brow = b + k * ldb;
         for (std::size_t r = 0; r < rows; ++r) {
-            const Op x = a[r * lda + k];
+            const Acc x = a[r * lda + k];
             Acc* __restrict trow = t + r * block_cols;
-            Acc row_count = 0;  // at most block_cols
-            for (std::size_t j = 0; j < cols; ++j) {
-                const Acc product = static_cast<Acc>(x) * static_cast<Acc>(brow[j]);  // exact
-                if constexpr (Checked) {
-                    trow[j] = integer_step<Acc, Saturate>(trow[j], product, row_count);
-                } else {
-                    trow[j] = static_cast<Acc>(static_cast<U>(trow[j]) + static_cast<U>(product));
-                }
-            }
+            Acc row_count = 0;
+            for (std::size_t j = 0; j < cols; ++j)
+                trow[j] = step(trow[j], x * static_cast<Acc>(brow[j]), row_count);
             count += static_cast<std::uint64_t>(row_count);
         }
     }
