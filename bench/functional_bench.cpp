@@ -103,8 +103,9 @@ std::uint64_t run_tiles(const tb::problem<Format>& pr, typename Format::accumula
         for (std::uint64_t c0 = 0; c0 < layer.p; c0 += tile) {
             const std::size_t rows = std::min<std::uint64_t>(tile, layer.m - r0);
             const std::size_t cols = std::min<std::uint64_t>(tile, layer.p - c0);
-            overflows += gemm_accumulate<Format>(rows, cols, layer.k, &pr.a[r0 * layer.k], layer.k, &pr.b[c0],
-                                                 layer.p, &c[r0 * layer.p + c0], layer.p, overflow_mode::wrap);
+            overflows +=
+                gemm_accumulate<Format>(rows, cols, layer.k, &pr.a[r0 * layer.k], layer.k, &pr.b[c0], layer.p,
+                                        &c[r0 * layer.p + c0], layer.p, overflow_mode::wrap);
         }
     }
     return overflows;
@@ -154,8 +155,8 @@ void bench_sgemm(benchmark::State& state, bool tiled) {
     const clocks t0;
     for (auto _ : state) {
         if (!tiled) {
-            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, p, k, 1.0f, pr.a.data(), k, pr.b.data(), p,
-                        0.0f, c.data(), p);
+            cblas_sgemm(CblasRowMajor, CblasNoTrans, CblasNoTrans, m, p, k, 1.0f, pr.a.data(), k, pr.b.data(),
+                        p, 0.0f, c.data(), p);
         } else {
             std::memset(c.data(), 0, c.size() * sizeof(float));
             for (int r0 = 0; r0 < m; r0 += int(tile)) {
@@ -177,13 +178,14 @@ void bench_sgemm(benchmark::State& state, bool tiled) {
 }
 #endif
 
-const std::string shape_suffix = "/M=" + std::to_string(layer.m) + "/K=" + std::to_string(layer.k) +
-                                 "/P=" + std::to_string(layer.p);
+const std::string shape_suffix =
+    "/M=" + std::to_string(layer.m) + "/K=" + std::to_string(layer.k) + "/P=" + std::to_string(layer.p);
 
 template <class Format>
 void register_format() {
-    benchmark::RegisterBenchmark(("functional/gemm_accumulate/" + std::string(Format::name) + shape_suffix).c_str(),
-                                 bench_kernel<Format>)
+    benchmark::RegisterBenchmark(
+        ("functional/gemm_accumulate/" + std::string(Format::name) + shape_suffix).c_str(),
+        bench_kernel<Format>)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->MinTime(0.5);
@@ -191,8 +193,9 @@ void register_format() {
 
 template <class Format>
 void register_reference() {
-    benchmark::RegisterBenchmark(("functional/reference_gemm/" + std::string(Format::name) + shape_suffix).c_str(),
-                                 bench_reference<Format>)
+    benchmark::RegisterBenchmark(
+        ("functional/reference_gemm/" + std::string(Format::name) + shape_suffix).c_str(),
+        bench_reference<Format>)
         ->Unit(benchmark::kMillisecond)
         ->UseRealTime()
         ->MinTime(0.5);

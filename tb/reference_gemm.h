@@ -35,7 +35,8 @@
 #include "systolic/quantize.h"
 
 #if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define SYSTOLIC_REFERENCE_CLONES __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
+#define SYSTOLIC_REFERENCE_CLONES \
+    __attribute__((target_clones("arch=x86-64-v4", "arch=x86-64-v3", "default")))
 #else
 #define SYSTOLIC_REFERENCE_CLONES
 #endif
@@ -214,8 +215,8 @@ std::uint64_t abs_value(Int v) {
 // largest possible |sum| is the sum over k of (largest |a| in the block's rows at k) x (largest |b|
 // in its columns at k). This skips only the testing of steps that cannot overflow; any block that
 // comes near the range's end is tested and counted step by step.
-inline bool block_cannot_overflow(std::uint64_t limit, std::size_t k0, std::size_t k1, const std::uint64_t* amax,
-                                  const std::uint64_t* bmax) {
+inline bool block_cannot_overflow(std::uint64_t limit, std::size_t k0, std::size_t k1,
+                                  const std::uint64_t* amax, const std::uint64_t* bmax) {
     std::uint64_t reach = 0;
     for (std::size_t k = k0; k < k1; ++k) {
         reach += amax[k] * bmax[k];  // each product at most 2^62, and reach stays at most 2^63 here
@@ -252,8 +253,8 @@ Int saturating_integer(double v) {
 inline float float_from_double(double v) {
     if (v != v) return float_from_bits(canonical_nan_bits);
     const double magnitude = std::fabs(v);
-    if (magnitude >= 0x1.ffffffp127) return v < 0 ? -std::numeric_limits<float>::infinity()
-                                                  : std::numeric_limits<float>::infinity();
+    if (magnitude >= 0x1.ffffffp127)
+        return v < 0 ? -std::numeric_limits<float>::infinity() : std::numeric_limits<float>::infinity();
     if (magnitude > static_cast<double>(std::numeric_limits<float>::max()))
         return v < 0 ? -std::numeric_limits<float>::max() : std::numeric_limits<float>::max();
     return static_cast<float>(v);
@@ -333,13 +334,14 @@ counted_gemm<Format> reference_gemm_counted(const problem_shape& s,
                     using op_t = typename Format::operand_type;
                     const auto limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
                     if (d::block_cannot_overflow(limit, k0, k1, amax.data(), bmax.data())) {
-                        d::integer_block<acc_t, op_t, false, false>(rows, cols, k0, k1, ablock, s.k, bblock, s.p,
-                                                                    partial.data());
+                        d::integer_block<acc_t, op_t, false, false>(rows, cols, k0, k1, ablock, s.k, bblock,
+                                                                    s.p, partial.data());
                     } else {
-                        out.overflows += saturate ? d::integer_block<acc_t, op_t, true, true>(
-                                                        rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
-                                                  : d::integer_block<acc_t, op_t, false, true>(
-                                                        rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
+                        out.overflows +=
+                            saturate ? d::integer_block<acc_t, op_t, true, true>(
+                                           rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
+                                     : d::integer_block<acc_t, op_t, false, true>(
+                                           rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
                     }
                 } else {
                     d::float_block(rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());

@@ -51,7 +51,8 @@ typename Format::operand_type random_operand(std::mt19937_64& rng, bool extremes
     if constexpr (Format::is_integer) {
         // Mostly small values, sometimes (unless told not to) the type's extremes.
         const std::uint64_t r = rng();
-        if (extremes && r % 8 == 0) return (r & 8) ? std::numeric_limits<op_t>::max() : std::numeric_limits<op_t>::min();
+        if (extremes && r % 8 == 0)
+            return (r & 8) ? std::numeric_limits<op_t>::max() : std::numeric_limits<op_t>::min();
         const std::int64_t range = sizeof(op_t) == 1 ? 127 : 1000000;
         return static_cast<op_t>(static_cast<std::int64_t>(rng() % std::uint64_t(2 * range + 1)) - range);
     } else {
@@ -113,8 +114,8 @@ std::uint64_t scalar_accumulate(gemm_case<Format>& g, overflow_mode mode) {
 
 template <class Format>
 std::uint64_t kernel_accumulate(gemm_case<Format>& g, overflow_mode mode) {
-    return gemm_accumulate<Format>(g.rows, g.cols, g.kc, g.a.data(), g.lda, g.b.data(), g.ldb, g.c.data(), g.ldc,
-                                   mode);
+    return gemm_accumulate<Format>(g.rows, g.cols, g.kc, g.a.data(), g.lda, g.b.data(), g.ldb, g.c.data(),
+                                   g.ldc, mode);
 }
 
 template <class T>
@@ -132,12 +133,13 @@ bool same_value(T x, T y) {
 
 // Every element of the buffers (so the guards too) equal, or the first difference.
 template <class T>
-::testing::AssertionResult same_buffers(const std::vector<T>& got, const std::vector<T>& want, std::size_t ld) {
+::testing::AssertionResult same_buffers(const std::vector<T>& got, const std::vector<T>& want,
+                                        std::size_t ld) {
     if (got.size() != want.size()) return ::testing::AssertionFailure() << "sizes differ";
     for (std::size_t e = 0; e < got.size(); ++e) {
         if (!same_value(got[e], want[e]))
-            return ::testing::AssertionFailure() << "first difference at row " << e / ld << ", column " << e % ld
-                                                 << ": got " << +got[e] << ", want " << +want[e];
+            return ::testing::AssertionFailure() << "first difference at row " << e / ld << ", column "
+                                                 << e % ld << ": got " << +got[e] << ", want " << +want[e];
     }
     return ::testing::AssertionSuccess();
 }
@@ -154,8 +156,8 @@ void expect_kernel_matches_scalar(gemm_case<Format> g, overflow_mode mode, const
 const overflow_mode kModes[] = {overflow_mode::wrap, overflow_mode::saturate};
 
 std::string label(const char* format, std::size_t r, std::size_t c, std::size_t k, overflow_mode m) {
-    return std::string(format) + " " + std::to_string(r) + "x" + std::to_string(c) + " kc=" + std::to_string(k) +
-           (m == overflow_mode::wrap ? " wrap" : " saturate");
+    return std::string(format) + " " + std::to_string(r) + "x" + std::to_string(c) +
+           " kc=" + std::to_string(k) + (m == overflow_mode::wrap ? " wrap" : " saturate");
 }
 
 // Shapes around every vector width and block size the kernels use (8 rows; 8, 16, 32, 64 columns;
@@ -183,10 +185,18 @@ void random_shapes_match_scalar(std::uint64_t seed) {
     }
 }
 
-TEST(GemmKernel, Int8RandomShapesMatchScalar) { random_shapes_match_scalar<int8_format>(1); }
-TEST(GemmKernel, Int32RandomShapesMatchScalar) { random_shapes_match_scalar<int32_format>(2); }
-TEST(GemmKernel, Fp32RandomShapesMatchScalar) { random_shapes_match_scalar<fp32_format>(3); }
-TEST(GemmKernel, Bf16RandomShapesMatchScalar) { random_shapes_match_scalar<bf16_format>(4); }
+TEST(GemmKernel, Int8RandomShapesMatchScalar) {
+    random_shapes_match_scalar<int8_format>(1);
+}
+TEST(GemmKernel, Int32RandomShapesMatchScalar) {
+    random_shapes_match_scalar<int32_format>(2);
+}
+TEST(GemmKernel, Fp32RandomShapesMatchScalar) {
+    random_shapes_match_scalar<fp32_format>(3);
+}
+TEST(GemmKernel, Bf16RandomShapesMatchScalar) {
+    random_shapes_match_scalar<bf16_format>(4);
+}
 
 // int32 operands up to 2^24: sums pass 2^53 (so not exact in double) but stay far inside int64,
 // which is the int64 lane path; the shapes above (operands up to 10^6) stay within 2^53.
@@ -204,9 +214,15 @@ TEST(GemmKernel, Int32WideOperandsMatchScalar) {
 
 TEST(GemmKernel, EmptyShapesChangeNothing) {
     std::vector<float> a(4, 1.0f), b(4, 1.0f), c(4, 3.0f);
-    EXPECT_EQ(gemm_accumulate<fp32_format>(0, 2, 2, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap), 0u);
-    EXPECT_EQ(gemm_accumulate<fp32_format>(2, 0, 2, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap), 0u);
-    EXPECT_EQ(gemm_accumulate<fp32_format>(2, 2, 0, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap), 0u);
+    EXPECT_EQ(
+        gemm_accumulate<fp32_format>(0, 2, 2, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap),
+        0u);
+    EXPECT_EQ(
+        gemm_accumulate<fp32_format>(2, 0, 2, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap),
+        0u);
+    EXPECT_EQ(
+        gemm_accumulate<fp32_format>(2, 2, 0, a.data(), 2, b.data(), 2, c.data(), 2, overflow_mode::wrap),
+        0u);
     for (float v : c)
         EXPECT_EQ(v, 3.0f);
 }
@@ -238,8 +254,8 @@ void step_array(array_core<Format>& core, const gemm_case<Format>& g) {
 // Two chunks on the array without a clear between them (the preserve policy), against two kernel
 // calls on a C that starts at zero: the second call continues the first one's sums.
 template <class Format>
-void two_chunks_match_array(std::uint64_t seed, std::size_t n, std::size_t rows, std::size_t cols, std::size_t k1,
-                            std::size_t k2, overflow_mode mode, bool extremes) {
+void two_chunks_match_array(std::uint64_t seed, std::size_t n, std::size_t rows, std::size_t cols,
+                            std::size_t k1, std::size_t k2, overflow_mode mode, bool extremes) {
     using acc_t = typename Format::accumulator_type;
     using op_t = typename Format::operand_type;
     std::mt19937_64 rng(seed);
@@ -269,8 +285,8 @@ void two_chunks_match_array(std::uint64_t seed, std::size_t n, std::size_t rows,
     for (std::size_t i = 0; i < rows; ++i)
         for (std::size_t j = 0; j < cols; ++j)
             ASSERT_TRUE(same_value(second.c[i * second.ldc + j], core.accumulator(i, j)))
-                << what << " PE(" << i << "," << j << "): kernel " << +second.c[i * second.ldc + j] << ", array "
-                << +core.accumulator(i, j);
+                << what << " PE(" << i << "," << j << "): kernel " << +second.c[i * second.ldc + j]
+                << ", array " << +core.accumulator(i, j);
     EXPECT_EQ(count, core.overflows_in(rows, cols)) << what;
 }
 
@@ -278,19 +294,29 @@ template <class Format>
 void small_cases_match_array(std::uint64_t seed, bool extremes = false) {
     const struct {
         std::size_t n, rows, cols, k1, k2;
-    } cases[] = {{1, 1, 1, 1, 1}, {3, 2, 3, 4, 1}, {5, 5, 5, 9, 8}, {8, 7, 8, 16, 3}, {17, 17, 13, 40, 33},
-                 {20, 9, 20, 70, 5}, {33, 33, 33, 12, 300}};
+    } cases[] = {{1, 1, 1, 1, 1},      {3, 2, 3, 4, 1},    {5, 5, 5, 9, 8},      {8, 7, 8, 16, 3},
+                 {17, 17, 13, 40, 33}, {20, 9, 20, 70, 5}, {33, 33, 33, 12, 300}};
     std::uint64_t s = seed;
     for (const auto& c : cases)
         for (auto mode : kModes)
             two_chunks_match_array<Format>(++s, c.n, c.rows, c.cols, c.k1, c.k2, mode, extremes);
 }
 
-TEST(GemmKernel, Int8MatchesArray) { small_cases_match_array<int8_format>(10); }
-TEST(GemmKernel, Int32MatchesArray) { small_cases_match_array<int32_format>(20); }
-TEST(GemmKernel, Int32OverflowingSumsMatchArray) { small_cases_match_array<int32_format>(30, true); }
-TEST(GemmKernel, Fp32MatchesArray) { small_cases_match_array<fp32_format>(40); }
-TEST(GemmKernel, Bf16MatchesArray) { small_cases_match_array<bf16_format>(50); }
+TEST(GemmKernel, Int8MatchesArray) {
+    small_cases_match_array<int8_format>(10);
+}
+TEST(GemmKernel, Int32MatchesArray) {
+    small_cases_match_array<int32_format>(20);
+}
+TEST(GemmKernel, Int32OverflowingSumsMatchArray) {
+    small_cases_match_array<int32_format>(30, true);
+}
+TEST(GemmKernel, Fp32MatchesArray) {
+    small_cases_match_array<fp32_format>(40);
+}
+TEST(GemmKernel, Bf16MatchesArray) {
+    small_cases_match_array<bf16_format>(50);
+}
 
 // ---- Overflow counts on both sides of the bound
 
@@ -311,7 +337,8 @@ void bound_case(typename Format::accumulator_type start, typename Format::operan
     g.b.assign(kc * cols, b);
     g.c.assign((rows + 1) * cols, start);
     for (auto mode : kModes) {
-        const std::string what = label(Format::name, rows, cols, kc, mode) + " start " + std::to_string(start);
+        const std::string what =
+            label(Format::name, rows, cols, kc, mode) + " start " + std::to_string(start);
         expect_kernel_matches_scalar(g, mode, what);
         auto h = g;
         const std::uint64_t per_output =
@@ -350,8 +377,8 @@ TEST(GemmKernel, Int32CountsAtTheBound) {
     // Products of 2^62 from zero: the sum passes 2^63 on the second step, wraps to -2^63, and
     // comes back up: wrapping, steps 2, 6, 10, ... overflow (every fourth); saturating, every step
     // from the second.
-    bound_case<int32_format>(0, std::numeric_limits<std::int32_t>::min(), std::numeric_limits<std::int32_t>::min(), 3,
-                             9, 10, 3, 9);
+    bound_case<int32_format>(0, std::numeric_limits<std::int32_t>::min(),
+                             std::numeric_limits<std::int32_t>::min(), 3, 9, 10, 3, 9);
 }
 
 // Random cases whose sums cross the range now and then: operands of the type's extremes, c near
@@ -363,17 +390,22 @@ void random_near_bound(std::uint64_t seed) {
     for (int trial = 0; trial < 40; ++trial) {
         const std::size_t rows = 1 + rng() % 20, cols = 1 + rng() % 70, kc = 1 + rng() % 300;
         auto g = make_case<Format>(rows, cols, kc, rng, rng() % 3);
-        const acc_t edge = (rng() & 1) ? std::numeric_limits<acc_t>::max() : std::numeric_limits<acc_t>::min();
+        const acc_t edge =
+            (rng() & 1) ? std::numeric_limits<acc_t>::max() : std::numeric_limits<acc_t>::min();
         for (auto& v : g.c)
             v = static_cast<acc_t>(edge - (edge > 0 ? 1 : -1) * static_cast<acc_t>(rng() % 5000000));
         for (auto mode : kModes)
-            expect_kernel_matches_scalar(g, mode, "trial " + std::to_string(trial) + " " +
-                                                      label(Format::name, rows, cols, kc, mode));
+            expect_kernel_matches_scalar(
+                g, mode, "trial " + std::to_string(trial) + " " + label(Format::name, rows, cols, kc, mode));
     }
 }
 
-TEST(GemmKernel, Int8RandomNearTheBound) { random_near_bound<int8_format>(60); }
-TEST(GemmKernel, Int32RandomNearTheBound) { random_near_bound<int32_format>(70); }
+TEST(GemmKernel, Int8RandomNearTheBound) {
+    random_near_bound<int8_format>(60);
+}
+TEST(GemmKernel, Int32RandomNearTheBound) {
+    random_near_bound<int32_format>(70);
+}
 
 // ---- Special floats
 
@@ -407,13 +439,17 @@ void special_floats(std::uint64_t seed) {
             v = special_operand<Format>(rng);
         g.c[0] = std::numeric_limits<float>::infinity();
         if (g.c.size() > 2) g.c[2] = std::numeric_limits<float>::denorm_min();
-        expect_kernel_matches_scalar(g, overflow_mode::wrap, label(Format::name, s.rows, s.cols, s.kc,
-                                                                   overflow_mode::wrap));
+        expect_kernel_matches_scalar(g, overflow_mode::wrap,
+                                     label(Format::name, s.rows, s.cols, s.kc, overflow_mode::wrap));
     }
 }
 
-TEST(GemmKernel, Fp32SpecialValuesMatchScalar) { special_floats<fp32_format>(80); }
-TEST(GemmKernel, Bf16SpecialValuesMatchScalar) { special_floats<bf16_format>(90); }
+TEST(GemmKernel, Fp32SpecialValuesMatchScalar) {
+    special_floats<fp32_format>(80);
+}
+TEST(GemmKernel, Bf16SpecialValuesMatchScalar) {
+    special_floats<bf16_format>(90);
+}
 
 // Products that round: a fused multiply-add would give a different sum here.
 TEST(GemmKernel, Fp32ProductIsRoundedBeforeTheAdd) {
@@ -426,7 +462,8 @@ TEST(GemmKernel, Fp32ProductIsRoundedBeforeTheAdd) {
     // Same on a wide block, so the vector kernel sees it too.
     const std::size_t rows = 9, cols = 40;
     std::vector<float> aa(rows, x), bb(cols, x), cc(rows * cols, -(1.0f + 0x1.0p-11f));
-    gemm_accumulate<fp32_format>(rows, cols, 1, aa.data(), 1, bb.data(), cols, cc.data(), cols, overflow_mode::wrap);
+    gemm_accumulate<fp32_format>(rows, cols, 1, aa.data(), 1, bb.data(), cols, cc.data(), cols,
+                                 overflow_mode::wrap);
     for (float v : cc)
         EXPECT_EQ(v, 0.0f);
 }
@@ -473,8 +510,8 @@ TEST(GemmKernel, Bf16RandomNearTheFusingBounds) {
     const struct {
         unsigned ea, eb;
         float c_scale;
-    } bounds[] = {{64, 64, 0x1p-125f}, {64, 63, 0x1p-126f}, {50, 52, 0x1p-147f}, {190, 189, 0x1p126f},
-                  {190, 190, 0x1p127f}, {127, 127, 1.0f}};
+    } bounds[] = {{64, 64, 0x1p-125f},  {64, 63, 0x1p-126f},  {50, 52, 0x1p-147f},
+                  {190, 189, 0x1p126f}, {190, 190, 0x1p127f}, {127, 127, 1.0f}};
     for (const auto& bd : bounds) {
         const std::size_t rows = 11, cols = 37, kc = 300;
         gemm_case<bf16_format> g = make_case<bf16_format>(rows, cols, kc, rng);

@@ -47,9 +47,16 @@ TEST(ReferenceRules, RoundingModes) {
     using rm = rounding_mode;
     const struct {
         double v, even, away, zero;
-    } cases[] = {{2.5, 2, 3, 2},       {3.5, 4, 4, 3},     {-2.5, -2, -3, -2}, {-3.5, -4, -4, -3},
-                 {2.4999, 2, 2, 2},    {-2.7, -3, -3, -2}, {0.5, 0, 1, 0},     {-0.5, -0.0, -1, -0.0},
-                 {0x1p52 + 1, 0x1p52 + 1, 0x1p52 + 1, 0x1p52 + 1}, {1e300, 1e300, 1e300, 1e300}};
+    } cases[] = {{2.5, 2, 3, 2},
+                 {3.5, 4, 4, 3},
+                 {-2.5, -2, -3, -2},
+                 {-3.5, -4, -4, -3},
+                 {2.4999, 2, 2, 2},
+                 {-2.7, -3, -3, -2},
+                 {0.5, 0, 1, 0},
+                 {-0.5, -0.0, -1, -0.0},
+                 {0x1p52 + 1, 0x1p52 + 1, 0x1p52 + 1, 0x1p52 + 1},
+                 {1e300, 1e300, 1e300, 1e300}};
     for (const auto& c : cases) {
         EXPECT_EQ(d::round_integral(c.v, rm::nearest_even), c.even) << c.v;
         EXPECT_EQ(d::round_integral(c.v, rm::nearest_away), c.away) << c.v;
@@ -115,7 +122,8 @@ TEST(ReferenceRules, EncodeCRoundsThenShiftsThenClips) {
         const auto bytes = systolic::tb::encode_c<int8_format>(wide, q);
         ASSERT_EQ(bytes.size(), wide.size());
         for (std::size_t i = 0; i < wide.size(); ++i)
-            EXPECT_EQ(static_cast<std::int8_t>(bytes[i]), c.want[i]) << systolic::to_string(c.mode) << " " << i;
+            EXPECT_EQ(static_cast<std::int8_t>(bytes[i]), c.want[i])
+                << systolic::to_string(c.mode) << " " << i;
     }
     // A NaN accumulator becomes the zero point.
     q.rounding = rounding_mode::nearest_even;
@@ -247,8 +255,8 @@ void cross_check(std::uint64_t seed, bool extremes) {
             opt.overflow = mode;
             const auto want = systolic::tb::reference_gemm_counted<Format>(s, pr.a, pr.b, opt);
             std::vector<acc_t> c(s.m * s.p);
-            const std::uint64_t count = systolic::gemm_accumulate<Format>(s.m, s.p, s.k, pr.a.data(), s.k,
-                                                                          pr.b.data(), s.p, c.data(), s.p, mode);
+            const std::uint64_t count = systolic::gemm_accumulate<Format>(
+                s.m, s.p, s.k, pr.a.data(), s.k, pr.b.data(), s.p, c.data(), s.p, mode);
             const std::string what = std::string(Format::name) + " trial " + std::to_string(trial) +
                                      (mode == overflow_mode::wrap ? " wrap" : " saturate");
             EXPECT_EQ(count, want.overflows) << what;
@@ -257,11 +265,21 @@ void cross_check(std::uint64_t seed, bool extremes) {
     }
 }
 
-TEST(ReferenceCrossCheck, Int8AgreesWithTheModel) { cross_check<int8_format>(1, false); }
-TEST(ReferenceCrossCheck, Int32AgreesWithTheModel) { cross_check<int32_format>(2, false); }
-TEST(ReferenceCrossCheck, Int32OverflowCountsAgreeWithTheModel) { cross_check<int32_format>(3, true); }
-TEST(ReferenceCrossCheck, Fp32AgreesWithTheModel) { cross_check<fp32_format>(4, false); }
-TEST(ReferenceCrossCheck, Bf16AgreesWithTheModel) { cross_check<bf16_format>(5, false); }
+TEST(ReferenceCrossCheck, Int8AgreesWithTheModel) {
+    cross_check<int8_format>(1, false);
+}
+TEST(ReferenceCrossCheck, Int32AgreesWithTheModel) {
+    cross_check<int32_format>(2, false);
+}
+TEST(ReferenceCrossCheck, Int32OverflowCountsAgreeWithTheModel) {
+    cross_check<int32_format>(3, true);
+}
+TEST(ReferenceCrossCheck, Fp32AgreesWithTheModel) {
+    cross_check<fp32_format>(4, false);
+}
+TEST(ReferenceCrossCheck, Bf16AgreesWithTheModel) {
+    cross_check<bf16_format>(5, false);
+}
 
 // int8 near its bound: a long K with the type's extremes, so that some blocks overflow.
 TEST(ReferenceCrossCheck, Int8OverflowCountsAgreeWithTheModel) {
@@ -277,8 +295,8 @@ TEST(ReferenceCrossCheck, Int8OverflowCountsAgreeWithTheModel) {
         opt.overflow = mode;
         const auto want = systolic::tb::reference_gemm_counted<int8_format>(s, a, b, opt);
         std::vector<std::int32_t> c(s.m * s.p);
-        const std::uint64_t count =
-            systolic::gemm_accumulate<int8_format>(s.m, s.p, s.k, a.data(), s.k, b.data(), s.p, c.data(), s.p, mode);
+        const std::uint64_t count = systolic::gemm_accumulate<int8_format>(
+            s.m, s.p, s.k, a.data(), s.k, b.data(), s.p, c.data(), s.p, mode);
         EXPECT_GT(want.overflows, 0u);
         EXPECT_EQ(count, want.overflows);
         EXPECT_EQ(c, want.c);

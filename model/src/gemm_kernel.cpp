@@ -11,9 +11,10 @@
 //    int64 lanes; int8 uses VNNI (vpdpbusd). All integer kernels are exact because nothing can
 //    overflow on this path.
 //  - avx2: machines without AVX-512: fp32 and bf16 micro-kernels (6 x 16 in ymm, multiply then
-//    add); the integer formats take the generic loops' AVX2 clone.
-//  - generic: the same blocking as portable loops, for the integer formats without AVX-512 (GCC
-//    adds an AVX2 clone) and for other compilers or architectures.
+//    add), int8 with vpmaddwd on int16-widened pairs (also where AVX-512 lacks VNNI); int32 takes
+//    the generic loops' AVX2 clone.
+//  - generic: the same blocking as portable loops, for int32 without AVX-512 (GCC adds an AVX2
+//    clone) and for everything on other compilers or architectures.
 // Which of avx512, avx2 and generic runs is decided once, when first needed. SYSTOLIC_GEMM_ISA in
 // the environment can force "avx2" or "generic", so that the tests cover every path on one machine.
 #include "systolic/gemm_kernel.h"
@@ -131,7 +132,8 @@ template <class Format, overflow_mode Mode>
 SYSTOLIC_KERNEL_CLONES std::uint64_t exact_row(std::size_t cols, std::size_t kc,
                                                const typename Format::operand_type* __restrict a,
                                                const typename Format::operand_type* __restrict b,
-                                               std::size_t ldb, typename Format::accumulator_type* __restrict c) {
+                                               std::size_t ldb,
+                                               typename Format::accumulator_type* __restrict c) {
     std::uint64_t count = 0;
     for (std::size_t k = 0; k < kc; ++k) {
         const auto x = a[k];
@@ -215,23 +217,20 @@ void generic_path(std::size_t rows, std::size_t cols, std::size_t kc, const type
 
 #if SYSTOLIC_X86_KERNELS
 
-// Calls f(std::integral_constant<int, mr>) for a row count of 1..8: the micro-kernels are
+// Calls f(std::integral_constant<int, mr>) for a row count mr of 1..Max: the micro-kernels are
 // templates on their row count, so that their accumulators are registers.
-template <class F>
+template <int Max, class F>
 inline void with_rows(std::size_t mr, F&& f) {
-    switch (mr) {
-        case 8: f(std::integral_constant<int, 8>{}); break;
-        case 7: f(std::integral_constant<int, 7>{}); break;
-        case 6: f(std::integral_constant<int, 6>{}); break;
-        case 5: f(std::integral_constant<int, 5>{}); break;
-        case 4: f(std::integral_constant<int, 4>{}); break;
-        case 3: f(std::integral_constant<int, 3>{}); break;
-        case 2: f(std::integral_constant<int, 2>{}); break;
-        default: f(std::integral_constant<int, 1>{}); break;
+    if constexpr (Max == 1) {
+        f(std::integral_constant<int, 1>{});
+    } else if (mr == Max) {
+        f(std::integral_constant<int, Max>{});
+    } else {
+        with_rows<Max - 1>(mr, f);
     }
 }
 
-constexpr std::size_t kernel_mr = 8;
+constexpr int kernel_mr = 8;
 
 inline std::uint32_t lane_mask(std::size_t lanes, std::size_t width) {
     return lanes >= width ? (width == 32 ? 0xffffffffu : (1u << width) - 1) : (1u << lanes) - 1;
@@ -390,7 +389,7 @@ void avx512_float(std::size_t rows, std::size_t cols, std::size_t kc, const type
             const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
             const float* panel = bp + p * kb * f32_nr;
             for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
-                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
+                with_rows<kernel_mr>(std::min<std::size_t>(kernel_mr, rows - i0), [&](auto mr) {
                     constexpr int r = decltype(mr)::value;
                     if (fused) {
                         f32_kernel<r, true>(kb, ablock + i0 * ld, ld, panel, c + i0 * ldc + j0, ldc, m0, m1);
@@ -410,8 +409,9 @@ constexpr std::size_t i32_nr = 16;
 constexpr std::size_t i32_kb = 256;  // a packed panel (kb x 16 int64) is 32 KiB
 
 template <int MR>
-SYSTOLIC_AVX512 void i32_kernel(std::size_t kb, const std::int32_t* a, std::size_t lda, const std::int64_t* bp,
-                                std::int64_t* c, std::size_t ldc, __mmask8 m0, __mmask8 m1) {
+SYSTOLIC_AVX512 void i32_kernel(std::size_t kb, const std::int32_t* a, std::size_t lda,
+                                const std::int64_t* bp, std::int64_t* c, std::size_t ldc, __mmask8 m0,
+                                __mmask8 m1) {
     __m512i c0[MR], c1[MR];
     const std::int32_t* ar[MR];
 #pragma GCC unroll 8
@@ -462,9 +462,9 @@ inline void avx512_int32(std::size_t rows, std::size_t cols, std::size_t kc, con
             const auto m1 = static_cast<__mmask8>(w > 8 ? lane_mask(w - 8, 8) : 0);
             const std::int64_t* panel = bp + p * kb * i32_nr;
             for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
-                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
-                    i32_kernel<decltype(mr)::value>(kb, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0, ldc, m0,
-                                                    m1);
+                with_rows<kernel_mr>(std::min<std::size_t>(kernel_mr, rows - i0), [&](auto mr) {
+                    i32_kernel<decltype(mr)::value>(kb, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0, ldc,
+                                                    m0, m1);
                 });
             }
         }
@@ -506,8 +506,9 @@ SYSTOLIC_AVX512 void i32_double_kernel(std::size_t kb, const double* a, std::siz
 }
 
 SYSTOLIC_AVX512 inline void avx512_int32_in_double(std::size_t rows, std::size_t cols, std::size_t kc,
-                                                   const std::int32_t* a, std::size_t lda, const std::int32_t* b,
-                                                   std::size_t ldb, std::int64_t* c, std::size_t ldc) {
+                                                   const std::int32_t* a, std::size_t lda,
+                                                   const std::int32_t* b, std::size_t ldb, std::int64_t* c,
+                                                   std::size_t ldc) {
     const std::size_t panels = (cols + i32_nr - 1) / i32_nr;
     double* bp = t_pack_b.get<double>(panels * i32_kb * i32_nr);
     double* ad = t_pack_a.get<double>(rows * i32_kb);
@@ -521,7 +522,8 @@ SYSTOLIC_AVX512 inline void avx512_int32_in_double(std::size_t rows, std::size_t
             for (std::size_t k = 0; k < kb; ++k) {
                 const std::int32_t* src = b + (k0 + k) * ldb + j0;
                 _mm512_store_pd(out + k * i32_nr, _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m0, src)));
-                _mm512_store_pd(out + k * i32_nr + 8, _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m1, src + 8)));
+                _mm512_store_pd(out + k * i32_nr + 8,
+                                _mm512_cvtepi32_pd(_mm256_maskz_loadu_epi32(m1, src + 8)));
             }
         }
         for (std::size_t i = 0; i < rows; ++i) {
@@ -537,9 +539,9 @@ SYSTOLIC_AVX512 inline void avx512_int32_in_double(std::size_t rows, std::size_t
             const auto m1 = static_cast<__mmask8>(w > 8 ? lane_mask(w - 8, 8) : 0);
             const double* panel = bp + p * kb * i32_nr;
             for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
-                with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
-                    i32_double_kernel<decltype(mr)::value>(kb, ad + i0 * kb, kb, panel, c + i0 * ldc + j0, ldc,
-                                                           m0, m1);
+                with_rows<kernel_mr>(std::min<std::size_t>(kernel_mr, rows - i0), [&](auto mr) {
+                    i32_double_kernel<decltype(mr)::value>(kb, ad + i0 * kb, kb, panel, c + i0 * ldc + j0,
+                                                           ldc, m0, m1);
                 });
             }
         }
@@ -587,8 +589,8 @@ SYSTOLIC_AVX512_VNNI void i8_kernel(std::size_t quads, const std::int8_t* a, std
 
 // Rows k..k+4*quads of 32 columns of B, biased to unsigned and interleaved so that each int32 lane
 // holds one column's four consecutive k: [quad][column][4 bytes].
-SYSTOLIC_AVX512 inline void pack_b_i8(std::size_t quads, std::size_t cols, const std::int8_t* b, std::size_t ldb,
-                                      std::uint8_t* out) {
+SYSTOLIC_AVX512 inline void pack_b_i8(std::size_t quads, std::size_t cols, const std::int8_t* b,
+                                      std::size_t ldb, std::uint8_t* out) {
     const __m128i bias = _mm_set1_epi8(static_cast<char>(0x80));
     for (std::size_t j0 = 0; j0 < cols; j0 += i8_nr) {
         for (std::size_t q = 0; q < quads; ++q) {
@@ -620,7 +622,8 @@ SYSTOLIC_AVX512 inline void pack_b_i8(std::size_t quads, std::size_t cols, const
 }
 
 inline void avx512_int8(std::size_t rows, std::size_t cols, std::size_t kc, const std::int8_t* a,
-                        std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c, std::size_t ldc) {
+                        std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                        std::size_t ldc) {
     const std::size_t k4 = kc & ~std::size_t{3};
     const std::size_t panels = (cols + i8_nr - 1) / i8_nr;
     if (k4 > 0) {
@@ -643,9 +646,9 @@ inline void avx512_int8(std::size_t rows, std::size_t cols, std::size_t kc, cons
                 const auto m1 = static_cast<__mmask16>(w > 16 ? lane_mask(w - 16, 16) : 0);
                 const std::uint8_t* panel = bp + p * kb * i8_nr;
                 for (std::size_t i0 = 0; i0 < rows; i0 += kernel_mr) {
-                    with_rows(std::min(kernel_mr, rows - i0), [&](auto mr) {
-                        i8_kernel<decltype(mr)::value>(quads, a + i0 * lda + k0, lda, panel, c + i0 * ldc + j0,
-                                                       ldc, m0, m1);
+                    with_rows<kernel_mr>(std::min<std::size_t>(kernel_mr, rows - i0), [&](auto mr) {
+                        i8_kernel<decltype(mr)::value>(quads, a + i0 * lda + k0, lda, panel,
+                                                       c + i0 * ldc + j0, ldc, m0, m1);
                     });
                 }
             }
@@ -691,8 +694,12 @@ SYSTOLIC_AVX2 void f32_kernel_avx2(std::size_t kb, const float* a, std::size_t l
     }
 }
 
-inline float operand_float(float v) { return v; }
-inline float operand_float(bf16 v) { return widen<bf16_format>(v); }
+inline float operand_float(float v) {
+    return v;
+}
+inline float operand_float(bf16 v) {
+    return widen<bf16_format>(v);
+}
 
 template <class Format>
 void avx2_float(std::size_t rows, std::size_t cols, std::size_t kc, const typename Format::operand_type* a,
@@ -734,14 +741,9 @@ void avx2_float(std::size_t rows, std::size_t cols, std::size_t kc, const typena
                     ld = avx2_nr;
                 }
                 const float* arows = af + i0 * kb;
-                switch (mr) {
-                    case 6: f32_kernel_avx2<6>(kb, arows, kb, panel, cblock, ld); break;
-                    case 5: f32_kernel_avx2<5>(kb, arows, kb, panel, cblock, ld); break;
-                    case 4: f32_kernel_avx2<4>(kb, arows, kb, panel, cblock, ld); break;
-                    case 3: f32_kernel_avx2<3>(kb, arows, kb, panel, cblock, ld); break;
-                    case 2: f32_kernel_avx2<2>(kb, arows, kb, panel, cblock, ld); break;
-                    default: f32_kernel_avx2<1>(kb, arows, kb, panel, cblock, ld); break;
-                }
+                with_rows<int(avx2_mr)>(mr, [&](auto m) {
+                    f32_kernel_avx2<decltype(m)::value>(kb, arows, kb, panel, cblock, ld);
+                });
                 if (partial) {
                     for (std::size_t r = 0; r < mr; ++r)
                         for (std::size_t j = 0; j < w; ++j)
@@ -750,6 +752,101 @@ void avx2_float(std::size_t rows, std::size_t cols, std::size_t kc, const typena
             }
         }
     }
+}
+
+// ---- AVX2 int8 (no VNNI): vpmaddwd on operands widened to int16, two k per instruction, 6 x 16
+// outputs in 12 ymm. Each pair of products fits int16 x int16 -> int32 exactly, and this path only
+// runs when nothing can overflow, so the sums are exact.
+
+constexpr std::size_t avx2_i8_kb = 512;  // 256 pairs of k: a packed panel is 16 KiB
+
+template <int MR>
+SYSTOLIC_AVX2 void i8_kernel_avx2(std::size_t pairs, const std::int32_t* a, std::size_t lda,
+                                  const std::int16_t* bp, std::int32_t* c, std::size_t ldc) {
+    __m256i c0[MR], c1[MR];
+    const std::int32_t* ar[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * ldc));
+        c1[r] = _mm256_loadu_si256(reinterpret_cast<const __m256i*>(c + r * ldc + 8));
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t q = 0; q < pairs; ++q) {
+        const __m256i b0 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bp + 32 * q));
+        const __m256i b1 = _mm256_load_si256(reinterpret_cast<const __m256i*>(bp + 32 * q + 16));
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; ++r) {
+            const __m256i x = _mm256_set1_epi32(ar[r][q]);  // a[2q] in the low half, a[2q+1] high
+            c0[r] = _mm256_add_epi32(c0[r], _mm256_madd_epi16(b0, x));
+            c1[r] = _mm256_add_epi32(c1[r], _mm256_madd_epi16(b1, x));
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc), c0[r]);
+        _mm256_storeu_si256(reinterpret_cast<__m256i*>(c + r * ldc + 8), c1[r]);
+    }
+}
+
+inline std::int32_t int16_pair(std::int8_t lo, std::int8_t hi) {
+    return static_cast<std::int32_t>(
+        static_cast<std::uint32_t>(static_cast<std::uint16_t>(std::int16_t{lo})) |
+        (static_cast<std::uint32_t>(static_cast<std::uint16_t>(std::int16_t{hi})) << 16));
+}
+
+inline void avx2_int8(std::size_t rows, std::size_t cols, std::size_t kc, const std::int8_t* a,
+                      std::size_t lda, const std::int8_t* b, std::size_t ldb, std::int32_t* c,
+                      std::size_t ldc) {
+    const std::size_t k2 = kc & ~std::size_t{1};
+    const std::size_t panels = (cols + avx2_nr - 1) / avx2_nr;
+    std::int16_t* bp = t_pack_b.get<std::int16_t>(panels * avx2_i8_kb * avx2_nr);
+    std::int32_t* ap = t_pack_a.get<std::int32_t>(rows * avx2_i8_kb / 2);
+    for (std::size_t k0 = 0; k0 < k2; k0 += avx2_i8_kb) {
+        const std::size_t kb = std::min(avx2_i8_kb, k2 - k0), pairs = kb / 2;
+        for (std::size_t p = 0; p < panels; ++p) {  // [pair][column][2 x int16]
+            const std::size_t j0 = p * avx2_nr, w = std::min(avx2_nr, cols - j0);
+            std::int16_t* out = bp + p * pairs * 2 * avx2_nr;
+            for (std::size_t q = 0; q < pairs; ++q) {
+                const std::int8_t* even = b + (k0 + 2 * q) * ldb + j0;
+                const std::int8_t* odd = even + ldb;
+                for (std::size_t j = 0; j < avx2_nr; ++j) {
+                    out[(q * avx2_nr + j) * 2] = j < w ? even[j] : 0;
+                    out[(q * avx2_nr + j) * 2 + 1] = j < w ? odd[j] : 0;
+                }
+            }
+        }
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t q = 0; q < pairs; ++q)
+                ap[i * pairs + q] = int16_pair(a[i * lda + k0 + 2 * q], a[i * lda + k0 + 2 * q + 1]);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * avx2_nr, w = std::min(avx2_nr, cols - j0);
+            const std::int16_t* panel = bp + p * pairs * 2 * avx2_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += avx2_mr) {
+                const std::size_t mr = std::min(avx2_mr, rows - i0);
+                std::int32_t* cblock = c + i0 * ldc + j0;
+                std::int32_t edge[avx2_mr * avx2_nr];
+                const bool partial = w < avx2_nr;
+                std::size_t ld = ldc;
+                if (partial) {  // the kernel writes 16 columns: give it a padded copy
+                    for (std::size_t r = 0; r < mr; ++r)
+                        for (std::size_t j = 0; j < avx2_nr; ++j)
+                            edge[r * avx2_nr + j] = j < w ? cblock[r * ldc + j] : 0;
+                    cblock = edge;
+                    ld = avx2_nr;
+                }
+                const std::int32_t* arows = ap + i0 * pairs;
+                with_rows<int(avx2_mr)>(mr, [&](auto m) {
+                    i8_kernel_avx2<decltype(m)::value>(pairs, arows, pairs, panel, cblock, ld);
+                });
+                if (partial) {
+                    for (std::size_t r = 0; r < mr; ++r)
+                        for (std::size_t j = 0; j < w; ++j)
+                            c[(i0 + r) * ldc + j0 + j] = edge[r * avx2_nr + j];
+                }
+            }
+        }
+    }
+    if (k2 < kc) generic_path<int8_format>(rows, cols, kc - k2, a + k2, lda, b + k2 * ldb, ldb, c, ldc);
 }
 
 #endif  // SYSTOLIC_X86_KERNELS
@@ -802,6 +899,7 @@ void fast_path(std::size_t rows, std::size_t cols, std::size_t kc, const typenam
         if (isa().avx512) return avx512_int32(rows, cols, kc, a, lda, b, ldb, c, ldc);
     } else if constexpr (std::is_same_v<Format, int8_format>) {
         if (isa().vnni) return avx512_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);
+        if (isa().avx2) return avx2_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);
     }
 #endif
     generic_path<Format>(rows, cols, kc, a, lda, b, ldb, c, ldc);
@@ -832,9 +930,9 @@ const char* gemm_kernel_isa() {
     return isa.avx512 ? "avx512" : isa.avx2 ? "avx2" : "generic";
 }
 
-#define SYSTOLIC_GEMM_INSTANTIATE(F)                                                                        \
+#define SYSTOLIC_GEMM_INSTANTIATE(F)                                                                         \
     template std::uint64_t gemm_accumulate<F>(std::size_t, std::size_t, std::size_t, const F::operand_type*, \
-                                              std::size_t, const F::operand_type*, std::size_t,             \
+                                              std::size_t, const F::operand_type*, std::size_t,              \
                                               F::accumulator_type*, std::size_t, overflow_mode);
 SYSTOLIC_GEMM_INSTANTIATE(int8_format)
 SYSTOLIC_GEMM_INSTANTIATE(int32_format)
