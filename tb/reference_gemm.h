@@ -17,8 +17,11 @@
 //  - every NaN in C is the canonical quiet NaN, 0x7FC00000.
 //
 // Fast enough to check a whole layer beside the model: outputs are computed in blocks of 8 rows
-// by 256 columns kept in a small local buffer while k runs (i-k-j inside a block), loops the
-// compiler vectorises, with AVX2 and AVX-512 clones where GCC makes ifuncs.
+// by 256 columns kept in a small local buffer while k runs (i-k-j inside a block, four k per
+// pass), loops the compiler vectorises, with AVX2 and AVX-512 clones where GCC makes ifuncs.
+// Integer steps are tested for overflow one by one, except in blocks where the reference's own
+// bound (the sum over k of the block's largest |a| times its largest |b|) shows that none can
+// overflow; blocks near the range's end are always tested step by step.
 #pragma once
 
 #include <algorithm>
