@@ -11,10 +11,10 @@
 //    int64 lanes; int8 uses VNNI (vpdpbusd). All integer kernels are exact because nothing can
 //    overflow on this path.
 //  - avx2: machines without AVX-512: fp32 and bf16 micro-kernels (6 x 16 in ymm, multiply then
-//    add), int8 with vpmaddwd on int16-widened pairs (also where AVX-512 lacks VNNI); int32 takes
-//    the generic loops' AVX2 clone.
-//  - generic: the same blocking as portable loops, for int32 without AVX-512 (GCC adds an AVX2
-//    clone) and for everything on other compilers or architectures.
+//    add), int8 with vpmaddwd on int16-widened pairs (also where AVX-512 lacks VNNI), int32 in
+//    double while every partial sum stays within 2^53.
+//  - generic: the same blocking as portable loops, for the rest (int32 beyond 2^53 without
+//    AVX-512; GCC adds an AVX2 clone) and for everything on other compilers or architectures.
 // Which of avx512, avx2 and generic runs is decided once, when first needed. SYSTOLIC_GEMM_ISA in
 // the environment can force "avx2" or "generic", so that the tests cover every path on one machine.
 #include "systolic/gemm_kernel.h"
@@ -849,6 +849,78 @@ inline void avx2_int8(std::size_t rows, std::size_t cols, std::size_t kc, const 
     if (k2 < kc) generic_path<int8_format>(rows, cols, kc - k2, a + k2, lda, b + k2 * ldb, ldb, c, ldc);
 }
 
+// ---- AVX2 int32 while every partial sum stays within 2^53 (as in avx512_int32_in_double): exact in
+// double, 6 x 8 outputs in 12 ymm, multiply then add (both exact here). AVX2 has no int64 <-> double
+// conversion, so each block's outputs are converted on a small copy.
+
+constexpr std::size_t avx2_i32_nr = 8;
+
+template <int MR>
+SYSTOLIC_AVX2 void i32_double_kernel_avx2(std::size_t kb, const double* a, std::size_t lda, const double* bp,
+                                          double* c) {
+    __m256d c0[MR], c1[MR];
+    const double* ar[MR];
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        c0[r] = _mm256_loadu_pd(c + r * avx2_i32_nr);
+        c1[r] = _mm256_loadu_pd(c + r * avx2_i32_nr + 4);
+        ar[r] = a + r * lda;
+    }
+    for (std::size_t k = 0; k < kb; ++k) {
+        const __m256d b0 = _mm256_load_pd(bp + avx2_i32_nr * k);
+        const __m256d b1 = _mm256_load_pd(bp + avx2_i32_nr * k + 4);
+#pragma GCC unroll 6
+        for (int r = 0; r < MR; ++r) {
+            const __m256d x = _mm256_broadcast_sd(ar[r] + k);
+            c0[r] = _mm256_add_pd(c0[r], _mm256_mul_pd(x, b0));
+            c1[r] = _mm256_add_pd(c1[r], _mm256_mul_pd(x, b1));
+        }
+    }
+#pragma GCC unroll 6
+    for (int r = 0; r < MR; ++r) {
+        _mm256_storeu_pd(c + r * avx2_i32_nr, c0[r]);
+        _mm256_storeu_pd(c + r * avx2_i32_nr + 4, c1[r]);
+    }
+}
+
+inline void avx2_int32_in_double(std::size_t rows, std::size_t cols, std::size_t kc, const std::int32_t* a,
+                                 std::size_t lda, const std::int32_t* b, std::size_t ldb, std::int64_t* c,
+                                 std::size_t ldc) {
+    const std::size_t panels = (cols + avx2_i32_nr - 1) / avx2_i32_nr;
+    double* bp = t_pack_b.get<double>(panels * avx2_kb * avx2_i32_nr);
+    double* ad = t_pack_a.get<double>(rows * avx2_kb);
+    for (std::size_t k0 = 0; k0 < kc; k0 += avx2_kb) {
+        const std::size_t kb = std::min(avx2_kb, kc - k0);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * avx2_i32_nr, w = std::min(avx2_i32_nr, cols - j0);
+            double* out = bp + p * kb * avx2_i32_nr;
+            for (std::size_t k = 0; k < kb; ++k)
+                for (std::size_t j = 0; j < avx2_i32_nr; ++j)
+                    out[k * avx2_i32_nr + j] = j < w ? static_cast<double>(b[(k0 + k) * ldb + j0 + j]) : 0.0;
+        }
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t k = 0; k < kb; ++k)
+                ad[i * kb + k] = static_cast<double>(a[i * lda + k0 + k]);
+        for (std::size_t p = 0; p < panels; ++p) {
+            const std::size_t j0 = p * avx2_i32_nr, w = std::min(avx2_i32_nr, cols - j0);
+            const double* panel = bp + p * kb * avx2_i32_nr;
+            for (std::size_t i0 = 0; i0 < rows; i0 += avx2_mr) {
+                const std::size_t mr = std::min(avx2_mr, rows - i0);
+                double tile[avx2_mr * avx2_i32_nr] = {};
+                for (std::size_t r = 0; r < mr; ++r)
+                    for (std::size_t j = 0; j < w; ++j)
+                        tile[r * avx2_i32_nr + j] = static_cast<double>(c[(i0 + r) * ldc + j0 + j]);
+                with_rows<int(avx2_mr)>(mr, [&](auto m) {
+                    i32_double_kernel_avx2<decltype(m)::value>(kb, ad + i0 * kb, kb, panel, tile);
+                });
+                for (std::size_t r = 0; r < mr; ++r)  // integral values within 2^53: exact
+                    for (std::size_t j = 0; j < w; ++j)
+                        c[(i0 + r) * ldc + j0 + j] = static_cast<std::int64_t>(tile[r * avx2_i32_nr + j]);
+            }
+        }
+    }
+}
+
 #endif  // SYSTOLIC_X86_KERNELS
 
 // ---------------------------------------------------------------------------------------------
@@ -897,6 +969,8 @@ void fast_path(std::size_t rows, std::size_t cols, std::size_t kc, const typenam
         if (isa().avx512 && reach <= double_exact_limit)
             return avx512_int32_in_double(rows, cols, kc, a, lda, b, ldb, c, ldc);
         if (isa().avx512) return avx512_int32(rows, cols, kc, a, lda, b, ldb, c, ldc);
+        if (isa().avx2 && reach <= double_exact_limit)
+            return avx2_int32_in_double(rows, cols, kc, a, lda, b, ldb, c, ldc);
     } else if constexpr (std::is_same_v<Format, int8_format>) {
         if (isa().vnni) return avx512_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);
         if (isa().avx2) return avx2_int8(rows, cols, kc, a, lda, b, ldb, c, ldc);

@@ -29,7 +29,7 @@ std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc
                               typename Format::accumulator_type* c, std::size_t ldc, overflow_mode mode);
 
 // Which code path gemm_accumulate takes on this machine for its fast (bound-proven or float) case:
-// "avx512", "avx2" (fp32, bf16 and int8 micro-kernels; int32 as generic) or "generic" (the portable loop
+// "avx512", "avx2" (micro-kernels; int32 beyond 2^53 as generic) or "generic" (the portable loop
 // nest, with an AVX2 clone where GCC makes ifuncs). SYSTOLIC_GEMM_ISA=avx2 or =generic in the
 // environment, read once, forces the lesser paths.
 const char* gemm_kernel_isa();
