@@ -1,7 +1,7 @@
 // systolic-bench: how fast the SystemC model runs, in PE-updates per wall second (N^2 x advance
 // edges / s), side by side in one run:
 //  - the cycle engine, with no edge observer and with an empty one (what observing costs);
-//  - the functional engine, through the same controller, memory and TLM path;
+//  - the functional engine, through the same controller, memory and TLM path (model_functional/);
 //  - the test reference GEMM of the same number format, on the same shape and data;
 //  - with --verilator=SCRIPT, the same array as RTL under Verilator (../shared/anchors/verilator/
 //    run.sh N), run for each int32 size, and the cycle engine's ratio to it.
@@ -14,6 +14,11 @@
 //
 // int32 is the headline format and runs every case; int8, fp32 and bf16 run the two larger
 // one-tile cases, which keeps the whole run well under two minutes on two cores.
+//
+// The functional engine's arithmetic (gemm_accumulate) on the 1024 x 1600 x 1600 layer, beside
+// OpenBLAS sgemm and the reference GEMM, is registered by functional_bench.cpp: benchmarks named
+// functional/..., e.g. OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 systolic-bench
+// --benchmark_filter=functional/.
 //
 // Extra flags, besides Google Benchmark's own: --k=<K> sets the reduction length (default 4096);
 // --verilator=SCRIPT runs the RTL anchor.
@@ -33,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "functional_bench.h"
 #include "problem.h"
 #include "reference_gemm.h"
 #include "systolic/counting.h"
@@ -301,7 +307,8 @@ bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator
                 "  --verilator=SCRIPT  also run the RTL anchor (e.g. ../shared/anchors/verilator/run.sh)\n"
                 "                      for each int32 array size and print the cycle engine's ratio to it\n"
                 "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... (cycle engine),\n"
-                "  model_observed/..., functional/... and reference_gemm/<format>/...,\n"
+                "  model_observed/..., model_functional/... and reference_gemm/<format>/...;\n"
+                "  functional/... is the functional engine's kernel on the GPT-2 layer beside OpenBLAS,\n"
                 "  e.g. --benchmark_filter=/int8/\n\n",
                 static_cast<unsigned long long>(default_k));
         }
@@ -476,7 +483,7 @@ int sc_main(int argc, char* argv[]) {
     for (auto& rig : rigs) {
         rig_base* r = rig.get();
         for (auto [prefix, kind] : {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
-                                    std::pair{"functional/", run_kind::functional}}) {
+                                    std::pair{"model_functional/", run_kind::functional}}) {
             benchmark::RegisterBenchmark((prefix + r->label("/")).c_str(),
                                          [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })
                 ->Unit(benchmark::kMillisecond)
@@ -487,6 +494,8 @@ int sc_main(int argc, char* argv[]) {
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
+
+    register_functional_benchmarks();
 
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
