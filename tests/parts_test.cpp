@@ -578,3 +578,36 @@ TEST(DmaPort, ReadsABlockThroughDmiOrRowByRow) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(DmaPort, AReadOnlyGrantIsNotAskedForAgainOnWrites) {
+    struct read_only_target final : public tlm::tlm_fw_transport_if<> {
+        fake_target inner;
+        int requests = 0;
+        void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time& d) override { inner.b_transport(t, d); }
+        bool get_direct_mem_ptr(tlm::tlm_generic_payload& t, tlm::tlm_dmi& d) override {
+            ++requests;
+            const bool ok = inner.get_direct_mem_ptr(t, d);
+            d.allow_read();
+            return ok;
+        }
+        tlm::tlm_sync_enum nb_transport_fw(tlm::tlm_generic_payload& t, tlm::tlm_phase& p, sc_core::sc_time& d) override {
+            return inner.nb_transport_fw(t, p, d);
+        }
+        unsigned int transport_dbg(tlm::tlm_generic_payload& t) override { return inner.transport_dbg(t); }
+    } target;
+    dma_rig r;
+    r.port.bind(target);
+    unsigned char v = 1;
+    for (int i = 0; i < 5; ++i)
+        ASSERT_TRUE(r.port.write(0x100 + i, &v, 1, "C").ok());
+    EXPECT_EQ(target.requests, 1);
+    EXPECT_EQ(r.port.cached_ranges(), 1u);
+    EXPECT_EQ(target.inner.transports, 5);  // writes still go through b_transport
+    unsigned char got;
+    ASSERT_TRUE(r.port.read(0x100, &got, 1, "A").ok());
+    EXPECT_EQ(target.inner.transports, 5);  // reads use the pointer
+}
+
+}  // namespace

@@ -89,8 +89,16 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
         return {m_trans.get_response_status(),
                 "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
     if (m_qk.need_sync()) m_qk.sync();
-    if (m_trans.is_dmi_allowed() && !denied(addr) && !find_dmi(addr, 1, is_read)) request_dmi(addr, cmd);
+    // A range already cached for this address, even one without this direction's permission, is what
+    // the target grants: asking again would only cache copies of it.
+    if (m_trans.is_dmi_allowed() && !denied(addr) && !cached(addr)) request_dmi(addr, cmd);
     return {};
+}
+
+bool dma_port::cached(std::uint64_t addr) const {
+    return std::any_of(m_dmi.begin(), m_dmi.end(), [addr](const tlm::tlm_dmi& d) {
+        return addr >= d.get_start_address() && addr <= d.get_end_address();
+    });
 }
 
 bool dma_port::denied(std::uint64_t addr) const {

@@ -66,6 +66,7 @@ private:
                         const char* what);
     const tlm::tlm_dmi* find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const;
     bool denied(std::uint64_t addr) const;
+    bool cached(std::uint64_t addr) const;
     void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
 
     tlm::tlm_fw_transport_if<>* m_fw = nullptr;

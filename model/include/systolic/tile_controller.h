@@ -274,11 +274,17 @@ private:
         if (m_qk.need_sync()) m_qk.sync();
     }
 
+    // Adds the step's time to its phase, also when the step ends the job by throwing, so that the
+    // phases always add up to the job's time.
     template <class F>
     void timed(sc_core::sc_time& phase, F&& body) {
-        const sc_core::sc_time mark = now();
+        struct add_on_exit {
+            tile_controller& self;
+            sc_core::sc_time& phase;
+            sc_core::sc_time mark;
+            ~add_on_exit() { phase += self.now() - mark; }
+        } guard{*this, phase, now()};
         body();
-        phase += now() - mark;
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }
