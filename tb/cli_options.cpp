@@ -47,7 +47,8 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
     if (o.vcd_pes && !o.vcd) throw usage_error("--vcd-pes needs --vcd");
-    if (raw.progress && raw.no_progress) throw usage_error("--progress and --no-progress contradict each other");
+    if (raw.progress && raw.no_progress)
+        throw usage_error("--progress and --no-progress contradict each other");
     if (raw.progress) o.progress = true;
     if (raw.no_progress) o.progress = false;
 }

@@ -88,7 +88,8 @@ int output_set::add_streamed(const std::string& path) {
     e.temp = temp_for(path);
     e.streamed = true;
     const int fd = ::open(e.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-    if (fd < 0) throw std::runtime_error(e.path + ": cannot create temporary file '" + e.temp + "': " + errno_text());
+    if (fd < 0)
+        throw std::runtime_error(e.path + ": cannot create temporary file '" + e.temp + "': " + errno_text());
     e.written = true;
     m_entries.push_back(std::move(e));
     return fd;

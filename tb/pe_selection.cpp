@@ -38,8 +38,9 @@ pe_selection parse_pe_selection(const std::optional<std::string>& text, std::siz
     if (*text == "all") return {0, n - 1, 0, n - 1, true};
     const auto comma = text->find(',');
     if (comma == std::string::npos || text->find(',', comma + 1) != std::string::npos)
-        throw usage_error("--vcd-pes must be all, none or R0:R1,C0:C1 (inclusive PE rows and columns), got '" +
-                          one_line(*text) + "'");
+        throw usage_error(
+            "--vcd-pes must be all, none or R0:R1,C0:C1 (inclusive PE rows and columns), got '" +
+            one_line(*text) + "'");
     parse_range(*text, text->substr(0, comma), "row", n, s.row0, s.row1);
     parse_range(*text, text->substr(comma + 1), "column", n, s.col0, s.col1);
     s.any = true;

@@ -11,7 +11,7 @@ namespace systolic::tb {
 
 struct pe_selection {
     std::size_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // inclusive
-    bool any = false;                                     // false: no PE
+    bool any = false;                                    // false: no PE
 
     bool contains(std::size_t i, std::size_t j) const {
         return any && i >= row0 && i <= row1 && j >= col0 && j <= col1;

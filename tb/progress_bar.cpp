@@ -9,9 +9,11 @@ namespace systolic::tb {
 std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::uint64_t edges_done,
                           std::uint64_t edges, double seconds) {
     constexpr int width = 20;
-    const double frac = edges ? double(edges_done) / double(edges) : (tiles ? double(tiles_done) / double(tiles) : 1);
+    const double frac =
+        edges ? double(edges_done) / double(edges) : (tiles ? double(tiles_done) / double(tiles) : 1);
     const int full = int(std::lround(std::min(1.0, frac) * width));
-    std::string line = "[" + std::string(std::size_t(full), '#') + std::string(std::size_t(width - full), '.') + "] ";
+    std::string line =
+        "[" + std::string(std::size_t(full), '#') + std::string(std::size_t(width - full), '.') + "] ";
     line += std::to_string(tiles_done) + "/" + std::to_string(tiles) + " tiles";
     char buf[96];
     const double rate = seconds > 0 ? double(edges_done) / seconds : 0;
@@ -25,7 +27,8 @@ std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::ui
     if (rate > 0 && edges_done < edges) {
         const double left = double(edges - edges_done) / rate;
         if (left >= 60)
-            std::snprintf(buf, sizeof buf, "  %.0f min %02.0f s left", std::floor(left / 60), std::fmod(left, 60));
+            std::snprintf(buf, sizeof buf, "  %.0f min %02.0f s left", std::floor(left / 60),
+                          std::fmod(left, 60));
         else
             std::snprintf(buf, sizeof buf, "  %.0f s left", std::ceil(left));
         line += buf;

@@ -33,7 +33,8 @@ public:
     std::string us(std::uint64_t units) const {
         if (m_per_us <= 1) return std::to_string(units);  // a resolution of 1 us or coarser
         char frac[24];
-        std::snprintf(frac, sizeof frac, "%0*llu", m_digits, static_cast<unsigned long long>(units % m_per_us));
+        std::snprintf(frac, sizeof frac, "%0*llu", m_digits,
+                      static_cast<unsigned long long>(units % m_per_us));
         return std::to_string(units / m_per_us) + "." + frac;
     }
 
@@ -93,8 +94,8 @@ public:
         char addr[24];
         std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
         span(2, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
-             "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr + "\",\"dmi\":" +
-                 (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false"));
+             "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
+                 "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false"));
     }
 
     // The job ended at `end`: closes what is still open (a failed step) and the file's JSON.
@@ -130,8 +131,8 @@ private:
     void span(int tid, const std::string& name, const char* cat, std::uint64_t begin, std::uint64_t end,
               const std::string& args) {
         m_out.append(",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" +
-                     std::to_string(tid) + ",\"ts\":" + m_clock.us(begin) + ",\"dur\":" +
-                     m_clock.us(end >= begin ? end - begin : 0) + ",\"args\":{" + args + "}}");
+                     std::to_string(tid) + ",\"ts\":" + m_clock.us(begin) +
+                     ",\"dur\":" + m_clock.us(end >= begin ? end - begin : 0) + ",\"args\":{" + args + "}}");
     }
 
     file_sink& m_out;

@@ -121,10 +121,14 @@ public:
 
     static vcd_phase phase_of(step_kind k) {
         switch (k) {
-            case step_kind::clear: return vcd_phase::clear;
-            case step_kind::load: return vcd_phase::load;
-            case step_kind::advance: return vcd_phase::advance;
-            case step_kind::drain: return vcd_phase::drain;
+            case step_kind::clear:
+                return vcd_phase::clear;
+            case step_kind::load:
+                return vcd_phase::load;
+            case step_kind::advance:
+                return vcd_phase::advance;
+            case step_kind::drain:
+                return vcd_phase::drain;
         }
         return vcd_phase::idle;
     }

@@ -80,7 +80,8 @@ void vcd_writer::end_definitions() {
             for (std::size_t i : n.vars) {
                 const var& v = vars[i];
                 const std::string leaf = v.path.substr(v.path.rfind('.') + 1);
-                out += "$var " + std::string(v.kind) + " " + std::to_string(v.width) + " " + v.code + " " + leaf;
+                out +=
+                    "$var " + std::string(v.kind) + " " + std::to_string(v.width) + " " + v.code + " " + leaf;
                 if (!v.real && v.width > 1) out += " [" + std::to_string(v.width - 1) + ":0]";
                 out += " $end\n";
             }

@@ -19,8 +19,8 @@ struct vcd_change {
 
 struct vcd_data {
     std::string timescale;
-    std::map<std::string, std::string> code_of;                 // full name -> identifier code
-    std::map<std::string, std::vector<vcd_change>> changes;     // identifier code -> changes
+    std::map<std::string, std::string> code_of;              // full name -> identifier code
+    std::map<std::string, std::vector<vcd_change>> changes;  // identifier code -> changes
     std::uint64_t last_time = 0;
 
     bool has(const std::string& name) const { return code_of.count(name) > 0; }

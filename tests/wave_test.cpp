@@ -56,7 +56,8 @@ protected:
 };
 
 // What the VCD says, checked against the report and C, for one command line.
-void check_vcd(const std::string& args, const json& rep, const vcd_data& v, const std::vector<std::int64_t>& c) {
+void check_vcd(const std::string& args, const json& rep, const vcd_data& v,
+               const std::vector<std::int64_t>& c) {
     SCOPED_TRACE(args);
     const std::string ctl = "tb.controller.";
     ASSERT_TRUE(v.has(ctl + "advance"));
@@ -94,7 +95,8 @@ void check_vcd(const std::string& args, const json& rep, const vcd_data& v, cons
     EXPECT_EQ(elements, m * p);
     std::uint64_t real_rows = 0;
     for (const auto& t : rep["tiles_detail"])
-        real_rows += std::min<std::uint64_t>(rep["array"].get<std::uint64_t>(), m - t["origin"][0].get<std::uint64_t>());
+        real_rows += std::min<std::uint64_t>(rep["array"].get<std::uint64_t>(),
+                                             m - t["origin"][0].get<std::uint64_t>());
     EXPECT_EQ(rows_written, real_rows);
 }
 
@@ -153,7 +155,8 @@ TEST_F(wave_test, RandomMultiTileShapeWithKSplit) {
 
 TEST_F(wave_test, PartialsPolicyCountsEveryEdge) {
     // Under partials the PEs hold a chunk's partial sum, not C: only the edges and writes are checked.
-    const auto r = run("--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials --vcd w.vcd --json r.json");
+    const auto r =
+        run("--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials --vcd w.vcd --json r.json");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto rep = json::parse(slurp(path("r.json")));
     const auto v = parse_vcd(slurp(path("w.vcd")));
@@ -275,13 +278,15 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
         for (std::size_t i = 0; i < ph.size(); ++i) {
             EXPECT_GE(ph[i].begin, t.begin);
             EXPECT_LE(ph[i].end, t.end);
-            if (i > 0) EXPECT_EQ(ph[i].begin, ph[i - 1].end) << "phases of tile " << index << " overlap or gap";
+            if (i > 0)
+                EXPECT_EQ(ph[i].begin, ph[i - 1].end) << "phases of tile " << index << " overlap or gap";
             if (ph[i].name == "advance") {
                 ++advances;
                 EXPECT_EQ(ph[i].end - ph[i].begin, ph[i].args.at("edges").get<std::uint64_t>() * ps_per_ns);
             }
-            if (i > 0 && ph[i].name == "load") EXPECT_TRUE(ph[i - 1].name == "clear" || ph[i - 1].name == "advance" ||
-                                                            ph[i - 1].name == "drain");
+            if (i > 0 && ph[i].name == "load")
+                EXPECT_TRUE(ph[i - 1].name == "clear" || ph[i - 1].name == "advance" ||
+                            ph[i - 1].name == "drain");
         }
         EXPECT_EQ(advances, k_chunks);
         for (const auto& c : chunks[index]) {

@@ -121,9 +121,11 @@ TEST(pe_selection_test, ParsesRangesAndDefaults) {
 
 TEST(progress_line_test, SaysTilesRateAndTimeLeft) {
     EXPECT_EQ(progress_line(1, 4, 250, 1000, 1.0), "[#####...............] 1/4 tiles  250 edges/s  3 s left");
-    EXPECT_EQ(progress_line(4, 4, 2000000, 2000000, 0.5), "[####################] 4/4 tiles  4.0 M edges/s  done");
+    EXPECT_EQ(progress_line(4, 4, 2000000, 2000000, 0.5),
+              "[####################] 4/4 tiles  4.0 M edges/s  done");
     EXPECT_EQ(progress_line(0, 9, 0, 100, 0.0), "[....................] 0/9 tiles  0 edges/s");
-    EXPECT_EQ(progress_line(1, 2, 1000, 121000, 1.0), "[....................] 1/2 tiles  1.0 k edges/s  2 min 00 s left");
+    EXPECT_EQ(progress_line(1, 2, 1000, 121000, 1.0),
+              "[....................] 1/2 tiles  1.0 k edges/s  2 min 00 s left");
 }
 
 }  // namespace
