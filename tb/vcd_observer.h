@@ -68,7 +68,7 @@ public:
                 ids.b = add_operand(pe + "b");
                 ids.b_valid = m_w.add_wire(pe + "b_valid", 1);
                 if constexpr (std::is_floating_point_v<accumulator_type>)
-                    ids.acc = m_w.add_real(pe + "acc");
+                    ids.acc = m_w.add_real(pe + "acc", true);
                 else
                     ids.acc = m_w.add_wire(pe + "acc", 8 * sizeof(accumulator_type));
                 ids.terms = m_w.add_wire(pe + "terms", 32);
@@ -141,7 +141,7 @@ private:
 
     vcd_writer::id add_operand(const std::string& path) {
         if constexpr (Format::is_integer) return m_w.add_wire(path, 8 * sizeof(operand_type));
-        return m_w.add_real(path);
+        return m_w.add_real(path, true);  // fp32 and bf16 operands are exact as floats
     }
 
     // Moves the file's time to t (after the pulses due by then have fallen); returns t in units.

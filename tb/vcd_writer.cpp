@@ -45,13 +45,14 @@ vcd_writer::id vcd_writer::add_wire(const std::string& path, unsigned width, con
     return id(m_vars.size() - 1);
 }
 
-vcd_writer::id vcd_writer::add_real(const std::string& path) {
+vcd_writer::id vcd_writer::add_real(const std::string& path, bool single) {
     var v;
     v.path = path;
     v.code = code_for(m_vars.size());
     v.width = 64;
     v.kind = "real";
     v.real = true;
+    v.single = single;
     v.mask = ~std::uint64_t{0};
     m_vars.push_back(std::move(v));
     return id(m_vars.size() - 1);
@@ -153,7 +154,8 @@ void vcd_writer::set_real(id v, double value) {
         std::memcpy(p + n, "nan", 3);
         n += 3;
     } else {
-        const auto r = std::to_chars(p + n, p + 36, value);
+        const auto r = x.single ? std::to_chars(p + n, p + 36, static_cast<float>(value))
+                                : std::to_chars(p + n, p + 36, value);
         n = std::size_t(r.ptr - p);
     }
     p[n++] = ' ';

@@ -27,7 +27,8 @@ public:
 
     // A wire of 1..64 bits (kind "wire", or "integer" etc. as the VCD's var type) or a real.
     id add_wire(const std::string& path, unsigned width, const char* kind = "wire");
-    id add_real(const std::string& path);
+    // `single`: the values are floats, written in the shortest text that reads back to the same float.
+    id add_real(const std::string& path, bool single = false);
 
     // Writes the header and the initial values (every variable 0) at time 0.
     void end_definitions();
@@ -57,6 +58,7 @@ private:
         unsigned width = 1;
         const char* kind = "wire";
         bool real = false;
+        bool single = false;
         std::uint64_t mask = 1;
         std::uint64_t bits = 0;  // the last value written (reals: the double's bits)
     };

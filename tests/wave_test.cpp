@@ -153,6 +153,34 @@ TEST_F(wave_test, RandomMultiTileShapeWithKSplit) {
     check_vcd(args, d.report, d.vcd, d.c);
 }
 
+TEST_F(wave_test, FloatFormatsAreVcdRealsThatReadBackExactly) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+        const std::string args = "--dtype " + dtype + " --array 3 --m 5 --k 4 --p 4 --seed 9";
+        ASSERT_EQ(run(args + " --vcd w.vcd --json r.json --c-out c.npy").status, 0) << args;
+        ASSERT_EQ(run_tool(SYSTOLIC_VCD2FST, p("w.vcd") + " " + p("w.fst")).status, 0) << args;
+        const auto v = parse_vcd(run_tool(SYSTOLIC_FST2VCD, p("w.fst")).out);
+        const auto rep = json::parse(slurp(path("r.json")));
+        EXPECT_EQ(v.rises("tb.controller.advance").size(), rep["advance_edges"].get<std::uint64_t>()) << args;
+        const auto c = systolic::tb::read_matrix(p("c.npy"), "<f4", "float32");
+        std::vector<float> cv(c.shape[0] * c.shape[1]);
+        std::memcpy(cv.data(), c.data.data(), cv.size() * sizeof(float));
+        std::size_t checked = 0;
+        for (const std::uint64_t t : v.rises("tb.controller.c_write")) {
+            const std::uint64_t row = v.at("tb.controller.c_row", t), r0 = v.at("tb.controller.r0", t),
+                                c0 = v.at("tb.controller.c0", t), cols = v.at("tb.controller.c_len", t) / 4;
+            for (std::uint64_t j = 0; j < cols; ++j, ++checked) {
+                const std::string pe = "tb.array.row_" + std::to_string(row - r0) + ".pe_" +
+                                       std::to_string(row - r0) + "_" + std::to_string(j) + ".acc";
+                std::string text = "0";
+                for (const auto& ch : v.of(pe))
+                    if (ch.time <= t) text = ch.value;
+                EXPECT_EQ(std::stof(text), cv[row * 4 + c0 + j]) << args << " " << pe << " at " << t;
+            }
+        }
+        EXPECT_EQ(checked, 20u) << args;
+    }
+}
+
 TEST_F(wave_test, PartialsPolicyCountsEveryEdge) {
     // Under partials the PEs hold a chunk's partial sum, not C: only the edges and writes are checked.
     const auto r =

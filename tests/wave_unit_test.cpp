@@ -50,6 +50,7 @@ TEST_F(vcd_writer_test, WritesOnlyChangesAndOnlyTimesWithChanges) {
     const auto value = w.add_wire("top.ctl.value", 8);
     const auto neg = w.add_wire("top.pe.acc", 64);
     const auto x = w.add_real("top.pe.x");
+    const auto f = w.add_real("top.pe.f", true);
     w.end_definitions();
     w.set_time(5);
     w.set(strobe, 1);
@@ -59,7 +60,8 @@ TEST_F(vcd_writer_test, WritesOnlyChangesAndOnlyTimesWithChanges) {
     w.set_time(7);
     w.set(neg, static_cast<std::uint64_t>(std::int64_t{-2}));
     w.set_real(x, 0.1);
-    w.set_time(3);  // earlier: clamped to 7
+    w.set_real(f, double(0.1f));  // written as the float it is, not as its double expansion
+    w.set_time(3);                // earlier: clamped to 7
     w.set(strobe, 0);
     ASSERT_EQ(w.finish(), "");
     const std::string t = text();
@@ -67,6 +69,7 @@ TEST_F(vcd_writer_test, WritesOnlyChangesAndOnlyTimesWithChanges) {
     EXPECT_NE(t.find("#5\n1!\nb11111111 \"\n#7\n"), std::string::npos) << t;
     EXPECT_NE(t.find("b" + std::string(63, '1') + "0 #"), std::string::npos) << t;
     EXPECT_NE(t.find("r0.1 $"), std::string::npos) << t;
+    EXPECT_NE(t.find("r0.1 %"), std::string::npos) << t;
     EXPECT_NE(t.find("$scope module ctl $end"), std::string::npos);
     const auto v = parse_vcd(t);
     EXPECT_EQ(v.timescale, "1 ns");
