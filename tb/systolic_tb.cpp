@@ -122,6 +122,7 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
     mj.per_partial = o.quantize_partials;
     mj.packed = o.packed;
+    if (o.vcd) mj.vcd_signals = 6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array)).count();
     const memory_estimate est = estimate_memory(mj);
     const std::uint64_t limit = o.max_memory ? *o.max_memory : default_memory_limit();
     if (est.total > limit) {

@@ -14,6 +14,8 @@ struct scope_node {
     std::vector<std::size_t> vars;
 
     scope_node& child(const std::string& name) {
+        // Variables come grouped by scope, so the last child is almost always the one.
+        if (!children.empty() && children.back().first == name) return children.back().second;
         for (auto& c : children)
             if (c.first == name) return c.second;
         children.emplace_back(name, scope_node{});
@@ -105,6 +107,8 @@ void vcd_writer::end_definitions() {
     }
     h += "$end\n";
     m_out.append(h);
+    for (var& v : m_vars)  // the names are in the header now; a large dump keeps only the codes
+        std::string().swap(v.path);
     m_time_started = true;
     m_written_time = 0;
 }

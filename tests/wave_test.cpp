@@ -227,6 +227,7 @@ TEST_F(wave_test, BadWaveOptionsExitTwoWithOneLineAndNoFile) {
         {"--vcd nodir/w.vcd", "does not exist"},
         {"--vcd w.vcd --trace w.vcd", "give each output its own file"},
         {"--progress --no-progress", "contradict"},
+        {"--array 1024 --m 1 --k 1 --p 1 --vcd w.vcd --vcd-pes all --max-memory 1G", "VCD signal table"},
     };
     for (const auto& c : cases) {
         const auto r = run(c.args);
