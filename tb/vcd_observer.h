@@ -2,7 +2,7 @@
 // edge at its own simulated time (the controller's time: kernel time plus its quantum-keeper offset).
 // Signals, under the SystemC names of the modules:
 //   <controller>.advance   one pulse per advance edge: high at the edge, low half a clock later
-//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain
+//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain; .phase_name the same as text
 //   <controller>.tile, .r0, .c0, .chunk   the output tile (index in visiting order), its origin, the K chunk
 //   <controller>.c_write   one pulse per write to C (only real rows are ever written), with
 //                          .c_addr, .c_row (global row of C) and .c_len (bytes)
@@ -50,6 +50,7 @@ public:
         const std::string p = controller + ".";
         m_advance = m_w.add_wire(p + "advance", 1);
         m_phase = m_w.add_wire(p + "phase", 3);
+        m_phase_name = m_w.add_string(p + "phase_name", "idle");
         m_tile = m_w.add_wire(p + "tile", 32);
         m_r0 = m_w.add_wire(p + "r0", 32);
         m_c0 = m_w.add_wire(p + "c0", 32);
@@ -88,7 +89,7 @@ public:
     void on_step_begin(const step_event<Format>& e) override {
         at(e.time);
         const plan_step& s = e.step;
-        m_w.set(m_phase, std::uint64_t(phase_of(s.kind)));
+        set_phase(phase_of(s.kind));
         m_w.set(m_tile, s.where->index);
         m_w.set(m_r0, s.where->r0);
         m_w.set(m_c0, s.where->c0);
@@ -116,7 +117,12 @@ public:
         at(end);
         flush_falls(never);
         m_w.set_time(end.value());
-        m_w.set(m_phase, std::uint64_t(vcd_phase::idle));
+        set_phase(vcd_phase::idle);
+    }
+
+    static const char* name_of(vcd_phase p) {
+        static const char* const names[] = {"idle", "clear", "load", "advance", "drain"};
+        return names[static_cast<int>(p)];
     }
 
     static vcd_phase phase_of(step_kind k) {
@@ -138,6 +144,11 @@ private:
         vcd_writer::id a, a_valid, b, b_valid, acc, terms;
     };
     static constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
+
+    void set_phase(vcd_phase ph) {
+        m_w.set(m_phase, std::uint64_t(ph));
+        m_w.set_string(m_phase_name, name_of(ph));
+    }
 
     vcd_writer::id add_operand(const std::string& path) {
         if constexpr (Format::is_integer) return m_w.add_wire(path, 8 * sizeof(operand_type));
@@ -202,7 +213,8 @@ private:
     pe_selection m_sel;
     matrix_layout m_c;
     std::uint64_t m_half = 1;
-    vcd_writer::id m_advance, m_phase, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr, m_c_row, m_c_len;
+    vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
+        m_c_row, m_c_len;
     std::vector<pe_ids> m_pes;  // the traced PEs, row-major
     std::uint64_t m_advance_fall = never, m_c_write_fall = never;
 };

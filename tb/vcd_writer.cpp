@@ -60,6 +60,30 @@ vcd_writer::id vcd_writer::add_real(const std::string& path, bool single) {
     return id(m_vars.size() - 1);
 }
 
+vcd_writer::id vcd_writer::add_string(const std::string& path, const std::string& initial) {
+    var v;
+    v.path = path;
+    v.code = code_for(m_vars.size());
+    v.width = 1;
+    v.kind = "string";
+    v.text = true;
+    v.value = initial;
+    m_vars.push_back(std::move(v));
+    return id(m_vars.size() - 1);
+}
+
+void vcd_writer::set_string(id v, std::string_view text) {
+    var& x = m_vars[v];
+    if (text == x.value) return;
+    x.value.assign(text.data(), text.size());
+    emit_time();
+    m_out.append('s');
+    m_out.append(text);
+    m_out.append(' ');
+    m_out.append(x.code);
+    m_out.append('\n');
+}
+
 void vcd_writer::end_definitions() {
     std::string h;
     h += "$date\n    (simulated)\n$end\n$version\n    systolic-tb\n$end\n";
@@ -85,7 +109,7 @@ void vcd_writer::end_definitions() {
                 const std::string leaf = v.path.substr(v.path.rfind('.') + 1);
                 out +=
                     "$var " + std::string(v.kind) + " " + std::to_string(v.width) + " " + v.code + " " + leaf;
-                if (!v.real && v.width > 1) out += " [" + std::to_string(v.width - 1) + ":0]";
+                if (!v.real && !v.text && v.width > 1) out += " [" + std::to_string(v.width - 1) + ":0]";
                 out += " $end\n";
             }
             for (const auto& c : n.children) {
@@ -98,7 +122,9 @@ void vcd_writer::end_definitions() {
     printer{m_vars, h}.print(root);
     h += "$enddefinitions $end\n#0\n$dumpvars\n";
     for (const var& v : m_vars) {
-        if (v.real)
+        if (v.text)
+            h += "s" + v.value + " " + v.code + "\n";
+        else if (v.real)
             h += "r0 " + v.code + "\n";
         else if (v.width == 1)
             h += "0" + v.code + "\n";

@@ -9,6 +9,7 @@
 
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include "file_sink.h"
@@ -29,6 +30,9 @@ public:
     id add_wire(const std::string& path, unsigned width, const char* kind = "wire");
     // `single`: the values are floats, written in the shortest text that reads back to the same float.
     id add_real(const std::string& path, bool single = false);
+    // A text variable (GTKWave's "string" type), e.g. a phase by name; `initial` at time 0. Values
+    // must not contain white space.
+    id add_string(const std::string& path, const std::string& initial);
 
     // Writes the header and the initial values (every variable 0) at time 0.
     void end_definitions();
@@ -47,6 +51,7 @@ public:
         emit_wire(x, bits);
     }
     void set_real(id v, double value);
+    void set_string(id v, std::string_view text);
 
     // Flushes and closes the file: "" or what went wrong.
     std::string finish();
@@ -59,6 +64,8 @@ private:
         const char* kind = "wire";
         bool real = false;
         bool single = false;
+        bool text = false;
+        std::string value;  // text variables: the last value written
         std::uint64_t mask = 1;
         std::uint64_t bits = 0;  // the last value written (reals: the double's bits)
     };

@@ -14,7 +14,7 @@ namespace systolic::tb::testing {
 
 struct vcd_change {
     std::uint64_t time;
-    std::string value;  // "0"/"1" for scalars, the binary digits of a vector, the text of a real
+    std::string value;  // "0"/"1" for scalars, the binary digits of a vector, the text of a real or string
 };
 
 struct vcd_data {
@@ -37,6 +37,15 @@ struct vcd_data {
         for (const auto& c : of(name)) {
             if (c.time > t) break;
             v = std::stoull(c.value.empty() ? "0" : c.value, nullptr, 2);
+        }
+        return v;
+    }
+    // The text of a string (or real) variable at time t.
+    std::string text_at(const std::string& name, std::uint64_t t) const {
+        std::string v;
+        for (const auto& c : of(name)) {
+            if (c.time > t) break;
+            v = c.value;
         }
         return v;
     }
@@ -100,7 +109,8 @@ inline vcd_data parse_vcd(const std::string& text) {
         } else if (tok == "$dumpvars" || tok == "$end" || tok == "$dumpall" || tok == "$dumpon" ||
                    tok == "$dumpoff") {
             continue;
-        } else if (tok[0] == 'b' || tok[0] == 'B' || tok[0] == 'r' || tok[0] == 'R') {
+        } else if (tok[0] == 'b' || tok[0] == 'B' || tok[0] == 'r' || tok[0] == 'R' || tok[0] == 's' ||
+                   tok[0] == 'S') {
             std::string code;
             in >> code;
             record(code, tok.substr(1));

@@ -67,6 +67,7 @@ void check_vcd(const std::string& args, const json& rep, const vcd_data& v,
     // Every edge in the advance phase, and within a chunk each one clock after the previous one.
     for (std::size_t i = 0; i < edges.size(); ++i) {
         EXPECT_EQ(v.at(ctl + "phase", edges[i]), 3u) << "edge " << i << " at " << edges[i];
+        EXPECT_EQ(v.text_at(ctl + "phase_name", edges[i]), "advance") << "edge " << i;
         if (i > 0 && v.at(ctl + "tile", edges[i]) == v.at(ctl + "tile", edges[i - 1]) &&
             v.at(ctl + "chunk", edges[i]) == v.at(ctl + "chunk", edges[i - 1]))
             EXPECT_EQ(edges[i] - edges[i - 1], 1 * ps_per_ns) << "edge " << i;
@@ -77,6 +78,7 @@ void check_vcd(const std::string& args, const json& rep, const vcd_data& v,
     std::uint64_t rows_written = 0, elements = 0;
     for (const std::uint64_t t : writes) {
         EXPECT_EQ(v.at(ctl + "phase", t), 4u) << "C write at " << t << " outside drain";
+        EXPECT_EQ(v.text_at(ctl + "phase_name", t), "drain");
         const std::uint64_t row = v.at(ctl + "c_row", t), r0 = v.at(ctl + "r0", t), c0 = v.at(ctl + "c0", t);
         const std::uint64_t cols = v.at(ctl + "c_len", t) / sizeof(std::int64_t);
         ASSERT_LT(row, m);
