@@ -244,6 +244,15 @@ TEST_F(wave_test, BadWaveOptionsExitTwoWithOneLineAndNoFile) {
         EXPECT_TRUE(e.path().filename() == "stdout.txt" || e.path().filename() == "stderr.txt") << e.path();
 }
 
+TEST_F(wave_test, StdoutFailureLeavesNoWaveformBehind) {
+    // The VCD and the trace were streamed while the job ran; a failure afterwards removes them too.
+    const auto r = run("--vcd w.vcd --trace t.json", ">/dev/full");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("no output files written"), std::string::npos) << r.err;
+    for (const auto& e : std::filesystem::directory_iterator(path("")))
+        EXPECT_TRUE(e.path().filename() == "stderr.txt") << e.path();
+}
+
 TEST_F(wave_test, FailedJobStillWritesItsWaveform) {
     // A watchdog failure is exit 1, and its waveform is what one opens to see why.
     const auto r = run("--inject skip-advance --vcd w.vcd --trace t.json --json r.json");
