@@ -25,6 +25,7 @@ bool all_digits(const std::string& s, std::size_t from) {
 // The option values as typed, converted after CLI11 has matched them.
 struct raw_options {
     std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
+    bool progress = false, no_progress = false;
 };
 
 void convert(const CLI::App& app, const raw_options& raw, options& o) {
@@ -43,6 +44,13 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
     if (o.c_out && o.c_out->empty()) throw usage_error("--c-out needs a file name, got ''");
     if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
+    if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
+    if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
+    if (o.vcd_pes && !o.vcd) throw usage_error("--vcd-pes needs --vcd");
+    if (raw.progress && raw.no_progress)
+        throw usage_error("--progress and --no-progress contradict each other");
+    if (raw.progress) o.progress = true;
+    if (raw.no_progress) o.progress = false;
 }
 
 }  // namespace
@@ -193,6 +201,19 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
                    "with a blocked loop nest (same C, counters modelled)")
         ->check(CLI::IsMember({"cycle", "functional"}));
     app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
+    app.add_option("--vcd", o.vcd,
+                   "Write a value-change dump (GTKWave) of every advance edge, the phases and the C writes "
+                   "(cycle engine)")
+        ->type_name("FILE");
+    app.add_option("--vcd-pes", o.vcd_pes,
+                   "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
+        ->type_name("SEL");
+    app.add_option("--trace", o.trace,
+                   "Write a Chrome/Perfetto trace-event timeline: tiles, chunks, phases and DMA transfers")
+        ->type_name("FILE");
+    app.add_flag("--progress", raw.progress,
+                 "Show a progress bar on stderr [on when stderr is a terminal and the job takes over a second]");
+    app.add_flag("--no-progress", raw.no_progress, "Never show the progress bar");
     app.add_option("--log-level", o.log_level, "Model log level")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");

@@ -36,6 +36,8 @@ struct options {
     bool quantize_partials = false;
     std::string inject = "none";
     std::string engine = "cycle";
+    std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
+    std::optional<bool> progress;                     // unset: on when stderr is a terminal
     std::optional<std::uint64_t> max_memory;  // bytes; unset: the default share of physical memory
 };
 

@@ -16,6 +16,7 @@ constexpr double pe_bytes = 550;                    // one pe sc_module (name, o
 constexpr double tile_bytes = 800;                  // plan entry + tile_report
 constexpr double tile_json_bytes = 1600;            // its tiles_detail object in the report (always built)
 constexpr double guard = 64;
+constexpr double vcd_signal_bytes = 300;  // one --vcd variable: record, name, scope and header line
 
 double round16(double v) {
     return double((static_cast<std::uint64_t>(v) + 15) / 16 * 16);
@@ -54,6 +55,8 @@ memory_estimate estimate_memory(const memory_job& j) {
         {"tile records", tile_records},
         {"PEs", pes},
         {"operand buffers", buffers},
+        // About 270 bytes per variable measured at 256x256 with --vcd-pes all.
+        {"VCD signal table", double(j.vcd_signals) * vcd_signal_bytes},
     };
     double total = process_bytes;
     for (const auto& part : parts)

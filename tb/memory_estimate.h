@@ -25,6 +25,7 @@ struct memory_job {
     bool partial_buffer = false;          // K split with partial sums in memory
     bool per_partial = false;             // a second reference for --quantize-partials
     bool packed = false;
+    std::uint64_t vcd_signals = 0;        // variables in the --vcd dump (6 per traced PE)
 };
 
 struct memory_estimate {

@@ -78,10 +78,27 @@ output_set::~output_set() {
     discard();
 }
 
+std::string output_set::temp_for(const std::string& path) {
+    return path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+}
+
+int output_set::add_streamed(const std::string& path) {
+    entry e;
+    e.path = path;
+    e.temp = temp_for(path);
+    e.streamed = true;
+    const int fd = ::open(e.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
+    if (fd < 0)
+        throw std::runtime_error(e.path + ": cannot create temporary file '" + e.temp + "': " + errno_text());
+    e.written = true;
+    m_entries.push_back(std::move(e));
+    return fd;
+}
+
 void output_set::add(const std::string& path, std::vector<std::string_view> pieces) {
     entry e;
     e.path = path;
-    e.temp = path + ".tmp." + std::to_string(static_cast<long long>(::getpid()));
+    e.temp = temp_for(path);
     e.pieces = std::move(pieces);
     m_entries.push_back(std::move(e));
 }
@@ -95,6 +112,7 @@ void output_set::discard() {
 
 void output_set::prepare() {
     for (entry& e : m_entries) {
+        if (e.streamed) continue;
         // O_EXCL: never write through a file or link someone placed at the temporary's name.
         const int fd = ::open(e.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd < 0) {

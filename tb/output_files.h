@@ -29,6 +29,10 @@ public:
 
     // The bytes of one file, as pieces that must stay alive until prepare() returns.
     void add(const std::string& path, std::vector<std::string_view> pieces);
+    // A file the caller writes itself while the job runs: creates its temporary now and returns the
+    // descriptor (the caller writes, syncs and closes it before prepare()). Throws std::runtime_error
+    // with one line if the temporary cannot be created. Removed like the others unless committed.
+    int add_streamed(const std::string& path);
     // Writes and flushes every temporary; on failure removes them all and throws std::runtime_error
     // with a one-line message that starts with the path.
     void prepare();
@@ -42,8 +46,10 @@ private:
         std::vector<std::string_view> pieces;
         bool written = false;
         bool committed = false;
+        bool streamed = false;  // written by the caller
     };
     void discard();
+    static std::string temp_for(const std::string& path);
     std::vector<entry> m_entries;
 };
 

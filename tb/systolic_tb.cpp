@@ -10,12 +10,21 @@
 #include <string>
 #include <systemc>
 
+#include <unistd.h>
+
 #include "cli_options.h"
+#include "file_sink.h"
 #include "memory_estimate.h"
 #include "npy.h"
+#include "observer_fanout.h"
 #include "output_files.h"
+#include "pe_selection.h"
 #include "problem.h"
+#include "progress_bar.h"
 #include "report.h"
+#include "trace_observer.h"
+#include "vcd_observer.h"
+#include "vcd_writer.h"
 #include "systolic/log.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
@@ -113,6 +122,7 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
     mj.per_partial = o.quantize_partials;
     mj.packed = o.packed;
+    if (o.vcd) mj.vcd_signals = 6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array)).count();
     const memory_estimate est = estimate_memory(mj);
     const std::uint64_t limit = o.max_memory ? *o.max_memory : default_memory_limit();
     if (est.total > limit) {
@@ -305,6 +315,8 @@ std::vector<named_path> planned_outputs(const options& o) {
     std::vector<named_path> outputs;
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
+    if (o.vcd) outputs.push_back({"--vcd", *o.vcd});
+    if (o.trace) outputs.push_back({"--trace", *o.trace});
     return outputs;
 }
 
@@ -312,9 +324,8 @@ std::vector<named_path> planned_outputs(const options& o) {
 // that worked are the files renamed into place. Returns false (after saying why) on any failure.
 template <class Format>
 bool write_outputs(const options& o, const run_outcome<Format>& out, const std::string& summary,
-                   const std::string& report) {
+                   const std::string& report, output_set& files) {
     const bool json_to_stdout = o.json && *o.json == "-";
-    output_set files;
     std::string c_header;
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
     if (o.c_out && out.result.completed()) {
@@ -347,6 +358,11 @@ int run(const options& o) {
     memory_estimate estimate;
     if (const auto shape = planned_shape<Format>(o)) estimate = check_memory<Format>(o, *shape);
 
+    if (o.vcd && o.engine == "functional")
+        throw usage_error("--vcd needs --engine cycle: the functional engine computes a chunk without "
+                          "stepping the array, so there are no edges to dump");
+    const pe_selection traced = parse_pe_selection(o.vcd_pes, std::size_t(o.array));
+
     const problem<Format> pr = problem_from_options<Format>(o);
     const run_options ro = make_run_options<Format>(o, pr.shape);
 
@@ -357,7 +373,50 @@ int run(const options& o) {
     auto bench =
         allocating("building the " + std::to_string(o.array) + "x" + std::to_string(o.array) + " array",
                    [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
+    // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
+    // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
+    output_set files;
+    observer_fanout<Format> observers;
+    std::unique_ptr<file_sink> vcd_file, trace_file;
+    std::unique_ptr<vcd_writer> vcd;
+    std::unique_ptr<vcd_observer<Format>> vcd_obs;
+    std::unique_ptr<trace_observer<Format>> trace_obs;
+    std::unique_ptr<progress_bar> bar;
+    std::unique_ptr<progress_observer<Format>> bar_obs;
+    const std::string controller_name = bench->controller.name();
+    if (o.vcd) {
+        vcd_file = std::make_unique<file_sink>(files.add_streamed(*o.vcd), *o.vcd);
+        vcd = std::make_unique<vcd_writer>(*vcd_file);
+        vcd_obs = std::make_unique<vcd_observer<Format>>(*vcd, bench->array, controller_name, traced,
+                                                         bench->controller.cfg().clock_period,
+                                                         bench->plan_memory(pr.shape, ro).c);
+        observers.add(vcd_obs.get());
+    }
+    if (o.trace) {
+        trace_file = std::make_unique<file_sink>(files.add_streamed(*o.trace), *o.trace);
+        trace_obs = std::make_unique<trace_observer<Format>>(*trace_file, controller_name);
+        observers.add(trace_obs.get());
+    }
+    if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
+        const auto counts = count_job(pr.shape, std::size_t(o.array), ro.k_tile);
+        bar = std::make_unique<progress_bar>(o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic,
+                                             counts.tiles, counts.advance_edges);
+        bar_obs = std::make_unique<progress_observer<Format>>(*bar);
+        observers.add(bar_obs.get());
+    }
+    if (!observers.empty()) bench->controller.set_observer(&observers);
     const auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
+    bench->controller.set_observer(nullptr);
+    const sc_core::sc_time end = std::max(out.result.end, sc_core::sc_time_stamp());
+    if (bar) bar->finish();
+    if (vcd_obs) {
+        vcd_obs->finish(end);
+        if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
+    }
+    if (trace_obs) {
+        trace_obs->finish(end);
+        if (const std::string err = trace_file->finish(); !err.empty()) throw std::runtime_error(err);
+    }
 
     std::ostringstream summary;
     print_summary(summary, o, out);
@@ -376,7 +435,7 @@ int run(const options& o) {
         j["memory_estimate_bytes"] = estimate.total;
         return o.json ? j.dump(2) + "\n" : std::string();
     });
-    if (!allocating("writing the outputs", [&] { return write_outputs(o, out, summary.str(), report); }))
+    if (!allocating("writing the outputs", [&] { return write_outputs(o, out, summary.str(), report, files); }))
         return exit_usage;
     return out.pass() ? exit_pass : exit_fail;
 }

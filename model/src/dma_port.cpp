@@ -28,11 +28,13 @@ dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uin
     auto* out = static_cast<unsigned char*>(data);
     const std::uint64_t span = (rows - 1) * stride + row_bytes;
     if (const tlm::tlm_dmi* d = find_dmi(addr, span, true)) {
+        const sc_core::sc_time begin = now();
         const unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
         for (std::uint64_t r = 0; r < rows; ++r)
             std::memcpy(out + r * data_stride, p + r * stride, row_bytes);
         m_qk.inc(d->get_read_latency() * double(rows));
         m_dmi_accesses += rows;
+        if (m_listener) tell(tlm::TLM_READ_COMMAND, addr, span, what, begin, true, true);  // the whole block
         if (m_qk.need_sync()) m_qk.sync();
         return {};
     }
@@ -56,6 +58,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
                               const char* what) {
     if (len == 0) return {};
     const bool is_read = cmd == tlm::TLM_READ_COMMAND;
+    const sc_core::sc_time begin = m_listener ? now() : sc_core::SC_ZERO_TIME;
     if (const tlm::tlm_dmi* d = find_dmi(addr, len, is_read)) {
         unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
         if (is_read) {
@@ -66,6 +69,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
             m_qk.inc(d->get_write_latency());
         }
         ++m_dmi_accesses;
+        if (m_listener) tell(cmd, addr, len, what, begin, true, true);
         if (m_qk.need_sync()) m_qk.sync();
         return {};
     }
@@ -85,6 +89,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
     m_qk.set(delay);
     ++m_transport_accesses;
     m_log->trace("{}", txn_to_string(m_trans));
+    if (m_listener) tell(cmd, addr, len, what, begin, false, m_trans.is_response_ok());
     if (!m_trans.is_response_ok())
         return {m_trans.get_response_status(),
                 "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
@@ -99,6 +104,20 @@ bool dma_port::cached(std::uint64_t addr) const {
     return std::any_of(m_dmi.begin(), m_dmi.end(), [addr](const tlm::tlm_dmi& d) {
         return addr >= d.get_start_address() && addr <= d.get_end_address();
     });
+}
+
+void dma_port::tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, const char* what,
+                    const sc_core::sc_time& begin, bool dmi, bool ok) {
+    dma_transfer t;
+    t.command = cmd;
+    t.address = addr;
+    t.length = len;
+    t.what = what;
+    t.begin = begin;
+    t.end = now();
+    t.dmi = dmi;
+    t.ok = ok;
+    m_listener->on_transfer(t);
 }
 
 bool dma_port::denied(std::uint64_t addr) const {

@@ -28,6 +28,27 @@ struct dma_status {
     bool ok() const { return response == tlm::TLM_OK_RESPONSE; }
 };
 
+// One finished transfer, as the port's owner sees it: its own times (kernel time plus the quantum
+// keeper's offset) before and after the access, so that a timeline is right under temporal decoupling.
+struct dma_transfer {
+    tlm::tlm_command command = tlm::TLM_READ_COMMAND;
+    std::uint64_t address = 0;
+    std::uint64_t length = 0;
+    const char* what = "";  // "A", "B", "C", "partial sums"
+    sc_core::sc_time begin, end;
+    bool dmi = false;  // through a DMI pointer (else b_transport)
+    bool ok = true;
+};
+
+// Told about every transfer of a port that has one (waveforms, timelines). None: no extra work.
+class dma_listener {
+public:
+    virtual void on_transfer(const dma_transfer&) = 0;
+
+protected:
+    ~dma_listener() = default;
+};
+
 struct dma_config {
     std::size_t dmi_entries = 8;  // granted ranges kept at once; the oldest goes first
 };
@@ -52,6 +73,8 @@ public:
     // copy per row, the same latency as row-by-row transfers, one sync check), else row by row.
     dma_status read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t stride,
                           void* data, std::uint64_t data_stride, const char* what);
+    // Told about each transfer after it ended (null: none). Not owned.
+    void set_listener(dma_listener* listener) { m_listener = listener; }
 
     // The backward path's invalidate_direct_mem_ptr: drop every cached range that overlaps.
     void invalidate(std::uint64_t start, std::uint64_t end);
@@ -67,6 +90,9 @@ private:
     const tlm::tlm_dmi* find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const;
     bool denied(std::uint64_t addr) const;
     bool cached(std::uint64_t addr) const;
+    sc_core::sc_time now() const { return sc_core::sc_time_stamp() + m_qk.get_local_time(); }
+    void tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, const char* what,
+              const sc_core::sc_time& begin, bool dmi, bool ok);
     void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
 
     tlm::tlm_fw_transport_if<>* m_fw = nullptr;
@@ -81,6 +107,7 @@ private:
     std::vector<range> m_denied;  // ranges targets refused to grant
     std::uint64_t m_dmi_accesses = 0;
     std::uint64_t m_transport_accesses = 0;
+    dma_listener* m_listener = nullptr;
 };
 
 }  // namespace systolic

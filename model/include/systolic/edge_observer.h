@@ -4,12 +4,15 @@
 // keeper's local offset, since with temporal decoupling the kernel time stands still for a whole
 // quantum. Edge e of a chunk happens at (time the advance step starts) + e clock periods.
 // Waveform writers and tests build on it; with none set the controller does no per-edge work for it.
+// An observer also hears, at step granularity, where each step of the plan (clear, load, advance,
+// drain) begins and ends, and every DMA transfer (dma_port.h), each with the controller's own time.
 #pragma once
 
 #include <cstdint>
 #include <systemc>
 
 #include "systolic/array_core.h"
+#include "systolic/dma_port.h"
 #include "systolic/tile_plan.h"
 
 namespace systolic {
@@ -22,11 +25,25 @@ struct edge_event {
     const array_core<Format>& array; // the PEs after the edge
 };
 
+// A step of the plan beginning or ending (with either engine).
 template <class Format>
-class edge_observer {
+struct step_event {
+    const plan_step& step;
+    sc_core::sc_time time;            // when the step begins, or ends
+    const array_core<Format>* array;  // the PEs (cycle engine), or null (functional engine)
+};
+
+template <class Format>
+class edge_observer : public dma_listener {
 public:
     virtual ~edge_observer() = default;
     virtual void on_edge(const edge_event<Format>& e) = 0;
+    // False: the controller need not call on_edge (an observer of steps only costs nothing per edge).
+    virtual bool wants_edges() const { return true; }
+    virtual void on_step_begin(const step_event<Format>&) {}
+    // Not called for a step that failed (watchdog, bus error): the job ends there.
+    virtual void on_step_end(const step_event<Format>&) {}
+    void on_transfer(const dma_transfer&) override {}
 };
 
 }  // namespace systolic

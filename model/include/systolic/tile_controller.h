@@ -85,8 +85,12 @@ public:
         }
     }
 
-    // Called after every advance edge of the cycle engine (null: none). Not owned.
-    void set_observer(edge_observer<Format>* observer) { m_observer = observer; }
+    // Called after every advance edge of the cycle engine, at each step's begin and end, and for
+    // every DMA transfer (null: none). Not owned.
+    void set_observer(edge_observer<Format>* observer) {
+        m_observer = observer;
+        m_dma.set_listener(observer);
+    }
     // Known defects to plant in the jobs that follow (testbench use only; null: none). Not owned.
     void set_fault_hooks(fault_hooks<Format>* hooks) { m_hooks = hooks ? hooks : &m_no_hooks; }
 
@@ -138,16 +142,16 @@ private:
             switch (s.kind) {
                 case step_kind::clear:
                     if (s.chunk == 0) begin_tile(*s.where);
-                    timed(m_result.phases.clear, [&] { clear(eng); });
+                    timed(s, eng, m_result.phases.clear, [&] { clear(eng); });
                     break;
                 case step_kind::load:
-                    timed(m_result.phases.load, [&] { load(s); });
+                    timed(s, eng, m_result.phases.load, [&] { load(s); });
                     break;
                 case step_kind::advance:
-                    timed(m_result.phases.advance, [&] { advance(s, eng); });
+                    timed(s, eng, m_result.phases.advance, [&] { advance(s, eng); });
                     break;
                 case step_kind::drain:
-                    timed(m_result.phases.drain, [&] { drain(s, eng); });
+                    timed(s, eng, m_result.phases.drain, [&] { drain(s, eng); });
                     break;
             }
         }
@@ -191,7 +195,7 @@ private:
         const std::uint64_t edges_before = eng.edges(), macs_before = eng.macs(),
                             real_before = eng.macs_in(t.rows, t.cols);
         edge_relay relay{*this, s, now(), eng};
-        edge_callback* after = m_observer && eng.array() ? &relay : nullptr;
+        edge_callback* after = m_observer && m_observer->wants_edges() && eng.array() ? &relay : nullptr;
         const std::uint64_t slice = std::max<std::uint64_t>(
             1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
         for (std::uint64_t e = 0; e < edges;) {
@@ -274,17 +278,21 @@ private:
         if (m_qk.need_sync()) m_qk.sync();
     }
 
-    // Adds the step's time to its phase, also when the step ends the job by throwing, so that the
-    // phases always add up to the job's time.
+    // Runs one step, adds its time to its phase (also when the step ends the job by throwing, so
+    // that the phases always add up to the job's time) and tells the observer where it began and
+    // ended.
     template <class F>
-    void timed(sc_core::sc_time& phase, F&& body) {
+    void timed(const plan_step& s, const engine_type& eng, sc_core::sc_time& phase, F&& body) {
+        const sc_core::sc_time mark = now();
+        if (m_observer) m_observer->on_step_begin(step_event<Format>{s, mark, eng.array()});
         struct add_on_exit {
             tile_controller& self;
             sc_core::sc_time& phase;
             sc_core::sc_time mark;
             ~add_on_exit() { phase += self.now() - mark; }
-        } guard{*this, phase, now()};
+        } guard{*this, phase, mark};
         body();
+        if (m_observer) m_observer->on_step_end(step_event<Format>{s, now(), eng.array()});
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }

@@ -1,0 +1,54 @@
+"""CTest check of scripts/draw: runs systolic-tb on the seed example and on a larger job, draws, and
+reads every picture back with PIL: PNGs that open with a sane size, a GIF with one frame per advance
+edge of the chosen tile (the report's count). Bad input exits 2 with one line.
+
+    /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+from PIL import Image
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DRAW = os.path.join(ROOT, "scripts", "draw")
+
+
+def check(tb, args, tile, out):
+    vcd, rep_path = os.path.join(out, "run.vcd"), os.path.join(out, "run.json")
+    subprocess.run([tb, *args, "--vcd", vcd, "--json", rep_path], check=True, stdout=subprocess.DEVNULL)
+    subprocess.run([sys.executable, DRAW, "--json", rep_path, "--vcd", vcd, "--out-dir", out, "--tile", str(tile)],
+                   check=True)
+    with open(rep_path, encoding="utf-8") as f:
+        rep = json.load(f)
+    for name in ("tile_map.png", "macs.png", "waveform.png"):
+        with Image.open(os.path.join(out, name)) as im:
+            assert im.format == "PNG", (name, im.format)
+            assert im.size[0] >= 300 and im.size[1] >= 200, (name, im.size)
+    with Image.open(os.path.join(out, "wavefront.gif")) as im:
+        assert im.format == "GIF", im.format
+        edges = rep["tiles_detail"][tile]["advance_edges"]
+        assert im.n_frames == edges, f"{args}: {im.n_frames} frames for {edges} edges of tile {tile}"
+    print(f"ok: {' '.join(args) or 'seed example'}: 3 PNGs, GIF of {edges} frames")
+
+
+def main():
+    tb = sys.argv[1]
+    with tempfile.TemporaryDirectory() as out:
+        check(tb, [], 0, out)
+        check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)
+        bad = subprocess.run([sys.executable, DRAW, "--json", os.path.join(out, "missing.json")],
+                             capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, (bad.returncode, bad.stderr)
+        bad = subprocess.run([sys.executable, DRAW, "--json", os.path.join(out, "run.json"), "--vcd",
+                              os.path.join(out, "run.vcd"), "--tile", "99", "--out-dir", out],
+                             capture_output=True, text=True)
+        assert bad.returncode == 2 and "--tile 99" in bad.stderr, (bad.returncode, bad.stderr)
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

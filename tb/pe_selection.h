@@ -1,0 +1,29 @@
+// Which PEs a waveform traces: --vcd-pes all | none | R0:R1,C0:C1 (inclusive ranges of rows and
+// columns; "R,C" is one PE, "R0:R1,C" one column segment). Default: all PEs up to 16x16, none above.
+// Plain C++.
+#pragma once
+
+#include <cstddef>
+#include <optional>
+#include <string>
+
+namespace systolic::tb {
+
+struct pe_selection {
+    std::size_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // inclusive
+    bool any = false;                                    // false: no PE
+
+    bool contains(std::size_t i, std::size_t j) const {
+        return any && i >= row0 && i <= row1 && j >= col0 && j <= col1;
+    }
+    std::size_t count() const { return any ? (row1 - row0 + 1) * (col1 - col0 + 1) : 0; }
+};
+
+// Largest array whose PEs are all traced by default.
+inline constexpr std::size_t default_traced_array = 16;
+
+// The selection for an array of n x n PEs; `text` unset means the default. Throws usage_error with
+// one line for a malformed or out-of-range selection.
+pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t n);
+
+}  // namespace systolic::tb

@@ -1,0 +1,148 @@
+// A Chrome / Perfetto trace-event timeline of a job (open it in ui.perfetto.dev or chrome://tracing),
+// on the controller's own simulated time. Two tracks of one process:
+//   <controller>      spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"), and
+//                     inside that each step: clear, load, advance, drain (categories tile, chunk,
+//                     phase; args say the tile, chunk, and for advance the edges);
+//   <controller>.dma  one span per transfer ("read A", "write C", ...; category dma) with its bytes,
+//                     address and whether it went through DMI.
+// Times are microseconds ("ts", "dur") written exactly from SystemC's integer time. Steps only:
+// nothing is done per edge. A step that failed (watchdog, bus error) ends at the job's end, with
+// "failed": true.
+#pragma once
+
+#include <cstdint>
+#include <cstdio>
+#include <string>
+#include <systemc>
+
+#include "file_sink.h"
+#include "systolic/edge_observer.h"
+
+namespace systolic::tb {
+
+// Simulated time as trace-event microseconds, exactly: the resolution's units split into whole
+// microseconds and a zero-padded fraction.
+class trace_clock {
+public:
+    trace_clock() {
+        const double res = sc_core::sc_get_time_resolution().to_seconds();
+        m_per_us = std::uint64_t(1e-6 / res + 0.5);
+        for (std::uint64_t d = m_per_us; d > 1; d /= 10)
+            ++m_digits;
+    }
+    std::string us(std::uint64_t units) const {
+        if (m_per_us <= 1) return std::to_string(units);  // a resolution of 1 us or coarser
+        char frac[24];
+        std::snprintf(frac, sizeof frac, "%0*llu", m_digits,
+                      static_cast<unsigned long long>(units % m_per_us));
+        return std::to_string(units / m_per_us) + "." + frac;
+    }
+
+private:
+    std::uint64_t m_per_us = 1;
+    int m_digits = 0;
+};
+
+template <class Format>
+class trace_observer final : public edge_observer<Format> {
+public:
+    trace_observer(file_sink& out, const std::string& controller) : m_out(out) {
+        m_out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+        m_out.append(R"({"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":"systolic-tb"}})");
+        m_out.append(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"" +
+                     controller + "\"}}");
+        m_out.append(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"" +
+                     controller + ".dma\"}}");
+    }
+
+    bool wants_edges() const override { return false; }
+    void on_edge(const edge_event<Format>&) override {}
+
+    void on_step_begin(const step_event<Format>& e) override {
+        const tile& t = *e.step.where;
+        const std::uint64_t now = e.time.value();
+        if (m_tile_open && m_tile != t.index) close_tile(m_last_end);
+        if (m_chunk_open && m_chunk != e.step.chunk) close_chunk(m_last_end);
+        if (!m_tile_open) {
+            m_tile_open = true;
+            m_tile = t.index;
+            m_tile_begin = now;
+            m_tile_name = "tile " + std::to_string(t.index) + " (" + std::to_string(t.r0) + "," +
+                          std::to_string(t.c0) + ")";
+            m_tile_args = "\"tile\":" + std::to_string(t.index) + ",\"r0\":" + std::to_string(t.r0) +
+                          ",\"c0\":" + std::to_string(t.c0) + ",\"rows\":" + std::to_string(t.rows) +
+                          ",\"cols\":" + std::to_string(t.cols);
+        }
+        if (!m_chunk_open) {
+            m_chunk_open = true;
+            m_chunk = e.step.chunk;
+            m_chunk_begin = now;
+        }
+        m_step_open = true;
+        m_step_kind = e.step.kind;
+        m_step_begin = now;
+        m_step_edges = e.step.edges;
+    }
+
+    void on_step_end(const step_event<Format>& e) override {
+        m_last_end = e.time.value();
+        close_step(m_last_end, false);
+    }
+
+    void on_transfer(const dma_transfer& t) override {
+        const bool read = t.command == tlm::TLM_READ_COMMAND;
+        char addr[24];
+        std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
+        span(2, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
+             "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
+                 "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false"));
+    }
+
+    // The job ended at `end`: closes what is still open (a failed step) and the file's JSON.
+    void finish(const sc_core::sc_time& end) {
+        const std::uint64_t t = end.value();
+        if (m_step_open) close_step(t, true);
+        if (m_tile_open) close_tile(m_step_failed ? t : m_last_end);
+        m_out.append("\n]}\n");
+    }
+
+private:
+    void close_step(std::uint64_t end, bool failed) {
+        if (!m_step_open) return;
+        m_step_open = false;
+        m_step_failed = failed;
+        std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
+        if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
+        if (failed) args += ",\"failed\":true";
+        span(1, to_string(m_step_kind), "phase", m_step_begin, end, args);
+    }
+    void close_chunk(std::uint64_t end) {
+        if (!m_chunk_open) return;
+        m_chunk_open = false;
+        span(1, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
+             m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
+    }
+    void close_tile(std::uint64_t end) {
+        close_chunk(end);
+        m_tile_open = false;
+        span(1, m_tile_name, "tile", m_tile_begin, end, m_tile_args);
+    }
+
+    void span(int tid, const std::string& name, const char* cat, std::uint64_t begin, std::uint64_t end,
+              const std::string& args) {
+        m_out.append(",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" +
+                     std::to_string(tid) + ",\"ts\":" + m_clock.us(begin) +
+                     ",\"dur\":" + m_clock.us(end >= begin ? end - begin : 0) + ",\"args\":{" + args + "}}");
+    }
+
+    file_sink& m_out;
+    trace_clock m_clock;
+    bool m_tile_open = false, m_chunk_open = false, m_step_open = false, m_step_failed = false;
+    std::size_t m_tile = 0;
+    std::uint64_t m_chunk = 0;
+    std::uint64_t m_tile_begin = 0, m_chunk_begin = 0, m_step_begin = 0, m_last_end = 0, m_step_edges = 0;
+    step_kind m_step_kind = step_kind::clear;
+    std::string m_tile_name, m_tile_args;
+};
+
+}  // namespace systolic::tb

@@ -1,0 +1,222 @@
+// Drives a vcd_writer from the controller's observer callbacks, so that a VCD shows every advance
+// edge at its own simulated time (the controller's time: kernel time plus its quantum-keeper offset).
+// Signals, under the SystemC names of the modules:
+//   <controller>.advance   one pulse per advance edge: high at the edge, low half a clock later
+//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain; .phase_name the same as text
+//   <controller>.tile, .r0, .c0, .chunk   the output tile (index in visiting order), its origin, the K chunk
+//   <controller>.c_write   one pulse per write to C (only real rows are ever written), with
+//                          .c_addr, .c_row (global row of C) and .c_len (bytes)
+//   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs: the A and B
+//                          tokens the PE holds (and passes on), its accumulator and consumed terms
+// PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
+// floating-point values VCD reals. The timescale is the SystemC time resolution.
+#pragma once
+
+#include <cstdint>
+#include <cstring>
+#include <limits>
+#include <string>
+#include <systemc>
+#include <type_traits>
+#include <vector>
+
+#include "pe_selection.h"
+#include "systolic/edge_observer.h"
+#include "systolic/job.h"
+#include "systolic/systolic_array.h"
+#include "vcd_writer.h"
+
+namespace systolic::tb {
+
+// The phase signal's values, also the legend in the file's header and in docs/waveforms.md.
+enum class vcd_phase : std::uint8_t { idle = 0, clear = 1, load = 2, advance = 3, drain = 4 };
+inline constexpr const char* vcd_phase_legend = "phase: 0 idle, 1 clear, 2 load, 3 advance, 4 drain";
+
+template <class Format>
+class vcd_observer final : public edge_observer<Format> {
+public:
+    using operand_type = typename Format::operand_type;
+    using accumulator_type = typename Format::accumulator_type;
+
+    vcd_observer(vcd_writer& w, const systolic_array<Format>& array, const std::string& controller,
+                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c)
+        : m_w(w), m_sel(sel), m_c(c) {
+        const auto res = sc_core::sc_get_time_resolution();
+        m_half = std::max<std::uint64_t>(1, clock.value() / 2);
+        m_w.set_timescale(res.to_string());
+        m_w.add_comment(vcd_phase_legend);
+        m_w.add_comment("advance: one pulse per advance edge, rising at the edge (one clock of " +
+                        clock.to_string() + " after the previous edge), falling half a clock later");
+        const std::string p = controller + ".";
+        m_advance = m_w.add_wire(p + "advance", 1);
+        m_phase = m_w.add_wire(p + "phase", 3);
+        m_phase_name = m_w.add_string(p + "phase_name", "idle");
+        m_tile = m_w.add_wire(p + "tile", 32);
+        m_r0 = m_w.add_wire(p + "r0", 32);
+        m_c0 = m_w.add_wire(p + "c0", 32);
+        m_chunk = m_w.add_wire(p + "chunk", 32);
+        m_c_write = m_w.add_wire(p + "c_write", 1);
+        m_c_addr = m_w.add_wire(p + "c_addr", 64);
+        m_c_row = m_w.add_wire(p + "c_row", 32);
+        m_c_len = m_w.add_wire(p + "c_len", 32);
+        for (std::size_t i = 0; i < array.size(); ++i) {
+            for (std::size_t j = 0; j < array.size(); ++j) {
+                if (!sel.contains(i, j)) continue;
+                const std::string pe = std::string(array.at(i, j).name()) + ".";
+                pe_ids ids;
+                ids.a = add_operand(pe + "a");
+                ids.a_valid = m_w.add_wire(pe + "a_valid", 1);
+                ids.b = add_operand(pe + "b");
+                ids.b_valid = m_w.add_wire(pe + "b_valid", 1);
+                if constexpr (std::is_floating_point_v<accumulator_type>)
+                    ids.acc = m_w.add_real(pe + "acc", true);
+                else
+                    ids.acc = m_w.add_wire(pe + "acc", 8 * sizeof(accumulator_type));
+                ids.terms = m_w.add_wire(pe + "terms", 32);
+                m_pes.push_back(ids);
+            }
+        }
+        m_w.end_definitions();
+    }
+
+    void on_edge(const edge_event<Format>& e) override {
+        const std::uint64_t t = at(e.time);
+        m_w.set(m_advance, 1);
+        m_advance_fall = t + m_half;
+        sample(e.array);
+    }
+
+    void on_step_begin(const step_event<Format>& e) override {
+        at(e.time);
+        const plan_step& s = e.step;
+        set_phase(phase_of(s.kind));
+        m_w.set(m_tile, s.where->index);
+        m_w.set(m_r0, s.where->r0);
+        m_w.set(m_c0, s.where->c0);
+        m_w.set(m_chunk, s.chunk);
+    }
+
+    void on_step_end(const step_event<Format>& e) override {
+        if (e.step.kind != step_kind::clear || !e.array) return;
+        at(e.time);
+        sample(*e.array);
+    }
+
+    void on_transfer(const dma_transfer& t) override {
+        if (t.command != tlm::TLM_WRITE_COMMAND || !t.ok || std::strcmp(t.what, "C") != 0) return;
+        const std::uint64_t now = at(t.begin);
+        m_w.set(m_c_write, 1);
+        m_w.set(m_c_addr, t.address);
+        m_w.set(m_c_row, (t.address - m_c.base) / m_c.row_stride);
+        m_w.set(m_c_len, t.length);
+        m_c_write_fall = now + m_half;
+    }
+
+    // The job ended at `end`: the last pulses fall, the phase goes idle.
+    void finish(const sc_core::sc_time& end) {
+        at(end);
+        flush_falls(never);
+        m_w.set_time(end.value());
+        set_phase(vcd_phase::idle);
+    }
+
+    static const char* name_of(vcd_phase p) {
+        static const char* const names[] = {"idle", "clear", "load", "advance", "drain"};
+        return names[static_cast<int>(p)];
+    }
+
+    static vcd_phase phase_of(step_kind k) {
+        switch (k) {
+            case step_kind::clear:
+                return vcd_phase::clear;
+            case step_kind::load:
+                return vcd_phase::load;
+            case step_kind::advance:
+                return vcd_phase::advance;
+            case step_kind::drain:
+                return vcd_phase::drain;
+        }
+        return vcd_phase::idle;
+    }
+
+private:
+    struct pe_ids {
+        vcd_writer::id a, a_valid, b, b_valid, acc, terms;
+    };
+    static constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
+
+    void set_phase(vcd_phase ph) {
+        m_w.set(m_phase, std::uint64_t(ph));
+        m_w.set_string(m_phase_name, name_of(ph));
+    }
+
+    vcd_writer::id add_operand(const std::string& path) {
+        if constexpr (Format::is_integer) return m_w.add_wire(path, 8 * sizeof(operand_type));
+        return m_w.add_real(path, true);  // fp32 and bf16 operands are exact as floats
+    }
+
+    // Moves the file's time to t (after the pulses due by then have fallen); returns t in units.
+    std::uint64_t at(const sc_core::sc_time& time) {
+        const std::uint64_t t = time.value();
+        flush_falls(t);
+        m_w.set_time(t);
+        return t;
+    }
+
+    void flush_falls(std::uint64_t until) {
+        for (;;) {
+            vcd_writer::id which;
+            std::uint64_t* due;
+            if (m_advance_fall <= m_c_write_fall) {
+                which = m_advance;
+                due = &m_advance_fall;
+            } else {
+                which = m_c_write;
+                due = &m_c_write_fall;
+            }
+            if (*due == never || (*due > until && until != never)) return;
+            m_w.set_time(*due);
+            m_w.set(which, 0);
+            *due = never;
+        }
+    }
+
+    void set_operand(vcd_writer::id v, operand_type x) {
+        if constexpr (Format::is_integer) {
+            m_w.set(v, static_cast<std::uint64_t>(static_cast<std::int64_t>(x)));
+        } else {
+            m_w.set_real(v, double(Format::widen(x)));
+        }
+    }
+
+    void sample(const array_core<Format>& a) {
+        std::size_t k = 0;
+        for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
+            for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
+                const pe_ids& ids = m_pes[k];
+                const auto ta = a.a(i, j), tb = a.b(i, j);
+                set_operand(ids.a, ta.value);
+                m_w.set(ids.a_valid, ta.valid);
+                set_operand(ids.b, tb.value);
+                m_w.set(ids.b_valid, tb.valid);
+                const accumulator_type acc = a.accumulator(i, j);
+                if constexpr (std::is_floating_point_v<accumulator_type>)
+                    m_w.set_real(ids.acc, double(acc));
+                else
+                    m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
+                m_w.set(ids.terms, a.consumed(i, j));
+            }
+        }
+    }
+
+    vcd_writer& m_w;
+    pe_selection m_sel;
+    matrix_layout m_c;
+    std::uint64_t m_half = 1;
+    vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
+        m_c_row, m_c_len;
+    std::vector<pe_ids> m_pes;  // the traced PEs, row-major
+    std::uint64_t m_advance_fall = never, m_c_write_fall = never;
+};
+
+}  // namespace systolic::tb

@@ -1,0 +1,362 @@
+// Issue 7: systolic-tb's waveform (--vcd, --vcd-pes), timeline (--trace) and progress bar (--progress),
+// run as a user runs them and read back with real readers: GTKWave's vcd2fst and fst2vcd for the VCD,
+// a JSON parser for the trace, the .npy reader for C.
+#include <gtest/gtest.h>
+
+#include <nlohmann/json.hpp>
+
+#include <algorithm>
+#include <cstdint>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+#include "npy.h"
+#include "vcd_reader.h"
+
+namespace {
+
+using namespace systolic::tb::testing;
+using json = nlohmann::json;
+
+constexpr std::uint64_t ps_per_ns = 1000;  // the VCD's timescale is SystemC's default resolution, 1 ps
+
+class wave_test : public cli_fixture {
+protected:
+    // Runs systolic-tb with --vcd (and --json, --c-out), then passes the VCD through vcd2fst and
+    // fst2vcd and parses what GTKWave printed.
+    struct run_data {
+        json report;
+        vcd_data vcd;
+        std::vector<std::int64_t> c;
+    };
+
+    run_data run_with_vcd(const std::string& args) {
+        if (std::string(SYSTOLIC_VCD2FST).empty() || std::string(SYSTOLIC_FST2VCD).empty())
+            ADD_FAILURE() << "vcd2fst/fst2vcd not found when configuring: install gtkwave (scripts/setup)";
+        const auto r = run(args + " --vcd w.vcd --json r.json --c-out c.npy");
+        EXPECT_EQ(r.status, 0) << r.err;
+        run_data d;
+        d.report = json::parse(slurp(path("r.json")));
+        const auto conv = run_tool(SYSTOLIC_VCD2FST, p("w.vcd") + " " + p("w.fst"));
+        EXPECT_EQ(conv.status, 0) << "vcd2fst refused the file: " << conv.err << conv.out;
+        EXPECT_GT(std::filesystem::file_size(path("w.fst")), 0u);
+        const auto back = run_tool(SYSTOLIC_FST2VCD, p("w.fst"));
+        EXPECT_EQ(back.status, 0) << back.err;
+        d.vcd = parse_vcd(back.out);
+        const auto c = systolic::tb::read_matrix(p("c.npy"), "<i8", "int64");
+        d.c.resize(c.shape[0] * c.shape[1]);
+        std::memcpy(d.c.data(), c.data.data(), d.c.size() * sizeof(std::int64_t));
+        return d;
+    }
+};
+
+// What the VCD says, checked against the report and C, for one command line.
+void check_vcd(const std::string& args, const json& rep, const vcd_data& v,
+               const std::vector<std::int64_t>& c) {
+    SCOPED_TRACE(args);
+    const std::string ctl = "tb.controller.";
+    ASSERT_TRUE(v.has(ctl + "advance"));
+    // One pulse per advance edge, as many as the report counted.
+    const auto edges = v.rises(ctl + "advance");
+    EXPECT_EQ(edges.size(), rep["advance_edges"].get<std::uint64_t>());
+    // Every edge in the advance phase, and within a chunk each one clock after the previous one.
+    for (std::size_t i = 0; i < edges.size(); ++i) {
+        EXPECT_EQ(v.at(ctl + "phase", edges[i]), 3u) << "edge " << i << " at " << edges[i];
+        EXPECT_EQ(v.text_at(ctl + "phase_name", edges[i]), "advance") << "edge " << i;
+        if (i > 0 && v.at(ctl + "tile", edges[i]) == v.at(ctl + "tile", edges[i - 1]) &&
+            v.at(ctl + "chunk", edges[i]) == v.at(ctl + "chunk", edges[i - 1]))
+            EXPECT_EQ(edges[i] - edges[i - 1], 1 * ps_per_ns) << "edge " << i;
+    }
+    // Each C write: the accumulators of the written row of PEs equal the C that was written.
+    const std::uint64_t m = rep["m"], p = rep["p"];
+    const auto writes = v.rises(ctl + "c_write");
+    std::uint64_t rows_written = 0, elements = 0;
+    for (const std::uint64_t t : writes) {
+        EXPECT_EQ(v.at(ctl + "phase", t), 4u) << "C write at " << t << " outside drain";
+        EXPECT_EQ(v.text_at(ctl + "phase_name", t), "drain");
+        const std::uint64_t row = v.at(ctl + "c_row", t), r0 = v.at(ctl + "r0", t), c0 = v.at(ctl + "c0", t);
+        const std::uint64_t cols = v.at(ctl + "c_len", t) / sizeof(std::int64_t);
+        ASSERT_LT(row, m);
+        ASSERT_LE(c0 + cols, p);
+        const std::uint64_t i = row - r0;
+        for (std::uint64_t j = 0; j < cols; ++j) {
+            const std::string pe = "tb.array.row_" + std::to_string(i) + ".pe_" + std::to_string(i) + "_" +
+                                   std::to_string(j) + ".acc";
+            EXPECT_EQ(static_cast<std::int64_t>(v.at(pe, t)), c[row * p + c0 + j])
+                << pe << " at " << t << ", C(" << row << "," << c0 + j << ")";
+            ++elements;
+        }
+        ++rows_written;
+    }
+    // Only the real rows are written, each element of C once: nothing for masked PEs.
+    EXPECT_EQ(elements, m * p);
+    std::uint64_t real_rows = 0;
+    for (const auto& t : rep["tiles_detail"])
+        real_rows += std::min<std::uint64_t>(rep["array"].get<std::uint64_t>(),
+                                             m - t["origin"][0].get<std::uint64_t>());
+    EXPECT_EQ(rows_written, real_rows);
+}
+
+TEST_F(wave_test, SeedExampleVcdReadsBackThroughGtkwave) {
+    const auto d = run_with_vcd("");
+    EXPECT_EQ(d.vcd.timescale, "1ps");
+    EXPECT_EQ(d.report["advance_edges"], 20);
+    check_vcd("seed", d.report, d.vcd, d.c);
+    // The hierarchy is the modules': every PE of the 2x2 array, with its six signals.
+    for (const char* sig : {"a", "a_valid", "b", "b_valid", "acc", "terms"})
+        EXPECT_TRUE(d.vcd.has(std::string("tb.array.row_1.pe_1_0.") + sig)) << sig;
+    // The seed's first tile: 5 edges from 51 ns (1 ns clear, five 10 ns reads), the C(0,0) = 7.
+    const auto edges = d.vcd.rises("tb.controller.advance");
+    ASSERT_GE(edges.size(), 5u);
+    EXPECT_EQ(edges[0], 51 * ps_per_ns);
+    EXPECT_EQ(edges[4], 55 * ps_per_ns);
+    EXPECT_EQ(d.vcd.at("tb.array.row_0.pe_0_0.acc", edges[4]), 7u);
+    EXPECT_EQ(d.vcd.at("tb.array.row_0.pe_0_0.terms", edges[4]), 3u);
+}
+
+TEST_F(wave_test, GtkwaveSaveFileNamesSignalsOfTheSeedVcd) {
+    ASSERT_EQ(run("--vcd seed.vcd").status, 0);
+    const auto v = parse_vcd(slurp(path("seed.vcd")));
+    std::istringstream save(slurp(SYSTOLIC_SEED_GTKW));
+    std::size_t named = 0;
+    for (std::string line; std::getline(save, line);) {
+        if (line.rfind("tb.", 0) != 0) continue;
+        const std::string name = line.substr(0, line.find('['));  // GTKWave adds the vector's [msb:0]
+        EXPECT_TRUE(v.has(name)) << "docs/seed.gtkw names " << line << ", which the seed VCD lacks";
+        ++named;
+    }
+    EXPECT_GE(named, 20u);
+    EXPECT_NE(slurp(SYSTOLIC_SEED_GTKW).find("@424\ntb.array.row_0.pe_0_0.acc[63:0]"), std::string::npos)
+        << "accumulators in signed decimal";
+}
+
+TEST_F(wave_test, SeedExampleWithKSplit) {
+    const auto d = run_with_vcd("--k-tile 2");
+    EXPECT_EQ(d.report["advance_edges"], 28);
+    check_vcd("seed --k-tile 2", d.report, d.vcd, d.c);
+}
+
+TEST_F(wave_test, RandomMultiTileShape) {
+    const std::string args = "--array 4 --m 10 --k 7 --p 9 --seed 5 --order snake";
+    const auto d = run_with_vcd(args);
+    EXPECT_EQ(d.report["tiles"], 9);
+    check_vcd(args, d.report, d.vcd, d.c);
+}
+
+TEST_F(wave_test, RandomMultiTileShapeWithKSplit) {
+    const std::string args = "--array 4 --m 10 --k 7 --p 9 --seed 5 --k-tile 3";
+    const auto d = run_with_vcd(args);
+    EXPECT_EQ(d.report["k_chunks"], 3);
+    check_vcd(args, d.report, d.vcd, d.c);
+}
+
+TEST_F(wave_test, FloatFormatsAreVcdRealsThatReadBackExactly) {
+    for (const std::string dtype : {"fp32", "bf16"}) {
+        const std::string args = "--dtype " + dtype + " --array 3 --m 5 --k 4 --p 4 --seed 9";
+        ASSERT_EQ(run(args + " --vcd w.vcd --json r.json --c-out c.npy").status, 0) << args;
+        ASSERT_EQ(run_tool(SYSTOLIC_VCD2FST, p("w.vcd") + " " + p("w.fst")).status, 0) << args;
+        const auto v = parse_vcd(run_tool(SYSTOLIC_FST2VCD, p("w.fst")).out);
+        const auto rep = json::parse(slurp(path("r.json")));
+        EXPECT_EQ(v.rises("tb.controller.advance").size(), rep["advance_edges"].get<std::uint64_t>()) << args;
+        const auto c = systolic::tb::read_matrix(p("c.npy"), "<f4", "float32");
+        std::vector<float> cv(c.shape[0] * c.shape[1]);
+        std::memcpy(cv.data(), c.data.data(), cv.size() * sizeof(float));
+        std::size_t checked = 0;
+        for (const std::uint64_t t : v.rises("tb.controller.c_write")) {
+            const std::uint64_t row = v.at("tb.controller.c_row", t), r0 = v.at("tb.controller.r0", t),
+                                c0 = v.at("tb.controller.c0", t), cols = v.at("tb.controller.c_len", t) / 4;
+            for (std::uint64_t j = 0; j < cols; ++j, ++checked) {
+                const std::string pe = "tb.array.row_" + std::to_string(row - r0) + ".pe_" +
+                                       std::to_string(row - r0) + "_" + std::to_string(j) + ".acc";
+                std::string text = "0";
+                for (const auto& ch : v.of(pe))
+                    if (ch.time <= t) text = ch.value;
+                EXPECT_EQ(std::stof(text), cv[row * 4 + c0 + j]) << args << " " << pe << " at " << t;
+            }
+        }
+        EXPECT_EQ(checked, 20u) << args;
+    }
+}
+
+TEST_F(wave_test, PartialsPolicyCountsEveryEdge) {
+    // Under partials the PEs hold a chunk's partial sum, not C: only the edges and writes are checked.
+    const auto r =
+        run("--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials --vcd w.vcd --json r.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto rep = json::parse(slurp(path("r.json")));
+    const auto v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_EQ(v.rises("tb.controller.advance").size(), rep["advance_edges"].get<std::uint64_t>());
+    EXPECT_EQ(v.rises("tb.controller.c_write").size(), 10u * 3);  // 10 rows of C in 3 column tiles
+}
+
+TEST_F(wave_test, VcdPesChoosesTheTracedPes) {
+    ASSERT_EQ(run("--array 4 --m 5 --k 3 --p 5 --vcd w.vcd --vcd-pes 1:2,3").status, 0);
+    auto v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_TRUE(v.has("tb.array.row_1.pe_1_3.acc"));
+    EXPECT_TRUE(v.has("tb.array.row_2.pe_2_3.acc"));
+    EXPECT_FALSE(v.has("tb.array.row_0.pe_0_3.acc"));
+    EXPECT_FALSE(v.has("tb.array.row_1.pe_1_2.acc"));
+    ASSERT_EQ(run("--vcd w.vcd --vcd-pes none").status, 0);
+    v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_FALSE(v.has("tb.array.row_0.pe_0_0.acc"));
+    EXPECT_EQ(v.rises("tb.controller.advance").size(), 20u);
+    // The default: all PEs up to 16x16, none above.
+    ASSERT_EQ(run("--array 16 --m 3 --k 2 --p 3 --vcd w.vcd").status, 0);
+    EXPECT_TRUE(parse_vcd(slurp(path("w.vcd"))).has("tb.array.row_15.pe_15_15.terms"));
+    ASSERT_EQ(run("--array 17 --m 3 --k 2 --p 3 --vcd w.vcd").status, 0);
+    v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_FALSE(v.has("tb.array.row_0.pe_0_0.terms"));
+    EXPECT_TRUE(v.has("tb.controller.advance"));
+}
+
+TEST_F(wave_test, BadWaveOptionsExitTwoWithOneLineAndNoFile) {
+    const struct {
+        const char* args;
+        const char* says;
+    } cases[] = {
+        {"--vcd w.vcd --vcd-pes 1:0,0", "empty"},
+        {"--vcd w.vcd --vcd-pes 0:2,0", "not an index in [0, 1]"},
+        {"--vcd w.vcd --vcd-pes rows", "must be all, none or R0:R1,C0:C1"},
+        {"--vcd w.vcd --vcd-pes 0,x", "not an index"},
+        {"--vcd-pes all", "--vcd-pes needs --vcd"},
+        {"--vcd w.vcd --engine functional", "--vcd needs --engine cycle"},
+        {"--vcd ''", "--vcd needs a file name"},
+        {"--vcd nodir/w.vcd", "does not exist"},
+        {"--vcd w.vcd --trace w.vcd", "give each output its own file"},
+        {"--progress --no-progress", "contradict"},
+        {"--array 1024 --m 1 --k 1 --p 1 --vcd w.vcd --vcd-pes all --max-memory 1G", "VCD signal table"},
+    };
+    for (const auto& c : cases) {
+        const auto r = run(c.args);
+        EXPECT_EQ(r.status, 2) << c.args;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << c.args << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.args << ": " << r.err;
+        EXPECT_TRUE(r.out.empty()) << c.args;
+        EXPECT_FALSE(std::filesystem::exists(path("w.vcd"))) << c.args;
+    }
+    // Nothing but the outputs is left behind, no temporaries either.
+    for (const auto& e : std::filesystem::directory_iterator(path("")))
+        EXPECT_TRUE(e.path().filename() == "stdout.txt" || e.path().filename() == "stderr.txt") << e.path();
+}
+
+TEST_F(wave_test, StdoutFailureLeavesNoWaveformBehind) {
+    // The VCD and the trace were streamed while the job ran; a failure afterwards removes them too.
+    const auto r = run("--vcd w.vcd --trace t.json", ">/dev/full");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("no output files written"), std::string::npos) << r.err;
+    for (const auto& e : std::filesystem::directory_iterator(path("")))
+        EXPECT_TRUE(e.path().filename() == "stderr.txt") << e.path();
+}
+
+TEST_F(wave_test, FailedJobStillWritesItsWaveform) {
+    // A watchdog failure is exit 1, and its waveform is what one opens to see why.
+    const auto r = run("--inject skip-advance --vcd w.vcd --trace t.json --json r.json");
+    EXPECT_EQ(r.status, 1) << r.err;
+    const auto v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_EQ(v.rises("tb.controller.advance").size(), 4u);  // tile 0's four edges, then the watchdog
+    EXPECT_EQ(v.at("tb.controller.phase", v.last_time), 0u);
+    const auto t = json::parse(slurp(path("t.json")));
+    bool failed = false;
+    for (const auto& e : t["traceEvents"])
+        failed = failed || (e.contains("args") && e["args"].value("failed", false));
+    EXPECT_TRUE(failed);
+}
+
+// The timeline: one span per tile; per tile its chunks and phases inside it, in time order.
+void check_trace(const std::string& args, const json& rep, const json& trace) {
+    SCOPED_TRACE(args);
+    struct span {
+        std::string name;
+        std::uint64_t begin, end;  // ps
+        json args;
+    };
+    auto ps = [](const json& v) { return std::uint64_t(v.get<double>() * 1e6 + 0.5); };
+    std::map<std::uint64_t, span> tiles;
+    std::map<std::uint64_t, std::vector<span>> phases, chunks;
+    std::uint64_t c_bytes = 0, dma = 0;
+    for (const auto& e : trace.at("traceEvents")) {
+        if (e.at("ph") == "M") continue;
+        ASSERT_EQ(e.at("ph"), "X");
+        const span s{e.at("name"), ps(e.at("ts")), ps(e.at("ts")) + ps(e.at("dur")), e.at("args")};
+        const std::string cat = e.at("cat");
+        if (cat == "dma") {
+            EXPECT_EQ(e.at("tid"), 2);
+            ++dma;
+            if (s.name == "write C") c_bytes += s.args.at("bytes").get<std::uint64_t>();
+            continue;
+        }
+        EXPECT_EQ(e.at("tid"), 1);
+        const std::uint64_t tile = s.args.at("tile");
+        if (cat == "tile") {
+            EXPECT_TRUE(tiles.emplace(tile, s).second) << "two spans for tile " << tile;
+        } else if (cat == "chunk") {
+            chunks[tile].push_back(s);
+        } else {
+            ASSERT_EQ(cat, "phase");
+            phases[tile].push_back(s);
+        }
+    }
+    EXPECT_EQ(tiles.size(), rep["tiles"].get<std::size_t>());
+    EXPECT_GT(dma, 0u);
+    EXPECT_EQ(c_bytes, rep["m"].get<std::uint64_t>() * rep["p"].get<std::uint64_t>() * 8);
+    const std::uint64_t k_chunks = rep["k_chunks"];
+    for (const auto& [index, t] : tiles) {
+        auto& ph = phases[index];
+        std::sort(ph.begin(), ph.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
+        ASSERT_FALSE(ph.empty());
+        EXPECT_EQ(ph.front().name, "clear");
+        EXPECT_EQ(ph.back().name, "drain");
+        EXPECT_EQ(ph.front().begin, t.begin);
+        EXPECT_EQ(ph.back().end, t.end);
+        EXPECT_EQ(chunks[index].size(), k_chunks);
+        std::uint64_t advances = 0;
+        for (std::size_t i = 0; i < ph.size(); ++i) {
+            EXPECT_GE(ph[i].begin, t.begin);
+            EXPECT_LE(ph[i].end, t.end);
+            if (i > 0)
+                EXPECT_EQ(ph[i].begin, ph[i - 1].end) << "phases of tile " << index << " overlap or gap";
+            if (ph[i].name == "advance") {
+                ++advances;
+                EXPECT_EQ(ph[i].end - ph[i].begin, ph[i].args.at("edges").get<std::uint64_t>() * ps_per_ns);
+            }
+            if (i > 0 && ph[i].name == "load")
+                EXPECT_TRUE(ph[i - 1].name == "clear" || ph[i - 1].name == "advance" ||
+                            ph[i - 1].name == "drain");
+        }
+        EXPECT_EQ(advances, k_chunks);
+        for (const auto& c : chunks[index]) {
+            EXPECT_GE(c.begin, t.begin);
+            EXPECT_LE(c.end, t.end);
+        }
+    }
+}
+
+TEST_F(wave_test, TraceNestsPhasesInTilesInTimeOrder) {
+    for (const std::string args : {"", "--k-tile 2", "--array 4 --m 10 --k 7 --p 9 --order random --seed 3",
+                                   "--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials",
+                                   "--array 4 --m 10 --k 7 --p 9 --engine functional"}) {
+        const auto r = run(args + " --trace t.json --json r.json");
+        ASSERT_EQ(r.status, 0) << args << r.err;
+        check_trace(args, json::parse(slurp(path("r.json"))), json::parse(slurp(path("t.json"))));
+    }
+}
+
+TEST_F(wave_test, ProgressGoesToStderrNeverStdout) {
+    const auto r = run("--array 4 --m 10 --k 7 --p 9 --progress --json -");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NO_THROW(json::parse(r.out)) << r.out;  // stdout is the report alone
+    EXPECT_NE(r.err.find("9/9 tiles"), std::string::npos) << r.err;
+    EXPECT_NE(r.err.find("edges/s"), std::string::npos) << r.err;
+    // Not a terminal and not asked for: no bar.
+    const auto quiet = run("--array 4 --m 10 --k 7 --p 9");
+    EXPECT_EQ(quiet.err.find("tiles"), std::string::npos) << quiet.err;
+    const auto off = run("--array 4 --m 10 --k 7 --p 9 --no-progress");
+    EXPECT_EQ(off.err, "");
+}
+
+}  // namespace
