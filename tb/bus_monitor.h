@@ -1,6 +1,7 @@
 // A pass-through TLM monitor between an initiator and a target, so that the scoreboard sees every
 // write on its way to memory. It forwards b_transport, transport_dbg and DMI, but grants DMI for
-// reads only: writes must stay on b_transport, where they are observed.
+// reads only (a request for write access is refused): writes must stay on b_transport, where they
+// are observed.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -41,9 +42,12 @@ private:
         return initiator_socket->transport_dbg(trans);
     }
 
+    // A request for write access is refused outright, over the range the target named: answering
+    // it with a read-only grant would break the base protocol (a grant allows what was asked for),
+    // and the protocol checker says so. The initiator then keeps its writes on b_transport.
     bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi) {
         const bool granted = initiator_socket->get_direct_mem_ptr(trans, dmi);
-        if (!granted || !dmi.is_read_allowed() || !dmi_reads) {
+        if (!granted || !dmi.is_read_allowed() || !dmi_reads || !trans.is_read()) {
             dmi.allow_none();
             return false;
         }

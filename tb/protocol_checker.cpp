@@ -98,6 +98,10 @@ bool protocol_checker::initiator_ok(const tlm::tlm_generic_payload& t, const cha
 void protocol_checker::check_unchanged(const attributes& before, const tlm::tlm_generic_payload& t,
                                        const char* call) {
     const attributes after = attributes_of(t);
+    if (after.command == before.command && after.address == before.address && after.data == before.data &&
+        after.length == before.length && after.streaming_width == before.streaming_width &&
+        after.byte_enable == before.byte_enable && after.byte_enable_length == before.byte_enable_length)
+        return;  // the usual case, without building any message
     const std::string in = std::string(call) + ": the target changed the ";
     if (after.command != before.command) violation(in + "command", &t);
     if (after.address != before.address) violation(in + "address from " + hex(before.address), &t);
@@ -117,11 +121,18 @@ void protocol_checker::b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_
         return;
     }
     const attributes before = attributes_of(trans);
-    std::vector<unsigned char> written;
+    // A WRITE's data, to compare afterwards. The buffer is reused (no allocation per transaction)
+    // unless a target that waits lets another b_transport in through this checker meanwhile.
+    std::vector<unsigned char> nested;
+    std::vector<unsigned char>& written = m_in_transport ? nested : m_written;
+    written.clear();
     if (trans.is_write() && trans.get_data_length() <= m_cfg.write_data_limit)
         written.assign(trans.get_data_ptr(), trans.get_data_ptr() + trans.get_data_length());
 
+    const bool outer = !m_in_transport;
+    m_in_transport = true;
     initiator_socket->b_transport(trans, delay);
+    if (outer) m_in_transport = false;
 
     if (trans.get_response_status() == tlm::TLM_INCOMPLETE_RESPONSE)
         violation("b_transport: the target left the response status TLM_INCOMPLETE_RESPONSE", &trans);

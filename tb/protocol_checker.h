@@ -101,6 +101,8 @@ private:
     std::vector<std::string> m_violations;
     std::vector<grant> m_grants;
     std::uint64_t m_checked = 0;
+    std::vector<unsigned char> m_written;  // b_transport: a WRITE's data before the call
+    bool m_in_transport = false;           // m_written is in use by a b_transport
 };
 
 }  // namespace systolic::tb

@@ -81,6 +81,7 @@ nlohmann::json make_report(const report_input& in) {
           {"partial_writes", sb.partial_writes},
           {"missing", sb.missing},
           {"duplicates", sb.duplicates},
+          {"protocol_violations", sb.protocol_violations},
           {"untouched_ok", sb.untouched_ok},
           {"edges_ok", sb.edges_ok},
           {"errors", sb.errors}}},

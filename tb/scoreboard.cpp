@@ -44,6 +44,11 @@ void scoreboard::error(const std::string& line) {
     if (m_summary.errors.size() < max_errors) m_summary.errors.push_back(line);
 }
 
+void scoreboard::protocol_violation(const std::string& line) {
+    ++m_summary.protocol_violations;
+    error("protocol: " + line);
+}
+
 void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
     if (!m_active) return;  // traffic outside a checked job (expect() ... finish())
     const std::uint64_t addr = trans.get_address();

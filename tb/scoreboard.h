@@ -5,6 +5,8 @@
 //  - every element of C is written exactly once, with the reference value (bit for bit),
 //  - nothing outside C and the partial-sum buffer changed (the whole memory against a shadow image),
 //  - the advance edges equal tiles x (K + chunks x 2(N-1)),
+//  - the job's traffic broke no TLM-2.0 base-protocol rule (the testbench's protocol checker reports
+//    here),
 //  - and the job really completed, with more than zero items checked.
 // It works on C's bytes, so it serves every number format; a printer shows values in messages.
 #pragma once
@@ -31,6 +33,7 @@ struct scoreboard_summary {
     std::uint64_t partial_writes = 0;       // element writes to the partial-sum buffer
     std::uint64_t missing = 0;              // elements of C never written
     std::uint64_t duplicates = 0;           // elements of C written more than once
+    std::uint64_t protocol_violations = 0;  // TLM-2.0 base-protocol rules broken on the bus
     bool untouched_ok = true;               // memory outside C is byte-for-byte unchanged
     bool edges_ok = true;                   // advance edges match the counting rule
     bool completed = false;                 // the job finished (not just ran out of events)
@@ -38,7 +41,7 @@ struct scoreboard_summary {
 
     bool pass() const {
         return completed && checked > 0 && mismatches == 0 && out_of_range_writes == 0 && missing == 0 &&
-               duplicates == 0 && untouched_ok && edges_ok;
+               duplicates == 0 && protocol_violations == 0 && untouched_ok && edges_ok;
     }
 };
 
@@ -59,6 +62,9 @@ public:
 
     // A write seen by the monitor, after the target answered; ignored outside expect() ... finish().
     void observe_write(const tlm::tlm_generic_payload& trans);
+
+    // A broken TLM-2.0 base-protocol rule, as one line (from the protocol checker); fails the job.
+    void protocol_violation(const std::string& line);
 
     // End of job: completion, edge count, missing elements, and the memory outside C, which must
     // equal `before` byte for byte (`before` is the image as it was when the job started).

@@ -1,6 +1,9 @@
-// The testbench: tile controller -> bus monitor -> memory, with the systolic array beside the
-// controller and the scoreboard fed by the monitor. One testbench serves any number of jobs with
-// its array size N, so a process that can elaborate only once can still run many cases.
+// The testbench: tile controller -> protocol checker -> bus monitor -> memory, with the systolic
+// array beside the controller and the scoreboard fed by the monitor. One testbench serves any number
+// of jobs with its array size N, so a process that can elaborate only once can still run many cases.
+// The protocol checker sees every bulk transaction and DMI call of the controller (never the
+// per-edge path, which does not touch the bus); a broken TLM-2.0 rule fails the job through the
+// scoreboard, like a wrong value.
 //
 // Memory map per job: A, B, C (and the partial-sum buffer, when the job splits K with partial sums)
 // in that order, each preceded and followed by guard bytes and with row strides padded past the row
@@ -15,12 +18,14 @@
 #include <random>
 #include <sstream>
 #include <stdexcept>
+#include <string>
 #include <systemc>
 #include <vector>
 
 #include "bus_monitor.h"
 #include "fault.h"
 #include "problem.h"
+#include "protocol_checker.h"
 #include "reference_gemm.h"
 #include "scoreboard.h"
 #include "systolic/counting.h"
@@ -64,6 +69,40 @@ struct run_outcome {
     }
 };
 
+// The NaN rule (docs/formats.md): every NaN in a floating-point C is the canonical quiet NaN
+// 0x7fc00000, whatever NaNs, infinities or zeros produced it. Written here on its own, not taken
+// from the model's output stage, so that the check stays independent of the code it checks. int8
+// codes need nothing: a NaN already became the zero point.
+inline constexpr std::uint32_t expected_nan_bits = 0x7fc00000u;
+
+template <class Format>
+void apply_nan_rule(std::vector<std::uint8_t>& c_bytes, const quantization& quant) {
+    if constexpr (!Format::is_integer) {
+        static_assert(sizeof(typename Format::accumulator_type) == sizeof(std::uint32_t), "binary32 C");
+        if (quant.enabled) return;
+        for (std::size_t i = 0; i + sizeof(std::uint32_t) <= c_bytes.size(); i += sizeof(std::uint32_t)) {
+            std::uint32_t u;
+            std::memcpy(&u, &c_bytes[i], sizeof u);
+            if ((u & 0x7f800000u) == 0x7f800000u && (u & 0x007fffffu) != 0)  // all-ones exponent, payload
+                std::memcpy(&c_bytes[i], &expected_nan_bits, sizeof u);
+        }
+    }
+}
+
+// The bytes C must hold after the job (M x P elements, row-major): the scoreboard's reference
+// under the job's K chunks, policy, overflow mode and output, with the NaN rule applied.
+template <class Format>
+std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const run_options& opt) {
+    reference_options ref;
+    ref.k_tile = opt.k_tile;
+    ref.policy = opt.policy;
+    ref.overflow = opt.overflow;
+    ref.quant = opt.quant;
+    auto bytes = encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, ref), opt.quant);
+    apply_nan_rule<Format>(bytes, opt.quant);
+    return bytes;
+}
+
 template <class Format>
 class testbench : public sc_core::sc_module {
 public:
@@ -78,6 +117,7 @@ public:
 
     memory mem;
     bus_monitor monitor;
+    protocol_checker checker;
     systolic_array<Format> array;
     tile_controller<Format> controller;
 
@@ -85,11 +125,16 @@ public:
         : sc_core::sc_module(name),
           mem("memory", cfg.mem),
           monitor("monitor"),
+          checker("checker"),
           array("array", cfg.n),
           controller("controller", array, cfg.controller) {
-        controller.initiator_socket.bind(monitor.target_socket);
+        controller.initiator_socket.bind(checker.target_socket);
+        checker.initiator_socket.bind(monitor.target_socket);
         monitor.initiator_socket.bind(mem.target_socket);
         monitor.on_write = [this](const tlm::tlm_generic_payload& t) { m_scoreboard.observe_write(t); };
+        // Kept until the job's end, so that a violation outside expect() ... finish() (the memory's
+        // invalidation when it is resized) counts too.
+        checker.on_violation([this](const std::string& line) { m_violations.push_back(line); });
     }
 
     std::size_t size() const { return array.size(); }
@@ -104,18 +149,13 @@ public:
         out.job = plan_memory(s, opt);
         out.expected = count_job(s, size(), opt.k_tile);
 
+        m_violations.clear();
+        checker.clear_violations();
         fill_memory(out.job, pr, opt);
         const std::vector<std::uint8_t> before(mem.core().data(), mem.core().data() + mem.core().size());
-        reference_options ref;
-        ref.k_tile = opt.k_tile;
-        ref.policy = opt.policy;
-        ref.overflow = opt.overflow;
-        ref.quant = opt.quant;
         // The reference runs on its own thread beside the simulation: it shares nothing with the
         // model, and the scoreboard compares the recorded writes with it at the end.
-        auto expected = std::async(std::launch::async, [&s, &pr, ref, quant = opt.quant] {
-                            return encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), quant);
-                        }).share();
+        auto expected = std::async(std::launch::async, [&pr, opt] { return expected_c_bytes(pr, opt); }).share();
         m_scoreboard.expect(
             out.job.c, expected, printer(opt.quant.enabled),
             out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
@@ -130,6 +170,8 @@ public:
             out.result.status = job_status::running;
             out.result.error = "the job did not finish within the simulated time limit";
         }
+        for (const auto& line : m_violations)
+            m_scoreboard.protocol_violation(line);
         out.scoreboard =
             m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(), before);
 
@@ -139,10 +181,9 @@ public:
             mem.core().read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
 
         if (opt.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
-            ref.quant.per_partial = false;
-            auto once = opt.quant;
-            once.per_partial = false;
-            const auto once_bytes = encode_c<Format>(reference_gemm<Format>(s, pr.a, pr.b, ref), once);
+            run_options once = opt;
+            once.quant.per_partial = false;
+            const auto once_bytes = expected_c_bytes(pr, once);
             for (std::size_t i = 0; i < once_bytes.size(); ++i)
                 out.differs_from_quantize_once += once_bytes[i] != out.c[i];
         }
@@ -193,6 +234,11 @@ private:
             std::ostringstream os;
             os.precision(9);  // enough to tell any two floats apart
             os << +v;
+            if (v != v) {  // NaNs differ only in their bits: show them
+                std::uint32_t u;
+                std::memcpy(&u, &v, sizeof u);
+                os << " (0x" << std::hex << u << ")";
+            }
             return os.str();
         };
     }
@@ -230,6 +276,7 @@ private:
 
     scoreboard m_scoreboard;
     fault_policy<Format> m_faults;
+    std::vector<std::string> m_violations;  // from the protocol checker, during the current run()
 };
 
 }  // namespace systolic::tb
