@@ -248,4 +248,68 @@ TEST_F(SystolicRun, SweepFile) {
     EXPECT_EQ(r.err, "systolic-run: error: bad.txt:2: rectangular arrays (4x5) are not supported yet; give NxN\n");
 }
 
+#ifdef SYSTOLIC_GNU_PARALLEL
+// The cluster path on one machine: the job lines through GNU parallel on two local slots (the
+// --sshlogin syntax a cluster user gives with host names), merged: the sequential run's bytes.
+TEST_F(SystolicRun, SweepThroughGnuParallelEqualsSequential) {
+    write("t.csv", small_gemm);
+    write("c.csv",
+          "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+          "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
+    for (const char* topo : {"t.csv", "c.csv"}) {
+        SCOPED_TRACE(topo);
+        const std::string t = topo, seq = "seq_" + t, jobs = "jobs_" + t, merged = "merged_" + t;
+        auto r = sr("--topology " + t + " --array 2,5,3 --dtype bf16 --out " + seq);
+        ASSERT_EQ(r.status, 0) << r.err;
+        r = sr("--topology " + t + " --array 2,5,3 --dtype bf16 --emit-jobs --out " + jobs);
+        ASSERT_EQ(r.status, 0) << r.err;
+        write(jobs + ".txt", r.out);
+        r = run_tool(SYSTOLIC_GNU_PARALLEL, "--will-cite --sshlogin 2/: --halt now,fail=1 <" + jobs + ".txt");
+        ASSERT_EQ(r.status, 0) << r.err;
+        r = sr("--merge " + jobs + " --out " + merged);
+        ASSERT_EQ(r.status, 0) << r.err;
+        for (const char* f : {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+            SCOPED_TRACE(f);
+            const std::string want = slurp(path(seq + "/" + f));
+            EXPECT_FALSE(want.empty());
+            EXPECT_EQ(slurp(path(merged + "/" + f)), want);
+        }
+    }
+}
+#endif
+
+// The Slurm batch script runs line SLURM_ARRAY_TASK_ID of the job file, and refuses anything else.
+TEST_F(SystolicRun, SlurmArrayScriptRunsOneLine) {
+    write("t.csv", small_gemm);
+    auto r = sr("--topology t.csv --array 2,4 --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs.txt", r.out);
+    const std::string script = std::string(SYSTOLIC_SCRIPTS) + "/slurm_sweep.sh";
+    r = run_tool("SLURM_ARRAY_TASK_ID=7 bash " + script, "jobs.txt");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(files_in("jobs"), 1u);
+    EXPECT_TRUE(fs::exists(path("jobs/job-4x4-0002.json")));
+    r = run_tool("SLURM_ARRAY_TASK_ID=9 bash " + script, "jobs.txt");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "slurm_sweep.sh: jobs.txt has no line 9 (8 jobs)\n");
+    r = run_tool("SLURM_ARRAY_TASK_ID= bash " + script, "jobs.txt");
+    EXPECT_EQ(r.status, 2);
+}
+
+#ifdef SYSTOLIC_PYTHON_MPL
+// The sweep plot draws from a sweep's report.json, and refuses a run of one array size.
+TEST_F(SystolicRun, SweepPlot) {
+    write("t.csv", small_gemm);
+    ASSERT_EQ(sr("--topology t.csv --array 2,4,3 --out s").status, 0);
+    const std::string draw = std::string("/usr/bin/python3 ") + SYSTOLIC_SCRIPTS + "/draw_sweep.py";
+    auto r = run_tool(draw, "s --out s.png");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(path("s.png")).substr(1, 3), "PNG");
+    ASSERT_EQ(sr("--topology t.csv --array 4 --out one").status, 0);
+    r = run_tool(draw, "one");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "draw_sweep.py: error: one/report.json holds 1 array size; a sweep needs two or more\n");
+}
+#endif
+
 }  // namespace

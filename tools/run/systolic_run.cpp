@@ -360,14 +360,16 @@ void prepare_out_dir(const std::string& dir) {
                            {});
 }
 
-// One line per job and one per array on stdout.
+// On stdout: one line per layer for a single array size; for a sweep, one line per array size
+// (every layer is in the reports) and the layers that failed.
 std::string summary(std::vector<layer_record> records) {
     sort_records(records);
     std::ostringstream os;
-    std::string array;
+    const bool sweep = records.front().sweep.size() > 1;
+    char line[512];
     for (const auto& r : records) {
+        if (sweep && r.pass) continue;
         const compute_figures f = compute_figures_of(r);
-        char line[512];
         std::snprintf(line, sizeof line, "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%, %s\n",
                       r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id), tb::one_line(r.layer).substr(0, 24).c_str(),
                       static_cast<unsigned long long>(r.m), static_cast<unsigned long long>(r.k),
@@ -377,6 +379,24 @@ std::string summary(std::vector<layer_record> records) {
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
         if (!r.error.empty()) os << "  error: " << r.error << "\n";
+    }
+    if (sweep) {
+        for (const auto& a : records.front().sweep) {
+            std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
+            for (const auto& r : records)
+                if (r.array_name() == a) {
+                    edges += r.advance_edges;
+                    macs += r.macs_real;
+                    pes = r.array_rows * r.array_cols;
+                    ++layers;
+                    failed += !r.pass;
+                }
+            std::snprintf(line, sizeof line, "%-9s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
+                          static_cast<unsigned long long>(layers), static_cast<unsigned long long>(edges),
+                          edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0,
+                          failed ? "FAIL" : "PASS");
+            os << line;
+        }
     }
     const bool pass = std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
     os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
