@@ -228,6 +228,9 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-run: error: jobs: no record for layer 2 on 3x3 (11 of 12 jobs present)\n");
     EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
+    r = sr("--merge jobs --out jobs/.");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-run: error: --out jobs/. is the --merge directory; give the reports a directory of their own\n");
     write("jobs/junk.json", "{}");
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);

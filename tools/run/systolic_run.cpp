@@ -420,6 +420,9 @@ int merge(const run_cli& o) {
         if (e.path().extension() == ".json") files.push_back(e.path().string());
     if (ec) throw usage_error("--merge " + dir + ": " + ec.message());
     std::sort(files.begin(), files.end());
+    // report.json in the job directory would be read as a foreign job file by the next merge.
+    if (fs::exists(*o.out, ec) && fs::equivalent(dir, *o.out, ec))
+        throw usage_error("--out " + *o.out + " is the --merge directory; give the reports a directory of their own");
     std::vector<layer_record> records;
     try {
         for (const auto& f : files)
