@@ -43,7 +43,9 @@ std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
 
 class SystolicRun : public cli_fixture {
 protected:
-    cli_result sr(const std::string& args) const { return run_tool(std::string("exec ") + SYSTOLIC_RUN, args); }
+    cli_result sr(const std::string& args) const {
+        return run_tool(std::string("exec ") + SYSTOLIC_RUN, args);
+    }
     void write(const std::string& name, const std::string& text) const { std::ofstream(path(name)) << text; }
     std::size_t files_in(const std::string& dir) const {
         std::size_t n = 0;
@@ -105,9 +107,10 @@ TEST_F(SystolicRun, EnginesGiveTheSameReports) {
 }
 
 TEST_F(SystolicRun, ConvolutionTopologyInEveryFormat) {
-    write("c.csv",
-          "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-          "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
+    write(
+        "c.csv",
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
     for (const char* dtype : {"int8", "int32", "fp32", "bf16"}) {
         SCOPED_TRACE(dtype);
         const auto r = sr(std::string("--topology c.csv --array 4 --out ") + dtype + " --dtype " + dtype);
@@ -155,7 +158,8 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
     write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, x3, 1,\n");
     auto r = sr("--topology t.csv --array 4 --out res");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "systolic-run: error: t.csv:3: field 'N' (column 3): expected a positive integer, got 'x3'\n");
+    EXPECT_EQ(r.err,
+              "systolic-run: error: t.csv:3: field 'N' (column 3): expected a positive integer, got 'x3'\n");
     EXPECT_EQ(files_in("res"), 0u);
     EXPECT_EQ(r.out, "");
     write("g.csv", small_gemm);
@@ -168,8 +172,10 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
          "systolic-run: error: --dtype must be int8, int32, fp32 or bf16, got 'int4'\n"},
         {"--topology g.csv --array 4 --engine fast --out o",
          "systolic-run: error: --engine must be cycle or functional, got 'fast'\n"},
-        {"--topology g.csv --array 4 --jobs 0 --out o", "systolic-run: error: --jobs '0' is out of range [1, 1024]\n"},
-        {"--topology missing.csv --array 4 --out o", "systolic-run: error: missing.csv: No such file or directory\n"},
+        {"--topology g.csv --array 4 --jobs 0 --out o",
+         "systolic-run: error: --jobs '0' is out of range [1, 1024]\n"},
+        {"--topology missing.csv --array 4 --out o",
+         "systolic-run: error: missing.csv: No such file or directory\n"},
         {"--topology g.csv --array 4 --max-memory 1K --out o",
          "systolic-run: error: layer 0 (A) on 4x4 needs about "},
         {"--topology g.csv --array 4 --job 8x8:0 --job-out j.json",
@@ -177,7 +183,8 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
         {"--topology g.csv --array 4 --job 4x4:9 --job-out j.json",
          "systolic-run: error: --job 4x4:9: the topology has layers 0 to 3\n"},
         {"--merge nowhere --out o", "systolic-run: error: --merge nowhere is not a directory\n"},
-        {"--topology g.csv --bogus", "systolic-run: error: The following argument was not expected: --bogus\n"},
+        {"--topology g.csv --bogus",
+         "systolic-run: error: The following argument was not expected: --bogus\n"},
     };
     for (const auto& [args, err] : cases) {
         SCOPED_TRACE(args);
@@ -230,7 +237,9 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
     r = sr("--merge jobs --out jobs/.");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "systolic-run: error: --out jobs/. is the --merge directory; give the reports a directory of their own\n");
+    EXPECT_EQ(r.err,
+              "systolic-run: error: --out jobs/. is the --merge directory; give the reports a directory of "
+              "their own\n");
     write("jobs/junk.json", "{}");
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
@@ -248,7 +257,8 @@ TEST_F(SystolicRun, SweepFile) {
     write("bad.txt", "2\n4x5\n");
     r = sr("--topology t.csv --sweep bad.txt --out c");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "systolic-run: error: bad.txt:2: rectangular arrays (4x5) are not supported yet; give NxN\n");
+    EXPECT_EQ(r.err,
+              "systolic-run: error: bad.txt:2: rectangular arrays (4x5) are not supported yet; give NxN\n");
 }
 
 #ifdef SYSTOLIC_GNU_PARALLEL
@@ -256,9 +266,10 @@ TEST_F(SystolicRun, SweepFile) {
 // --sshlogin syntax a cluster user gives with host names), merged: the sequential run's bytes.
 TEST_F(SystolicRun, SweepThroughGnuParallelEqualsSequential) {
     write("t.csv", small_gemm);
-    write("c.csv",
-          "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
-          "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
+    write(
+        "c.csv",
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
     for (const char* topo : {"t.csv", "c.csv"}) {
         SCOPED_TRACE(topo);
         const std::string t = topo, seq = "seq_" + t, jobs = "jobs_" + t, merged = "merged_" + t;

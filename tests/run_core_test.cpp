@@ -24,7 +24,8 @@ std::string error_of(const std::string& text, const std::string& path = "t.csv")
 }
 
 TEST(Topology, GemmRowsWithTrailingCommas) {
-    const auto t = parse_topology("Layer, M, N, K,\nQKT, 1024, 1024, 64,\nQKTV, 1024, 64, 1024,\n", "dir/gpt2.csv");
+    const auto t =
+        parse_topology("Layer, M, N, K,\nQKT, 1024, 1024, 64,\nQKTV, 1024, 64, 1024,\n", "dir/gpt2.csv");
     EXPECT_EQ(t.name, "gpt2");
     EXPECT_EQ(t.kind, layer_kind::gemm);
     ASSERT_EQ(t.layers.size(), 2u);
@@ -81,13 +82,18 @@ TEST(Topology, DepthwiseLayersSplitPerChannelAsScaleSim) {
 
 TEST(Topology, BadRowsNameFileLineAndField) {
     const std::string g = "Layer, M, N, K,\nA, 1, 2, 3,\n";
-    EXPECT_EQ(error_of(g + "B, 4, x5, 6,\n"), "t.csv:3: field 'N' (column 3): expected a positive integer, got 'x5'");
-    EXPECT_EQ(error_of(g + "B, 4, 5,\n"),
-              "t.csv:3: field 'K' (column 4): missing (the row has 3 fields, a GEMM row has 4: Layer, M, N, K)");
+    EXPECT_EQ(error_of(g + "B, 4, x5, 6,\n"),
+              "t.csv:3: field 'N' (column 3): expected a positive integer, got 'x5'");
+    EXPECT_EQ(
+        error_of(g + "B, 4, 5,\n"),
+        "t.csv:3: field 'K' (column 4): missing (the row has 3 fields, a GEMM row has 4: Layer, M, N, K)");
     EXPECT_EQ(error_of(g + "B, 0, 5, 6,\n"), "t.csv:3: field 'M' (column 2): must be positive, got '0'");
-    EXPECT_EQ(error_of(g + "B, -4, 5, 6,\n"), "t.csv:3: field 'M' (column 2): expected a positive integer, got '-4'");
-    EXPECT_EQ(error_of(g + "B, 4, 5, 2.5,\n"), "t.csv:3: field 'K' (column 4): expected a positive integer, got '2.5'");
-    EXPECT_EQ(error_of(g + "B, 4, 5, 6, 7,\n"), "t.csv:3: too many fields (5; a GEMM row has 4: Layer, M, N, K)");
+    EXPECT_EQ(error_of(g + "B, -4, 5, 6,\n"),
+              "t.csv:3: field 'M' (column 2): expected a positive integer, got '-4'");
+    EXPECT_EQ(error_of(g + "B, 4, 5, 2.5,\n"),
+              "t.csv:3: field 'K' (column 4): expected a positive integer, got '2.5'");
+    EXPECT_EQ(error_of(g + "B, 4, 5, 6, 7,\n"),
+              "t.csv:3: too many fields (5; a GEMM row has 4: Layer, M, N, K)");
     EXPECT_EQ(error_of(g + ", 4, 5, 6,\n"), "t.csv:3: field 'Layer' (column 1): is empty");
     EXPECT_EQ(error_of(g + "B, 4, , 6,\n"), "t.csv:3: field 'N' (column 3): is empty");
     EXPECT_EQ(error_of(g + "B, 99999999999, 5, 6,\n"),
@@ -95,18 +101,22 @@ TEST(Topology, BadRowsNameFileLineAndField) {
     EXPECT_EQ(error_of("Layer, M, N,\nA, 1, 2,\n").substr(0, 40), "t.csv:1: the header is neither SCALE-Sim");
     EXPECT_EQ(error_of(""), "t.csv: empty file (expected a SCALE-Sim topology header)");
     EXPECT_EQ(error_of("Layer, M, N, K,\n\n"), "t.csv: no layers after the header");
-    EXPECT_EQ(error_of(std::string("Layer, M, N, K,\nA\0, 1, 2, 3,\n", 27)), "t.csv: not a text file (it holds NUL bytes)");
+    EXPECT_EQ(error_of(std::string("Layer, M, N, K,\nA\0, 1, 2, 3,\n", 27)),
+              "t.csv: not a text file (it holds NUL bytes)");
     const std::string c =
-        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n";
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+        "Strides,\n";
     EXPECT_EQ(error_of(c + "C, 5, 5, 7, 3, 1, 1, 1,\n"),
               "t.csv:2: field 'Filter Height' (column 4): the filter (7) is taller than the IFMAP (5)");
     EXPECT_EQ(error_of(c + "C, 5, 5, 3, 3, 1, 1,\n"),
               "t.csv:2: field 'Strides' (column 8): missing (the row has 7 fields, a convolution row has 8)");
-    EXPECT_EQ(error_of(c + "C, 5, 5, 3, 3, 1, 1, 0,\n"), "t.csv:2: field 'Strides' (column 8): must be positive, got '0'");
+    EXPECT_EQ(error_of(c + "C, 5, 5, 3, 3, 1, 1, 0,\n"),
+              "t.csv:2: field 'Strides' (column 8): must be positive, got '0'");
     EXPECT_EQ(error_of(c + "C, 100000, 100000, 1, 1, 1, 1, 1,\n"),
               "t.csv:2: the lowered GEMM's M (output pixels) is larger than 2147483647");
-    EXPECT_EQ(error_of(g + "B, 4\n, 5, 6,\n"),
-              "t.csv:3: field 'N' (column 3): missing (the row has 2 fields, a GEMM row has 4: Layer, M, N, K)");
+    EXPECT_EQ(
+        error_of(g + "B, 4\n, 5, 6,\n"),
+        "t.csv:3: field 'N' (column 3): missing (the row has 2 fields, a GEMM row has 4: Layer, M, N, K)");
 }
 
 TEST(Topology, FilesThatAreNotRegularAreRefused) {
@@ -194,12 +204,14 @@ TEST(Report, ScaleSimFiguresFromCountedEdges) {
     EXPECT_DOUBLE_EQ(f.mapping_efficiency, (16 + 8 + 4 + 2) / 16.0 / 4 * 100);
     EXPECT_DOUBLE_EQ(f.compute_util, (160 + 80 + 40 + 20) / (16.0 * 16) / 4 * 100);
     const std::string csv = compute_report_csv({sample_record()});
-    EXPECT_EQ(csv.substr(0, csv.find('\n')),
-              "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
-              "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,");
-    EXPECT_EQ(csv.substr(csv.find('\n') + 1),
-              "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
-              "cycle, PASS,\n");
+    EXPECT_EQ(
+        csv.substr(0, csv.find('\n')),
+        "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
+        "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,");
+    EXPECT_EQ(
+        csv.substr(csv.find('\n') + 1),
+        "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
+        "cycle, PASS,\n");
 }
 
 TEST(Report, JobFilesReadBackExactly) {

@@ -23,11 +23,13 @@ struct raw {
 cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o) {
     cli_outcome res;
     CLI::App app{
-        "systolic-run: runs every layer of a SCALE-Sim topology on the systolic array model, checks each with the "
+        "systolic-run: runs every layer of a SCALE-Sim topology on the systolic array model, checks each "
+        "with the "
         "scoreboard and writes SCALE-Sim-style reports"};
     raw r;
     app.add_option("--topology", o.topology, "SCALE-Sim topology file (GEMM or convolution)");
-    app.add_option("--array", o.array, "array size N (an NxN grid), or a comma list for a sweep (default 32)");
+    app.add_option("--array", o.array,
+                   "array size N (an NxN grid), or a comma list for a sweep (default 32)");
     app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
     app.add_option("--dtype", o.dtype, "int8 (default), int32, fp32 or bf16");
     app.add_option("--engine", o.engine, "cycle (default) or functional");
@@ -52,7 +54,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (merging) {
             if (!o.out) throw usage_error("--merge needs --out DIR for the reports");
             if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)
-                throw usage_error("--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
+                throw usage_error(
+                    "--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
             return res;
         }
         if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");
@@ -60,10 +63,12 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (o.job.has_value() != o.job_out.has_value()) throw usage_error("--job and --job-out go together");
         if (o.job && (o.emit_jobs || o.out))
             throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
-        if (o.emit_jobs && !o.out) throw usage_error("--emit-jobs needs --out DIR, where the jobs write their files");
+        if (o.emit_jobs && !o.out)
+            throw usage_error("--emit-jobs needs --out DIR, where the jobs write their files");
         if (!o.job && !o.out) throw usage_error("--out DIR is required");
         if (o.dtype != "int8" && o.dtype != "int32" && o.dtype != "fp32" && o.dtype != "bf16")
-            throw usage_error("--dtype must be int8, int32, fp32 or bf16, got '" + tb::one_line(o.dtype) + "'");
+            throw usage_error("--dtype must be int8, int32, fp32 or bf16, got '" + tb::one_line(o.dtype) +
+                              "'");
         if (o.engine != "cycle" && o.engine != "functional")
             throw usage_error("--engine must be cycle or functional, got '" + tb::one_line(o.engine) + "'");
     } catch (const CLI::CallForHelp&) {
@@ -90,7 +95,8 @@ std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::
             throw usage_error(what + ": '" + tb::one_line(whole) + "' is not an array size (N or NxN)");
         const std::uint64_t v = std::stoull(s);
         if (v < 1 || v > max_array)
-            throw usage_error(what + ": array side " + s + " is out of range [1, " + std::to_string(max_array) + "]");
+            throw usage_error(what + ": array side " + s + " is out of range [1, " +
+                              std::to_string(max_array) + "]");
         return v;
     };
     while (std::getline(in, item, ',')) {
@@ -110,7 +116,8 @@ std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::
         throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of array sizes");
     for (std::size_t i = 0; i < out.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
-            if (out[i] == out[j]) throw usage_error(what + ": array " + array_name(out[i]) + " is given twice");
+            if (out[i] == out[j])
+                throw usage_error(what + ": array " + array_name(out[i]) + " is given twice");
     return out;
 }
 
@@ -146,14 +153,16 @@ std::pair<std::uint64_t, std::uint64_t> parse_job(const std::string& text) {
     if (colon == std::string::npos) throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
     const auto arrays = parse_array_list(text.substr(0, colon), "--job");
     const std::string id = text.substr(colon + 1);
-    if (arrays.size() != 1 || id.empty() || id.size() > 9 || id.find_first_not_of("0123456789") != std::string::npos)
+    if (arrays.size() != 1 || id.empty() || id.size() > 9 ||
+        id.find_first_not_of("0123456789") != std::string::npos)
         throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
     return {arrays[0], std::stoull(id)};
 }
 
 std::string shell_quote(const std::string& word) {
-    if (!word.empty() && word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") ==
-                             std::string::npos)
+    if (!word.empty() &&
+        word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") ==
+            std::string::npos)
         return word;
     std::string out = "'";
     for (char c : word)
@@ -163,7 +172,8 @@ std::string shell_quote(const std::string& word) {
 
 std::string job_file_name(std::uint64_t n, std::uint64_t layer_id) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(n).c_str(), static_cast<unsigned long long>(layer_id));
+    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(n).c_str(),
+                  static_cast<unsigned long long>(layer_id));
     return buf;
 }
 

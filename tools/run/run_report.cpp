@@ -48,7 +48,8 @@ compute_figures compute_figures_of(const layer_record& r) {
 nlohmann::json to_json(const layer_record& r) {
     nlohmann::json folds = nlohmann::json::array();
     for (const auto& g : r.folds)
-        folds.push_back({{"count", g.count}, {"edges", g.edges}, {"used_pes", g.used_pes}, {"macs_real", g.macs_real}});
+        folds.push_back(
+            {{"count", g.count}, {"edges", g.edges}, {"used_pes", g.used_pes}, {"macs_real", g.macs_real}});
     const auto& t = r.traffic;
     return {{"topology", r.topology},
             {"layers_in_topology", r.layers_in_topology},
@@ -71,7 +72,8 @@ nlohmann::json to_json(const layer_record& r) {
             {"status", r.status},
             {"error", r.error},
             {"pass", r.pass},
-            {"scoreboard", {{"checked", r.checked}, {"mismatches", r.mismatches}, {"errors", r.scoreboard_errors}}},
+            {"scoreboard",
+             {{"checked", r.checked}, {"mismatches", r.mismatches}, {"errors", r.scoreboard_errors}}},
             {"tiles", r.tiles},
             {"advance_edges", r.advance_edges},
             {"macs_padded", r.macs_padded},
@@ -133,7 +135,8 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
         r.masked_outputs = j.at("masked_outputs").get<std::uint64_t>();
         for (const auto& g : j.at("folds"))
             r.folds.push_back({g.at("count").get<std::uint64_t>(), g.at("edges").get<std::uint64_t>(),
-                               g.at("used_pes").get<std::uint64_t>(), g.at("macs_real").get<std::uint64_t>()});
+                               g.at("used_pes").get<std::uint64_t>(),
+                               g.at("macs_real").get<std::uint64_t>()});
         r.clock_ps = j.at("clock_ps").get<std::uint64_t>();
         const auto& tp = j.at("time_ps");
         r.sim_time_ps = tp.at("sim").get<std::uint64_t>();
@@ -206,8 +209,8 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     const layer_record& first = records.front();
     auto same_run = [&](const layer_record& r) {
         return r.topology == first.topology && r.layers_in_topology == first.layers_in_topology &&
-               r.sweep == first.sweep && r.dtype == first.dtype && r.engine == first.engine && r.seed == first.seed &&
-               r.data == first.data && r.k_tile == first.k_tile;
+               r.sweep == first.sweep && r.dtype == first.dtype && r.engine == first.engine &&
+               r.seed == first.seed && r.data == first.data && r.k_tile == first.k_tile;
     };
     std::set<std::pair<std::string, std::uint64_t>> seen;
     for (const auto& r : records) {
@@ -222,8 +225,8 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     for (const auto& a : first.sweep)
         for (std::uint64_t id = 0; id < first.layers_in_topology; ++id)
             if (!seen.count({a, id}))
-                throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a + " (" +
-                                   std::to_string(records.size()) + " of " +
+                throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a +
+                                   " (" + std::to_string(records.size()) + " of " +
                                    std::to_string(first.sweep.size() * first.layers_in_topology) +
                                    " jobs present)");
 }
@@ -234,11 +237,11 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
           "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,\n";
     for (const auto& r : records) {
         const compute_figures f = compute_figures_of(r);
-        os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util) << ", "
-           << fixed(f.mapping_efficiency) << ", " << fixed(f.compute_util) << ", " << r.advance_edges << ", "
-           << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", " << csv_text(r.layer)
-           << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", " << r.tiles << ", "
-           << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ",\n";
+        os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util)
+           << ", " << fixed(f.mapping_efficiency) << ", " << fixed(f.compute_util) << ", " << r.advance_edges
+           << ", " << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", "
+           << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
+           << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ",\n";
     }
     return os.str();
 }
@@ -249,8 +252,8 @@ std::string traffic_report_csv(const std::vector<layer_record>& records) {
           "Partial Write Bytes, Reads, Writes,\n";
     for (const auto& r : records) {
         const auto& t = r.traffic;
-        os << r.layer_id << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << t.a_read_bytes << ", "
-           << t.b_read_bytes << ", " << t.c_write_bytes << ", " << t.partial_read_bytes << ", "
+        os << r.layer_id << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << t.a_read_bytes
+           << ", " << t.b_read_bytes << ", " << t.c_write_bytes << ", " << t.partial_read_bytes << ", "
            << t.partial_write_bytes << ", " << t.reads << ", " << t.writes << ",\n";
     }
     return os.str();
@@ -289,29 +292,25 @@ std::string report_json(const std::vector<layer_record>& records) {
         for (const auto& r : records)
             if (sweep_index(r) == index) any = &r;
         const double pes = double(any->array_rows) * double(any->array_cols);
-        arrays.push_back({{"array", any->array_name()},
-                          {"array_rows", any->array_rows},
-                          {"array_cols", any->array_cols},
-                          {"layers", t.layers},
-                          {"advance_edges", t.edges},
-                          {"total_cycles", t.cycles},
-                          {"macs_real", t.macs_real},
-                          {"macs_padded", t.macs_padded},
-                          {"utilization_percent", t.edges ? double(t.macs_real) * 100.0 / (double(t.edges) * pes) : 0.0},
-                          {"sim_time_ps", t.sim_ps},
-                          {"pass", t.pass}});
+        arrays.push_back(
+            {{"array", any->array_name()},
+             {"array_rows", any->array_rows},
+             {"array_cols", any->array_cols},
+             {"layers", t.layers},
+             {"advance_edges", t.edges},
+             {"total_cycles", t.cycles},
+             {"macs_real", t.macs_real},
+             {"macs_padded", t.macs_padded},
+             {"utilization_percent", t.edges ? double(t.macs_real) * 100.0 / (double(t.edges) * pes) : 0.0},
+             {"sim_time_ps", t.sim_ps},
+             {"pass", t.pass}});
     }
     const layer_record& f = records.front();
-    nlohmann::json out = {{"tool", "systolic-run"},
-                          {"topology", f.topology},
-                          {"dtype", f.dtype},
-                          {"engine", f.engine},
-                          {"seed", f.seed},
-                          {"data", f.data},
-                          {"sweep", f.sweep},
-                          {"arrays", arrays},
-                          {"layers", layers},
-                          {"pass", pass}};
+    nlohmann::json out = {{"tool", "systolic-run"}, {"topology", f.topology},
+                          {"dtype", f.dtype},       {"engine", f.engine},
+                          {"seed", f.seed},         {"data", f.data},
+                          {"sweep", f.sweep},       {"arrays", arrays},
+                          {"layers", layers},       {"pass", pass}};
     return out.dump(2) + "\n";
 }
 

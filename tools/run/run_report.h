@@ -43,13 +43,13 @@ struct layer_record {
     std::vector<std::string> sweep;  // the array sizes of the run, as "RxC", in the order given
     std::uint64_t layer_id = 0;
     std::string layer;
-    std::string kind;  // "gemm" or "conv"
+    std::string kind;                 // "gemm" or "conv"
     std::vector<std::uint64_t> conv;  // conv layers: ifmap h, w, filter h, w, channels, filters, stride h, w
     std::uint64_t array_rows = 0, array_cols = 0;
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
-    std::string data;  // "random" or "npy"
+    std::string data;          // "random" or "npy"
     std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
     // What happened.
     std::string status, error;

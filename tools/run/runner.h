@@ -57,14 +57,16 @@ std::string file_dtype() {
 // Checks a layer's operand files (dtype, 2-D, the layer's shape) without reading their data.
 template <class Format>
 void check_data_files(const layer& l, const std::string& dir) {
-    const auto a = tb::read_matrix_header(data_file(dir, l.name, 'a'), Format::operand_descr, file_dtype<Format>());
-    const auto b = tb::read_matrix_header(data_file(dir, l.name, 'b'), Format::operand_descr, file_dtype<Format>());
-    auto expect = [&](const std::string& path, const tb::npy_array& arr, std::uint64_t rows, std::uint64_t cols,
-                      const char* what) {
+    const auto a =
+        tb::read_matrix_header(data_file(dir, l.name, 'a'), Format::operand_descr, file_dtype<Format>());
+    const auto b =
+        tb::read_matrix_header(data_file(dir, l.name, 'b'), Format::operand_descr, file_dtype<Format>());
+    auto expect = [&](const std::string& path, const tb::npy_array& arr, std::uint64_t rows,
+                      std::uint64_t cols, const char* what) {
         if (arr.shape[0] != rows || arr.shape[1] != cols)
-            throw tb::npy_error(path + " is " + std::to_string(arr.shape[0]) + "x" + std::to_string(arr.shape[1]) +
-                                " but layer " + l.name + " needs " + what + " of " + std::to_string(rows) + "x" +
-                                std::to_string(cols));
+            throw tb::npy_error(path + " is " + std::to_string(arr.shape[0]) + "x" +
+                                std::to_string(arr.shape[1]) + " but layer " + l.name + " needs " + what +
+                                " of " + std::to_string(rows) + "x" + std::to_string(cols));
     };
     expect(data_file(dir, l.name, 'a'), a, l.gemm.m, l.gemm.k, "A (M x K)");
     expect(data_file(dir, l.name, 'b'), b, l.gemm.k, l.gemm.p, "B (K x P)");
@@ -175,7 +177,8 @@ public:
         r.kind = to_string(l.kind);
         if (l.kind == layer_kind::conv) {
             const conv_params& c = l.conv;
-            r.conv = {c.ifmap_h, c.ifmap_w, c.filter_h, c.filter_w, c.channels, c.filters, c.stride_h, c.stride_w};
+            r.conv = {c.ifmap_h,  c.ifmap_w, c.filter_h, c.filter_w,
+                      c.channels, c.filters, c.stride_h, c.stride_w};
         }
         r.array_rows = r.array_cols = n;
         r.m = pr.shape.m;

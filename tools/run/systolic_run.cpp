@@ -88,12 +88,12 @@ plan make_plan(const run_cli& o) {
         std::map<std::string, std::uint64_t> names;
         for (const auto& l : p.topo.layers) {
             if (l.name.find('/') != std::string::npos)
-                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" + tb::one_line(l.name) +
-                                  "' cannot name a file under --data");
+                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
+                                  tb::one_line(l.name) + "' cannot name a file under --data");
             if (!names.emplace(l.name, l.line).second)
-                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" + tb::one_line(l.name) +
-                                  "' is also on line " + std::to_string(names[l.name]) +
-                                  "; --data names files by layer");
+                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
+                                  tb::one_line(l.name) + "' is also on line " +
+                                  std::to_string(names[l.name]) + "; --data names files by layer");
         }
     }
     for (auto n : p.arrays)
@@ -129,7 +129,8 @@ void check_memory(const plan& p, const run_cli& o) {
             throw usage_error("layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) + ") on " +
                               array_name(j.n) + " needs about " + tb::format_bytes(est.total) +
                               " of memory, over the limit of " + tb::format_bytes(limit) +
-                              (o.max_memory ? " set by --max-memory" : " (half of physical memory; --max-memory changes it)"));
+                              (o.max_memory ? " set by --max-memory"
+                                            : " (half of physical memory; --max-memory changes it)"));
     }
 }
 
@@ -167,9 +168,9 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
         runner.on_c_write = [&](std::uint64_t writes, std::uint64_t all) {
             if (!bar.enabled() || all == 0) return;
             const double f = double(writes) / double(all);
-            bar.update(done + f * work,
-                       head.str() + ", tile " + std::to_string(std::uint64_t(f * double(tiles))) + "/" +
-                           std::to_string(tiles));
+            bar.update(done + f * work, head.str() + ", tile " +
+                                            std::to_string(std::uint64_t(f * double(tiles))) + "/" +
+                                            std::to_string(tiles));
         };
         bar.update(done, head.str() + ", preparing", true);
         const tb::problem<Format> pr = layer_problem<Format>(*j.l, p.settings);
@@ -208,18 +209,26 @@ std::string absolute(const std::string& path) {
 
 // The arguments of one job's command: every setting spelled out, every path absolute, so that the
 // line runs the same from any directory on any host that sees the same files.
-std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spec& j, const std::string& dir) {
+std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spec& j,
+                                  const std::string& dir) {
     std::string arrays;
     for (auto n : p.arrays)
         arrays += (arrays.empty() ? "" : ",") + std::to_string(n);
     std::vector<std::string> a = {self_exe(),
-                                  "--topology", absolute(o.topology),
-                                  "--array", arrays,
-                                  "--dtype", o.dtype,
-                                  "--engine", o.engine,
-                                  "--seed", std::to_string(o.seed),
-                                  "--job", array_name(j.n) + ":" + std::to_string(j.l->id),
-                                  "--job-out", absolute((fs::path(dir) / job_file_name(j.n, j.l->id)).string()),
+                                  "--topology",
+                                  absolute(o.topology),
+                                  "--array",
+                                  arrays,
+                                  "--dtype",
+                                  o.dtype,
+                                  "--engine",
+                                  o.engine,
+                                  "--seed",
+                                  std::to_string(o.seed),
+                                  "--job",
+                                  array_name(j.n) + ":" + std::to_string(j.l->id),
+                                  "--job-out",
+                                  absolute((fs::path(dir) / job_file_name(j.n, j.l->id)).string()),
                                   "--no-progress"};
     if (o.data) a.insert(a.end(), {"--data", absolute(*o.data)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
@@ -248,15 +257,22 @@ struct scratch_dir {
 std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool progress) {
     // Check what a child would refuse (memory, data files) here first, so that a bad input is one
     // line from this process and not one per job.
-    if (o.dtype == "int8") check_memory<int8_format>(p, o);
-    else if (o.dtype == "fp32") check_memory<fp32_format>(p, o);
-    else if (o.dtype == "bf16") check_memory<bf16_format>(p, o);
-    else check_memory<int32_format>(p, o);
+    if (o.dtype == "int8")
+        check_memory<int8_format>(p, o);
+    else if (o.dtype == "fp32")
+        check_memory<fp32_format>(p, o);
+    else if (o.dtype == "bf16")
+        check_memory<bf16_format>(p, o);
+    else
+        check_memory<int32_format>(p, o);
     if (o.data) {
         for (const auto& j : p.jobs) {
-            if (o.dtype == "int8") check_data_files<int8_format>(*j.l, *o.data);
-            else if (o.dtype == "int32") check_data_files<int32_format>(*j.l, *o.data);
-            else check_data_files<fp32_format>(*j.l, *o.data);
+            if (o.dtype == "int8")
+                check_data_files<int8_format>(*j.l, *o.data);
+            else if (o.dtype == "int32")
+                check_data_files<int32_format>(*j.l, *o.data);
+            else
+                check_data_files<fp32_format>(*j.l, *o.data);
         }
     }
     scratch_dir scratch;
@@ -286,7 +302,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
                 argv.push_back(const_cast<char*>(a.c_str()));
             argv.push_back(nullptr);
             const pid_t pid = ::fork();
-            if (pid < 0) throw usage_error(std::string("cannot start a job process: ") + std::strerror(errno));
+            if (pid < 0)
+                throw usage_error(std::string("cannot start a job process: ") + std::strerror(errno));
             if (pid == 0) {
                 const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 const int null = ::open("/dev/null", O_WRONLY);
@@ -313,11 +330,11 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
         const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
         if (code != exit_pass && code != exit_fail && failure.empty()) {
             const job_spec& j = p.jobs[i];
-            const std::string why = WIFEXITED(status)
-                                        ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
-                                        : "killed by signal " + std::to_string(WTERMSIG(status));
-            failure = "job " + array_name(j.n) + ":" + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) +
-                      ") failed: " + tb::one_line(why);
+            const std::string why =
+                WIFEXITED(status) ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
+                                  : "killed by signal " + std::to_string(WTERMSIG(status));
+            failure = "job " + array_name(j.n) + ":" + std::to_string(j.l->id) + " (" +
+                      tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
         }
     }
     bar.finish();
@@ -370,11 +387,14 @@ std::string summary(std::vector<layer_record> records) {
     for (const auto& r : records) {
         if (sweep && r.pass) continue;
         const compute_figures f = compute_figures_of(r);
-        std::snprintf(line, sizeof line, "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%, %s\n",
-                      r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id), tb::one_line(r.layer).substr(0, 24).c_str(),
-                      static_cast<unsigned long long>(r.m), static_cast<unsigned long long>(r.k),
-                      static_cast<unsigned long long>(r.p), static_cast<unsigned long long>(r.advance_edges),
-                      static_cast<unsigned long long>(r.tiles), f.overall_util, r.pass ? "PASS" : "FAIL");
+        std::snprintf(
+            line, sizeof line,
+            "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%, %s\n",
+            r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id),
+            tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
+            static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
+            static_cast<unsigned long long>(r.advance_edges), static_cast<unsigned long long>(r.tiles),
+            f.overall_util, r.pass ? "PASS" : "FAIL");
         os << line;
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
@@ -391,14 +411,15 @@ std::string summary(std::vector<layer_record> records) {
                     ++layers;
                     failed += !r.pass;
                 }
-            std::snprintf(line, sizeof line, "%-9s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
-                          static_cast<unsigned long long>(layers), static_cast<unsigned long long>(edges),
-                          edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0,
-                          failed ? "FAIL" : "PASS");
+            std::snprintf(
+                line, sizeof line, "%-9s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
+                static_cast<unsigned long long>(layers), static_cast<unsigned long long>(edges),
+                edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0, failed ? "FAIL" : "PASS");
             os << line;
         }
     }
-    const bool pass = std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
+    const bool pass =
+        std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
     os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
     return os.str();
 }
@@ -407,8 +428,9 @@ int finish(const std::string& out_dir, const std::vector<layer_record>& records)
     write_reports(out_dir, records);
     const std::string text = summary(records);
     if (!tb::write_stdout(text)) return exit_usage;
-    return std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; }) ? exit_pass
-                                                                                                       : exit_fail;
+    return std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; })
+               ? exit_pass
+               : exit_fail;
 }
 
 int merge(const run_cli& o) {
@@ -422,7 +444,8 @@ int merge(const run_cli& o) {
     std::sort(files.begin(), files.end());
     // report.json in the job directory would be read as a foreign job file by the next merge.
     if (fs::exists(*o.out, ec) && fs::equivalent(dir, *o.out, ec))
-        throw usage_error("--out " + *o.out + " is the --merge directory; give the reports a directory of their own");
+        throw usage_error("--out " + *o.out +
+                          " is the --merge directory; give the reports a directory of their own");
     std::vector<layer_record> records;
     try {
         for (const auto& f : files)
@@ -461,8 +484,8 @@ int run_main(const run_cli& o) {
         return records.front().pass ? exit_pass : exit_fail;
     }
     prepare_out_dir(*o.out);
-    const auto records = o.jobs > 1 && p.jobs.size() > 1 ? run_in_processes(p, o, progress)
-                                                          : run_in_process(p, o, progress);
+    const auto records =
+        o.jobs > 1 && p.jobs.size() > 1 ? run_in_processes(p, o, progress) : run_in_process(p, o, progress);
     return finish(*o.out, records);
 }
 

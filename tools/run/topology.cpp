@@ -18,9 +18,9 @@ const char* to_string(layer_kind kind) {
 namespace {
 
 constexpr const char* gemm_fields[] = {"Layer", "M", "N", "K"};
-constexpr const char* conv_fields[] = {"Layer name",    "IFMAP Height", "IFMAP Width", "Filter Height",
-                                       "Filter Width",  "Channels",     "Num Filter",  "Strides",
-                                       "Column stride"};
+constexpr const char* conv_fields[] = {"Layer name",    "IFMAP Height", "IFMAP Width",
+                                       "Filter Height", "Filter Width", "Channels",
+                                       "Num Filter",    "Strides",      "Column stride"};
 
 std::string trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
@@ -57,8 +57,8 @@ std::vector<std::string> split_row(const std::string& row) {
     std::size_t start = 0;
     for (;;) {
         const std::size_t comma = row.find(',', start);
-        fields.push_back(trim(std::string_view(row).substr(start, comma == std::string::npos ? std::string::npos
-                                                                                              : comma - start)));
+        fields.push_back(trim(std::string_view(row).substr(
+            start, comma == std::string::npos ? std::string::npos : comma - start)));
         if (comma == std::string::npos) break;
         start = comma + 1;
     }
@@ -100,8 +100,8 @@ private:
 };
 
 layer_kind header_kind(const std::vector<std::string>& fields, const std::string& path) {
-    if (fields.size() == 4 && lower(fields[0]) == "layer" && lower(fields[1]) == "m" && lower(fields[2]) == "n" &&
-        lower(fields[3]) == "k")
+    if (fields.size() == 4 && lower(fields[0]) == "layer" && lower(fields[1]) == "m" &&
+        lower(fields[2]) == "n" && lower(fields[3]) == "k")
         return layer_kind::gemm;
     if ((fields.size() == 8 || fields.size() == 9) && lower(fields[1]) == "ifmap height")
         return layer_kind::conv;
@@ -131,7 +131,8 @@ topology parse_topology(std::string_view text, const std::string& path) {
         const std::size_t dot = base.find_last_of('.');
         topo.name = dot == std::string::npos || dot == 0 ? base : base.substr(0, dot);
     }
-    if (text.find('\0') != std::string_view::npos) throw topology_error(path + ": not a text file (it holds NUL bytes)");
+    if (text.find('\0') != std::string_view::npos)
+        throw topology_error(path + ": not a text file (it holds NUL bytes)");
     std::uint64_t line_no = 0;
     bool header_seen = false;
     std::size_t pos = 0;
@@ -145,7 +146,9 @@ topology parse_topology(std::string_view text, const std::string& path) {
         if (trim(row).empty()) continue;
         const auto fields = split_row(row);
         if (!header_seen) {
-            if (line_no != 1) throw topology_error(path + ":" + std::to_string(line_no) + ": the header must be the first line");
+            if (line_no != 1)
+                throw topology_error(path + ":" + std::to_string(line_no) +
+                                     ": the header must be the first line");
             topo.kind = header_kind(fields, path);
             header_seen = true;
             continue;
@@ -160,7 +163,8 @@ topology parse_topology(std::string_view text, const std::string& path) {
                          "missing (the row has " + std::to_string(fields.size()) + " fields, " +
                              (gemm ? "a GEMM row has 4: Layer, M, N, K" : "a convolution row has 8") + ")");
             ctx.fail_row("too many fields (" + std::to_string(fields.size()) + "; " +
-                         (gemm ? "a GEMM row has 4: Layer, M, N, K" : "a convolution row has 8, or 9 with a column stride") +
+                         (gemm ? "a GEMM row has 4: Layer, M, N, K"
+                               : "a convolution row has 8, or 9 with a column stride") +
                          ")");
         }
         if (fields[0].empty()) ctx.fail(gemm ? gemm_fields[0] : conv_fields[0], 0, "is empty");
@@ -186,11 +190,13 @@ topology parse_topology(std::string_view text, const std::string& path) {
         c.stride_h = ctx.number(fields, 7, conv_fields[7]);
         c.stride_w = fields.size() == 9 ? ctx.number(fields, 8, conv_fields[8]) : c.stride_h;
         if (c.filter_h > c.ifmap_h)
-            ctx.fail(conv_fields[3], 3, "the filter (" + std::to_string(c.filter_h) + ") is taller than the IFMAP (" +
-                                            std::to_string(c.ifmap_h) + ")");
+            ctx.fail(conv_fields[3], 3,
+                     "the filter (" + std::to_string(c.filter_h) + ") is taller than the IFMAP (" +
+                         std::to_string(c.ifmap_h) + ")");
         if (c.filter_w > c.ifmap_w)
-            ctx.fail(conv_fields[4], 4, "the filter (" + std::to_string(c.filter_w) + ") is wider than the IFMAP (" +
-                                            std::to_string(c.ifmap_w) + ")");
+            ctx.fail(conv_fields[4], 4,
+                     "the filter (" + std::to_string(c.filter_w) + ") is wider than the IFMAP (" +
+                         std::to_string(c.ifmap_w) + ")");
         c.ofmap_h = conv_output_side(c.ifmap_h, c.filter_h, c.stride_h);
         c.ofmap_w = conv_output_side(c.ifmap_w, c.filter_w, c.stride_w);
         // SCALE-Sim's depth-wise rule: one single-channel layer per channel.
