@@ -326,4 +326,41 @@ TEST_F(SystolicRun, SweepPlot) {
 }
 #endif
 
+// A planted fault fails its layers, not the run: the reports are written, those rows say FAIL,
+// the exit status is 1, and job processes give the same reports.
+TEST_F(SystolicRun, PlantedFaultFailsTheLayersItBreaks) {
+    write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, 3, 1,\nC, 4, 4, 4,\n");
+    auto r = sr("--topology t.csv --array 4 --inject global-skew --out seq");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("3 jobs, FAIL"), std::string::npos) << r.out;
+    // Only tiles away from the origin are skewed wrongly: C is one tile at (0, 0).
+    const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0][17] + rows[1][17] + rows[2][17], "FAILFAILPASS");
+    const auto j = nlohmann::json::parse(slurp(path("seq/report.json")));
+    EXPECT_FALSE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("inject"), "global-skew");
+    EXPECT_NE(j.at("layers")[0].at("error").get<std::string>().find("watchdog"), std::string::npos);
+    r = sr("--topology t.csv --array 4,2 --inject global-skew --jobs 2 --out par");
+    EXPECT_EQ(r.status, 1) << r.err;
+    r = sr("--topology t.csv --array 4,2 --inject global-skew --out seq2");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(slurp(path("par/report.json")), slurp(path("seq2/report.json")));
+    r = sr("--topology t.csv --array 4 --inject no-mask --out nomask");
+    EXPECT_EQ(r.status, 1);
+    r = sr("--topology t.csv --array 4 --out clean");
+    EXPECT_EQ(r.status, 0) << r.err;
+
+    r = sr("--topology t.csv --array 4 --inject global-skew --engine functional --out x");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: --inject global-skew changes how the array is stepped: it needs --engine "
+              "cycle\n");
+    r = sr("--topology t.csv --array 4 --inject clear-between-k --out x");
+    EXPECT_EQ(r.status, 2);
+    r = sr("--topology t.csv --array 4 --inject bogus --out x");
+    EXPECT_EQ(r.err, "systolic-run: error: --inject: unknown fault 'bogus'\n");
+    EXPECT_FALSE(fs::exists(path("x/COMPUTE_REPORT.csv")));
+}
+
 }  // namespace

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli_options.h"
+#include "fault.h"
 
 namespace systolic::run {
 
@@ -44,6 +45,10 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
     app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
     app.add_flag("--no-progress", o.no_progress, "no progress bar even on a terminal");
+    app.add_option(
+        "--inject", o.inject,
+        "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
+        "global-skew, skip-advance, extra-advance");
     try {
         app.parse(argc, argv);
         o.seed = tb::parse_uint("--seed", r.seed);
@@ -71,6 +76,13 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                               "'");
         if (o.engine != "cycle" && o.engine != "functional")
             throw usage_error("--engine must be cycle or functional, got '" + tb::one_line(o.engine) + "'");
+        const auto f = tb::parse_fault(o.inject);
+        if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(o.inject) + "'");
+        if (*f == tb::fault::clear_between_k)
+            throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
+        if (tb::needs_cycle_engine(*f) && o.engine == "functional")
+            throw usage_error("--inject " + o.inject +
+                              " changes how the array is stepped: it needs --engine cycle");
     } catch (const CLI::CallForHelp&) {
         res.run = false;
         res.out = app.help();

@@ -26,6 +26,7 @@ struct run_cli {
     std::optional<std::uint64_t> max_memory;
     std::string log_level = "warn";
     bool no_progress = false;
+    std::string inject = "none";  // a known defect planted in every layer (testbench use)
 };
 
 struct cli_outcome {

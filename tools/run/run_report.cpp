@@ -69,6 +69,7 @@ nlohmann::json to_json(const layer_record& r) {
             {"seed", r.seed},
             {"data", r.data},
             {"k_tile", r.k_tile},
+            {"inject", r.inject},
             {"status", r.status},
             {"error", r.error},
             {"pass", r.pass},
@@ -120,6 +121,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
         r.seed = j.at("seed").get<std::uint64_t>();
         r.data = j.at("data").get<std::string>();
         r.k_tile = j.at("k_tile").get<std::uint64_t>();
+        r.inject = j.at("inject").get<std::string>();
         r.status = j.at("status").get<std::string>();
         r.error = j.at("error").get<std::string>();
         r.pass = j.at("pass").get<bool>();
@@ -210,7 +212,8 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     auto same_run = [&](const layer_record& r) {
         return r.topology == first.topology && r.layers_in_topology == first.layers_in_topology &&
                r.sweep == first.sweep && r.dtype == first.dtype && r.engine == first.engine &&
-               r.seed == first.seed && r.data == first.data && r.k_tile == first.k_tile;
+               r.seed == first.seed && r.data == first.data && r.k_tile == first.k_tile &&
+               r.inject == first.inject;
     };
     std::set<std::pair<std::string, std::uint64_t>> seen;
     for (const auto& r : records) {
@@ -306,11 +309,10 @@ std::string report_json(const std::vector<layer_record>& records) {
              {"pass", t.pass}});
     }
     const layer_record& f = records.front();
-    nlohmann::json out = {{"tool", "systolic-run"}, {"topology", f.topology},
-                          {"dtype", f.dtype},       {"engine", f.engine},
-                          {"seed", f.seed},         {"data", f.data},
-                          {"sweep", f.sweep},       {"arrays", arrays},
-                          {"layers", layers},       {"pass", pass}};
+    nlohmann::json out = {
+        {"tool", "systolic-run"}, {"topology", f.topology}, {"dtype", f.dtype},   {"engine", f.engine},
+        {"seed", f.seed},         {"data", f.data},         {"inject", f.inject}, {"sweep", f.sweep},
+        {"arrays", arrays},       {"layers", layers},       {"pass", pass}};
     return out.dump(2) + "\n";
 }
 

@@ -49,8 +49,9 @@ struct layer_record {
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
-    std::string data;          // "random" or "npy"
-    std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
+    std::string data;             // "random" or "npy"
+    std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
+    std::string inject = "none";  // a planted fault (testbench use)
     // What happened.
     std::string status, error;
     bool pass = false;

@@ -14,6 +14,7 @@
 #include <tuple>
 #include <vector>
 
+#include "fault.h"
 #include "npy.h"
 #include "problem.h"
 #include "run_report.h"
@@ -32,6 +33,7 @@ struct run_settings {
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
     std::string data_dir;  // empty: seeded random operands
+    tb::fault inject = tb::fault::none;
 };
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
@@ -162,6 +164,7 @@ public:
     layer_record run(const layer& l, const run_settings& s, const tb::problem<Format>& pr) {
         tb::run_options opt;
         opt.engine = s.engine;
+        opt.inject = s.inject;
         const std::size_t n = m_bench.size();
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
@@ -188,6 +191,7 @@ public:
         r.engine = std::string(to_string(s.engine));
         r.seed = s.seed;
         r.data = s.data_dir.empty() ? "random" : "npy";
+        r.inject = std::string(tb::to_string(s.inject));
         const job_result& res = out.result;
         r.status = to_string(res.status);
         r.error = res.error;

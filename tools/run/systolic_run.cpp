@@ -80,6 +80,7 @@ plan make_plan(const run_cli& o) {
     p.settings.dtype = o.dtype;
     p.settings.engine = *parse_engine_kind(o.engine);
     p.settings.seed = o.seed;
+    p.settings.inject = *tb::parse_fault(o.inject);
     if (o.data) {
         p.settings.data_dir = *o.data;
         struct stat st {};
@@ -233,6 +234,7 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
     if (o.data) a.insert(a.end(), {"--data", absolute(*o.data)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
     if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
+    if (o.inject != "none") a.insert(a.end(), {"--inject", o.inject});
     return a;
 }
 
@@ -398,7 +400,7 @@ std::string summary(std::vector<layer_record> records) {
         os << line;
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
-        if (!r.error.empty()) os << "  error: " << r.error << "\n";
+        if (!r.error.empty() && r.scoreboard_errors.empty()) os << "  error: " << r.error << "\n";
     }
     if (sweep) {
         for (const auto& a : records.front().sweep) {
