@@ -1,0 +1,142 @@
+#!/usr/bin/python3
+"""Our counted advance edges against SCALE-Sim's Total Cycles, on the shipped topologies.
+
+SCALE-Sim's output-stationary model (scalesim/compute/systolic_compute_os.py) gives every fold
+K + R + C - 2 demand rows, and its memory model reports the 0-based cycle of the last OFMAP line
+(double_buffered_scratchpad_mem.py: total_cycles = int(ofmap_serviced_cycles[-1][0])). With no
+stalls, Total Cycles = folds x (K + R + C - 2) - 1. This script lowers the topologies itself, as
+SCALE-Sim's topology_utils.py does, and works that figure out on its own; the edges come from
+systolic-run's reports, stepped by the cycle engine.
+
+usage:
+  scale_sim_check.py check SYSTOLIC_RUN WORKLOADS_DIR   run the shipped topologies and check
+  scale_sim_check.py table WORKLOADS_DIR REPORT_DIR...  markdown tables for docs/scale-sim.md
+"""
+import csv
+import json
+import math
+import subprocess
+import sys
+import tempfile
+from pathlib import Path
+
+
+def read_topology(path):
+    """(layer id, name, M, K, P) for every row, lowered as SCALE-Sim lowers it."""
+    rows = [r for r in csv.reader(open(path)) if any(f.strip() for f in r)]
+    header = [f.strip() for f in rows[0]]
+    layers = []
+    for row in rows[1:]:
+        f = [x.strip() for x in row]
+        if f and f[-1] == "":
+            f = f[:-1]
+        if header[1] == "M":
+            name, m, n, k = f[0], int(f[1]), int(f[2]), int(f[3])
+            layers.append((len(layers), name, m, k, n))
+        else:
+            name = f[0]
+            ih, iw, fh, fw, ch, nf, s = (int(x) for x in f[1:8])
+            oh = math.ceil((ih - fh + s) / s)
+            ow = math.ceil((iw - fw + s) / s)
+            layers.append((len(layers), name, oh * ow, fh * fw * ch, nf))
+    return layers
+
+
+def scale_sim_total(m, k, p, r, c):
+    return math.ceil(m / r) * math.ceil(p / c) * (k + r + c - 2) - 1
+
+
+def read_report(directory):
+    with open(Path(directory) / "COMPUTE_REPORT.csv") as f:
+        rows = list(csv.reader(f, skipinitialspace=True))
+    head = rows[0]
+    return [dict(zip(head, r)) for r in rows[1:]]
+
+
+def run(tool, topology, arrays, out, engine="cycle"):
+    cmd = [tool, "--topology", str(topology), "--array", arrays, "--engine", engine, "--out", str(out),
+           "--no-progress"]
+    done = subprocess.run(cmd, capture_output=True, text=True, timeout=600)
+    if done.returncode != 0:
+        raise SystemExit(f"{' '.join(cmd)} failed ({done.returncode}): {done.stderr.strip()}")
+    return read_report(out), json.load(open(Path(out) / "report.json"))
+
+
+def check(tool, workloads):
+    failures = []
+    checked = 0
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = Path(tmp)
+        # ResNet-18 whole: every layer stepped by the cycle engine.
+        layers = read_topology(workloads / "resnet18.csv")
+        rows, _ = run(tool, workloads / "resnet18.csv", "32", tmp / "resnet")
+        for row in rows:
+            n = int(row["Array"].split("x")[0])
+            lid, name, m, k, p = layers[int(row["LayerID"])]
+            want = scale_sim_total(m, k, p, n, n)
+            checked += 1
+            if int(row["Total Cycles"]) != want or int(row["Advance Edges"]) != want + 1 or row["Pass"] != "PASS":
+                failures.append(f"resnet18 {name} on {row['Array']}: Total Cycles {row['Total Cycles']}, "
+                                f"edges {row['Advance Edges']}, SCALE-Sim {want}, {row['Pass']}")
+        # GPT-2's layers are 21 G MACs, too many to step in a test. Every fold kind of every layer
+        # is stepped instead: a layer cut to two fold rows and two fold columns keeps K and the
+        # shapes of its full, right-edge, bottom-edge and corner folds. The whole layer then has
+        # SCALE-Sim's cycles when each of its folds has K + R + C - 2 edges.
+        gpt2 = read_topology(workloads / "gpt2.csv")
+        for n in (32, 128):
+            cut = tmp / f"gpt2_folds_{n}.csv"
+            with open(cut, "w") as f:
+                f.write("Layer, M, N, K,\n")
+                for lid, name, m, k, p in gpt2:
+                    f.write(f"{name}, {min(m, n + (m % n or n))}, {min(p, n + (p % n or n))}, {k},\n")
+            _, report = run(tool, cut, str(n), tmp / f"gpt2_{n}")
+            for layer, (lid, name, m, k, p) in zip(report["layers"], gpt2):
+                checked += 1
+                per_fold = {g["edges"] for g in layer["folds"]}
+                if per_fold != {k + 2 * n - 2} or not layer["pass"]:
+                    failures.append(f"gpt2 {name} on {n}x{n}: fold edges {sorted(per_fold)}, "
+                                    f"SCALE-Sim {k + 2 * n - 2} per fold")
+                    continue
+                folds = math.ceil(m / n) * math.ceil(p / n)
+                if folds * per_fold.pop() - 1 != scale_sim_total(m, k, p, n, n):
+                    failures.append(f"gpt2 {name} on {n}x{n}: {folds} folds do not give SCALE-Sim's total")
+    for f in failures:
+        print("MISMATCH", f)
+    print(f"{checked} layer runs checked, {len(failures)} mismatches")
+    return 1 if failures or checked == 0 else 0
+
+
+def table(workloads, report_dirs):
+    """One markdown table per (topology, array) found in the report directories."""
+    for d in report_dirs:
+        rep = json.load(open(Path(d) / "report.json"))
+        layers = read_topology(workloads / (rep["topology"] + ".csv"))
+        rows = read_report(d)
+        for array in rep["sweep"]:
+            n = int(array.split("x")[0])
+            print(f"\n**{rep['topology']} on {array}** ({rep['dtype']}, {rep['engine']} engine)\n")
+            print("| LayerID | Layer | M | K | P | Folds | Counted edges | SCALE-Sim Total Cycles | Holds |")
+            print("|---:|---|---:|---:|---:|---:|---:|---:|:---:|")
+            for row in rows:
+                if row["Array"] != array:
+                    continue
+                lid, name, m, k, p = layers[int(row["LayerID"])]
+                folds = math.ceil(m / n) * math.ceil(p / n)
+                ss = scale_sim_total(m, k, p, n, n)
+                edges = int(row["Advance Edges"])
+                print(f"| {lid} | {name} | {m} | {k} | {p} | {folds} | {edges} | {ss} | "
+                      f"{'yes' if edges == ss + 1 else 'NO'} |")
+
+
+def main():
+    if len(sys.argv) == 4 and sys.argv[1] == "check":
+        return check(sys.argv[2], Path(sys.argv[3]))
+    if len(sys.argv) >= 4 and sys.argv[1] == "table":
+        table(Path(sys.argv[2]), sys.argv[3:])
+        return 0
+    print(__doc__, file=sys.stderr)
+    return 2
+
+
+if __name__ == "__main__":
+    sys.exit(main())

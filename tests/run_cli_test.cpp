@@ -1,0 +1,366 @@
+// systolic-run as a user runs it: small GEMM and convolution topologies on small arrays, counted
+// cycles and traffic against figures the test works out itself, .npy operands, sweeps in one
+// process, in local job processes and as emitted job lines merged afterwards (byte for byte the
+// same reports), and every kind of bad input (one line on stderr, exit status 2, no report).
+#include <gtest/gtest.h>
+
+#include <filesystem>
+#include <fstream>
+#include <nlohmann/json.hpp>
+#include <sstream>
+#include <string>
+#include <vector>
+
+#include "cli_harness.h"
+#include "npy.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using systolic::tb::testing::cli_fixture;
+using systolic::tb::testing::cli_result;
+using systolic::tb::testing::slurp;
+
+std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
+    return (a + b - 1) / b;
+}
+
+std::vector<std::vector<std::string>> csv_rows(const std::string& text) {
+    std::vector<std::vector<std::string>> rows;
+    std::istringstream in(text);
+    std::string line;
+    std::getline(in, line);  // header
+    while (std::getline(in, line)) {
+        std::vector<std::string> fields;
+        std::istringstream f(line);
+        std::string field;
+        while (std::getline(f, field, ','))
+            fields.push_back(field.empty() || field[0] != ' ' ? field : field.substr(1));
+        rows.push_back(fields);
+    }
+    return rows;
+}
+
+class SystolicRun : public cli_fixture {
+protected:
+    cli_result sr(const std::string& args) const {
+        return run_tool(std::string("exec ") + SYSTOLIC_RUN, args);
+    }
+    void write(const std::string& name, const std::string& text) const { std::ofstream(path(name)) << text; }
+    std::size_t files_in(const std::string& dir) const {
+        std::size_t n = 0;
+        std::error_code ec;
+        for (auto it = fs::directory_iterator(path(dir), ec); !ec && it != fs::directory_iterator(); ++it)
+            ++n;
+        return n;
+    }
+};
+
+const char* small_gemm = "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, 3, 1,\nC, 4, 4, 4,\nD, 1, 17, 33,\n";
+
+TEST_F(SystolicRun, SmallGemmTopologyCountsCyclesAndTraffic) {
+    write("t.csv", small_gemm);
+    const auto r = sr("--topology t.csv --array 4 --out res");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(r.err, "");
+    EXPECT_NE(r.out.find("4 jobs, PASS"), std::string::npos) << r.out;
+    const auto rows = csv_rows(slurp(path("res/COMPUTE_REPORT.csv")));
+    const auto traffic = csv_rows(slurp(path("res/TRAFFIC_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 4u);
+    ASSERT_EQ(traffic.size(), 4u);
+    const std::uint64_t shapes[4][3] = {{6, 5, 10}, {9, 3, 1}, {4, 4, 4}, {1, 17, 33}};  // M, N (our P), K
+    for (int i = 0; i < 4; ++i) {
+        const std::uint64_t m = shapes[i][0], p = shapes[i][1], k = shapes[i][2], n = 4;
+        const std::uint64_t folds = ceil_div(m, n) * ceil_div(p, n);
+        SCOPED_TRACE(i);
+        EXPECT_EQ(rows[i][0], std::to_string(i));
+        EXPECT_EQ(rows[i][1], std::to_string(folds * (k + n + n - 2) - 1));  // SCALE-Sim's Total Cycles
+        EXPECT_EQ(rows[i][2], "0");
+        EXPECT_EQ(rows[i][6], std::to_string(folds * (k + n + n - 2)));  // counted advance edges
+        EXPECT_EQ(rows[i][8], std::to_string(m * k * p));
+        EXPECT_EQ(rows[i][17], "PASS");
+        // Every tile reads its real A rows (K int8 each) and K rows of its B columns, and writes its
+        // real C rows (int32 accumulators).
+        EXPECT_EQ(traffic[i][3], std::to_string(ceil_div(p, n) * m * k));
+        EXPECT_EQ(traffic[i][4], std::to_string(ceil_div(m, n) * k * p));
+        EXPECT_EQ(traffic[i][5], std::to_string(m * p * 4));
+        EXPECT_EQ(traffic[i][6], "0");
+        EXPECT_EQ(traffic[i][7], "0");
+    }
+    const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    EXPECT_TRUE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("layers").size(), 4u);
+    EXPECT_EQ(j.at("layers")[0].at("scoreboard").at("checked"), 30);
+    EXPECT_EQ(j.at("arrays")[0].at("array"), "4x4");
+}
+
+TEST_F(SystolicRun, EnginesGiveTheSameReports) {
+    write("t.csv", small_gemm);
+    ASSERT_EQ(sr("--topology t.csv --array 3 --dtype int32 --out cyc").status, 0);
+    const auto r = sr("--topology t.csv --array 3 --dtype int32 --engine functional --out fun");
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string cyc = slurp(path("cyc/COMPUTE_REPORT.csv"));
+    for (std::size_t at; (at = cyc.find(", cycle,")) != std::string::npos;)
+        cyc.replace(at, 8, ", functional,");
+    EXPECT_EQ(cyc, slurp(path("fun/COMPUTE_REPORT.csv")));
+    EXPECT_EQ(slurp(path("cyc/TRAFFIC_REPORT.csv")), slurp(path("fun/TRAFFIC_REPORT.csv")));
+}
+
+TEST_F(SystolicRun, ConvolutionTopologyInEveryFormat) {
+    write(
+        "c.csv",
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
+    for (const char* dtype : {"int8", "int32", "fp32", "bf16"}) {
+        SCOPED_TRACE(dtype);
+        const auto r = sr(std::string("--topology c.csv --array 4 --out ") + dtype + " --dtype " + dtype);
+        ASSERT_EQ(r.status, 0) << r.err;
+        const auto rows = csv_rows(slurp(path(std::string(dtype) + "/COMPUTE_REPORT.csv")));
+        ASSERT_EQ(rows.size(), 2u);
+        // c1: 4x4 outputs, K = 3*3*2, 5 filters; c2: 16 outputs, K = 7, 3 filters.
+        EXPECT_EQ(rows[0][12] + " " + rows[0][13] + " " + rows[0][14], "16 18 5");
+        EXPECT_EQ(rows[1][12] + " " + rows[1][13] + " " + rows[1][14], "16 7 3");
+        EXPECT_EQ(rows[0][17], "PASS");
+    }
+}
+
+TEST_F(SystolicRun, OperandsFromNpyFiles) {
+    write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 2,\n");
+    fs::create_directories(path("data"));
+    const std::int8_t a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1};
+    systolic::tb::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a, sizeof a);
+    systolic::tb::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b, sizeof b);
+    const auto r = sr("--topology t.csv --array 2 --data data --out res");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    EXPECT_EQ(j.at("data"), "npy");
+    EXPECT_EQ(j.at("layers")[0].at("scoreboard").at("checked"), 6);
+
+    // The wrong shape, a missing file and a wrong dtype: one line naming the file, no report.
+    const std::int8_t b3[] = {1, 0, 0, 1, 0, 0};
+    systolic::tb::write_npy(p("data/L0.b.npy"), "|i1", 3, 2, b3, sizeof b3);
+    auto bad = sr("--topology t.csv --array 2 --data data --out bad");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err, "systolic-run: error: data/L0.b.npy is 3x2 but layer L0 needs B (K x P) of 2x2\n");
+    EXPECT_FALSE(fs::exists(path("bad/COMPUTE_REPORT.csv")));
+    fs::remove(path("data/L0.b.npy"));
+    bad = sr("--topology t.csv --array 2 --data data --out bad");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err.rfind("systolic-run: error: data/L0.b.npy", 0), 0u) << bad.err;
+    EXPECT_EQ(std::count(bad.err.begin(), bad.err.end(), '\n'), 1);
+    bad = sr("--topology t.csv --array 2 --data data --dtype int32 --out bad");
+    EXPECT_EQ(bad.status, 2);
+    EXPECT_EQ(bad.err.rfind("systolic-run: error: data/L0.a.npy", 0), 0u) << bad.err;
+    EXPECT_EQ(files_in("bad"), 0u);
+}
+
+TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
+    write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, x3, 1,\n");
+    auto r = sr("--topology t.csv --array 4 --out res");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: t.csv:3: field 'N' (column 3): expected a positive integer, got 'x3'\n");
+    EXPECT_EQ(files_in("res"), 0u);
+    EXPECT_EQ(r.out, "");
+    write("g.csv", small_gemm);
+    const std::pair<const char*, const char*> cases[] = {
+        {"--topology g.csv --array 4", "systolic-run: error: --out DIR is required\n"},
+        {"--array 4 --out o", "systolic-run: error: --topology FILE is required (or --merge DIR)\n"},
+        {"--topology g.csv --array 12x14 --out o",
+         "systolic-run: error: --array: rectangular arrays (12x14) are not supported yet; give NxN\n"},
+        {"--topology g.csv --array 4 --dtype int4 --out o",
+         "systolic-run: error: --dtype must be int8, int32, fp32 or bf16, got 'int4'\n"},
+        {"--topology g.csv --array 4 --engine fast --out o",
+         "systolic-run: error: --engine must be cycle or functional, got 'fast'\n"},
+        {"--topology g.csv --array 4 --jobs 0 --out o",
+         "systolic-run: error: --jobs '0' is out of range [1, 1024]\n"},
+        {"--topology missing.csv --array 4 --out o",
+         "systolic-run: error: missing.csv: No such file or directory\n"},
+        {"--topology g.csv --array 4 --max-memory 1K --out o",
+         "systolic-run: error: layer 0 (A) on 4x4 needs about "},
+        {"--topology g.csv --array 4 --job 8x8:0 --job-out j.json",
+         "systolic-run: error: --job 8x8:0: 8x8 is not in the sweep\n"},
+        {"--topology g.csv --array 4 --job 4x4:9 --job-out j.json",
+         "systolic-run: error: --job 4x4:9: the topology has layers 0 to 3\n"},
+        {"--merge nowhere --out o", "systolic-run: error: --merge nowhere is not a directory\n"},
+        {"--topology g.csv --bogus",
+         "systolic-run: error: The following argument was not expected: --bogus\n"},
+    };
+    for (const auto& [args, err] : cases) {
+        SCOPED_TRACE(args);
+        r = sr(args);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err.substr(0, std::string(err).size()), err);
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+        EXPECT_FALSE(fs::exists(path("o/COMPUTE_REPORT.csv")));
+    }
+}
+
+// A sweep in one process, in two local job processes, and as job lines run one by one and merged:
+// the same three reports, byte for byte.
+TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
+    write("t.csv", small_gemm);
+    auto r = sr("--topology t.csv --array 2,4,3 --out seq");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--topology t.csv --array 2,4,3 --jobs 2 --out par");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--topology t.csv --array 2,4,3 --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 12);
+    write("jobs.sh", r.out);
+    r = run_tool("sh", "jobs.sh");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(files_in("jobs"), 12u);
+    r = sr("--merge jobs --out merged");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char* f : {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+        SCOPED_TRACE(f);
+        const std::string seq = slurp(path(std::string("seq/") + f));
+        EXPECT_FALSE(seq.empty());
+        EXPECT_EQ(slurp(path(std::string("par/") + f)), seq);
+        EXPECT_EQ(slurp(path(std::string("merged/") + f)), seq);
+    }
+    // The rows follow the sweep's order of arrays, then the layers.
+    const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 12u);
+    EXPECT_EQ(rows[0][11], "2x2");
+    EXPECT_EQ(rows[4][11], "4x4");
+    EXPECT_EQ(rows[8][11], "3x3");
+    EXPECT_FALSE(fs::exists(path("par/.systolic-run-jobs")));
+    EXPECT_EQ(files_in("par"), 3u);  // no scratch directory left behind
+
+    // A job missing from the directory is named, and nothing is written.
+    fs::remove(path("jobs/job-3x3-0002.json"));
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-run: error: jobs: no record for layer 2 on 3x3 (11 of 12 jobs present)\n");
+    EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
+    r = sr("--merge jobs --out jobs/.");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: --out jobs/. is the --merge directory; give the reports a directory of "
+              "their own\n");
+    write("jobs/junk.json", "{}");
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-run: error: jobs/junk.json: not a systolic-run job file\n");
+}
+
+TEST_F(SystolicRun, SweepFile) {
+    write("t.csv", small_gemm);
+    write("sizes.txt", "# arrays\n2\n4, 3  # square only\n");
+    auto r = sr("--topology t.csv --sweep sizes.txt --out a");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--topology t.csv --array 2,4,3 --out b");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(path("a/report.json")), slurp(path("b/report.json")));
+    write("bad.txt", "2\n4x5\n");
+    r = sr("--topology t.csv --sweep bad.txt --out c");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: bad.txt:2: rectangular arrays (4x5) are not supported yet; give NxN\n");
+}
+
+#ifdef SYSTOLIC_GNU_PARALLEL
+// The cluster path on one machine: the job lines through GNU parallel on two local slots (the
+// --sshlogin syntax a cluster user gives with host names), merged: the sequential run's bytes.
+TEST_F(SystolicRun, SweepThroughGnuParallelEqualsSequential) {
+    write("t.csv", small_gemm);
+    write(
+        "c.csv",
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "c1, 9, 9, 3, 3, 2, 5, 2,\nc2, 4, 4, 1, 1, 7, 3, 1,\n");
+    for (const char* topo : {"t.csv", "c.csv"}) {
+        SCOPED_TRACE(topo);
+        const std::string t = topo, seq = "seq_" + t, jobs = "jobs_" + t, merged = "merged_" + t;
+        auto r = sr("--topology " + t + " --array 2,5,3 --dtype bf16 --out " + seq);
+        ASSERT_EQ(r.status, 0) << r.err;
+        r = sr("--topology " + t + " --array 2,5,3 --dtype bf16 --emit-jobs --out " + jobs);
+        ASSERT_EQ(r.status, 0) << r.err;
+        write(jobs + ".txt", r.out);
+        r = run_tool(SYSTOLIC_GNU_PARALLEL, "--will-cite --sshlogin 2/: --halt now,fail=1 <" + jobs + ".txt");
+        ASSERT_EQ(r.status, 0) << r.err;
+        r = sr("--merge " + jobs + " --out " + merged);
+        ASSERT_EQ(r.status, 0) << r.err;
+        for (const char* f : {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+            SCOPED_TRACE(f);
+            const std::string want = slurp(path(seq + "/" + f));
+            EXPECT_FALSE(want.empty());
+            EXPECT_EQ(slurp(path(merged + "/" + f)), want);
+        }
+    }
+}
+#endif
+
+// The Slurm batch script runs line SLURM_ARRAY_TASK_ID of the job file, and refuses anything else.
+TEST_F(SystolicRun, SlurmArrayScriptRunsOneLine) {
+    write("t.csv", small_gemm);
+    auto r = sr("--topology t.csv --array 2,4 --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs.txt", r.out);
+    const std::string script = std::string(SYSTOLIC_SCRIPTS) + "/slurm_sweep.sh";
+    r = run_tool("SLURM_ARRAY_TASK_ID=7 bash " + script, "jobs.txt");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(files_in("jobs"), 1u);
+    EXPECT_TRUE(fs::exists(path("jobs/job-4x4-0002.json")));
+    r = run_tool("SLURM_ARRAY_TASK_ID=9 bash " + script, "jobs.txt");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "slurm_sweep.sh: jobs.txt has no line 9 (8 jobs)\n");
+    r = run_tool("SLURM_ARRAY_TASK_ID= bash " + script, "jobs.txt");
+    EXPECT_EQ(r.status, 2);
+}
+
+#ifdef SYSTOLIC_PYTHON_MPL
+// The sweep plot draws from a sweep's report.json, and refuses a run of one array size.
+TEST_F(SystolicRun, SweepPlot) {
+    write("t.csv", small_gemm);
+    ASSERT_EQ(sr("--topology t.csv --array 2,4,3 --out s").status, 0);
+    const std::string draw = std::string("/usr/bin/python3 ") + SYSTOLIC_SCRIPTS + "/draw_sweep.py";
+    auto r = run_tool(draw, "s --out s.png");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(path("s.png")).substr(1, 3), "PNG");
+    ASSERT_EQ(sr("--topology t.csv --array 4 --out one").status, 0);
+    r = run_tool(draw, "one");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "draw_sweep.py: error: one/report.json holds 1 array size; a sweep needs two or more\n");
+}
+#endif
+
+// A planted fault fails its layers, not the run: the reports are written, those rows say FAIL,
+// the exit status is 1, and job processes give the same reports.
+TEST_F(SystolicRun, PlantedFaultFailsTheLayersItBreaks) {
+    write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, 3, 1,\nC, 4, 4, 4,\n");
+    auto r = sr("--topology t.csv --array 4 --inject global-skew --out seq");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("3 jobs, FAIL"), std::string::npos) << r.out;
+    // Only tiles away from the origin are skewed wrongly: C is one tile at (0, 0).
+    const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 3u);
+    EXPECT_EQ(rows[0][17] + rows[1][17] + rows[2][17], "FAILFAILPASS");
+    const auto j = nlohmann::json::parse(slurp(path("seq/report.json")));
+    EXPECT_FALSE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("inject"), "global-skew");
+    EXPECT_NE(j.at("layers")[0].at("error").get<std::string>().find("watchdog"), std::string::npos);
+    r = sr("--topology t.csv --array 4,2 --inject global-skew --jobs 2 --out par");
+    EXPECT_EQ(r.status, 1) << r.err;
+    r = sr("--topology t.csv --array 4,2 --inject global-skew --out seq2");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_EQ(slurp(path("par/report.json")), slurp(path("seq2/report.json")));
+    r = sr("--topology t.csv --array 4 --inject no-mask --out nomask");
+    EXPECT_EQ(r.status, 1);
+    r = sr("--topology t.csv --array 4 --out clean");
+    EXPECT_EQ(r.status, 0) << r.err;
+
+    r = sr("--topology t.csv --array 4 --inject global-skew --engine functional --out x");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: --inject global-skew changes how the array is stepped: it needs --engine "
+              "cycle\n");
+    r = sr("--topology t.csv --array 4 --inject clear-between-k --out x");
+    EXPECT_EQ(r.status, 2);
+    r = sr("--topology t.csv --array 4 --inject bogus --out x");
+    EXPECT_EQ(r.err, "systolic-run: error: --inject: unknown fault 'bogus'\n");
+    EXPECT_FALSE(fs::exists(path("x/COMPUTE_REPORT.csv")));
+}
+
+}  // namespace

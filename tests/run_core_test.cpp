@@ -1,0 +1,254 @@
+// systolic-run's plain C++ core: SCALE-Sim topology files (GEMM and convolution, lowered as
+// SCALE-Sim lowers them), every kind of bad row, array lists, and the records and reports.
+#include <gtest/gtest.h>
+
+#include <string>
+#include <vector>
+
+#include "cli_options.h"
+#include "run_options.h"
+#include "run_report.h"
+#include "topology.h"
+
+namespace {
+
+using namespace systolic::run;
+
+std::string error_of(const std::string& text, const std::string& path = "t.csv") {
+    try {
+        parse_topology(text, path);
+    } catch (const topology_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+TEST(Topology, GemmRowsWithTrailingCommas) {
+    const auto t =
+        parse_topology("Layer, M, N, K,\nQKT, 1024, 1024, 64,\nQKTV, 1024, 64, 1024,\n", "dir/gpt2.csv");
+    EXPECT_EQ(t.name, "gpt2");
+    EXPECT_EQ(t.kind, layer_kind::gemm);
+    ASSERT_EQ(t.layers.size(), 2u);
+    EXPECT_EQ(t.layers[1].id, 1u);
+    EXPECT_EQ(t.layers[1].name, "QKTV");
+    EXPECT_EQ(t.layers[1].line, 3u);
+    // SCALE-Sim's N is our P.
+    EXPECT_EQ(t.layers[1].gemm.m, 1024u);
+    EXPECT_EQ(t.layers[1].gemm.p, 64u);
+    EXPECT_EQ(t.layers[1].gemm.k, 1024u);
+}
+
+TEST(Topology, RowsWithoutTrailingCommaBlankLinesAndCrlf) {
+    const auto t = parse_topology("Layer,M,N,K\r\n\r\nA,3,5,7\r\n  \nB,1,1,1", "x");
+    ASSERT_EQ(t.layers.size(), 2u);
+    EXPECT_EQ(t.layers[0].gemm.p, 5u);
+    EXPECT_EQ(t.layers[1].line, 5u);
+}
+
+TEST(Topology, ConvolutionLoweredAsScaleSim) {
+    const auto t = parse_topology(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "Conv1, 229, 229, 7, 7, 3, 64, 2,\n"
+        "Odd, 230, 230, 7, 7, 3, 64, 2,\n"
+        "Rect, 10, 20, 3, 5, 4, 8, 3, 2,\n",
+        "r.csv");
+    ASSERT_EQ(t.layers.size(), 3u);
+    EXPECT_EQ(t.kind, layer_kind::conv);
+    EXPECT_EQ(t.layers[0].conv.ofmap_h, 112u);  // ceil((229 - 7 + 2) / 2)
+    EXPECT_EQ(t.layers[0].gemm.m, 112u * 112u);
+    EXPECT_EQ(t.layers[0].gemm.k, 7u * 7u * 3u);
+    EXPECT_EQ(t.layers[0].gemm.p, 64u);
+    // SCALE-Sim rounds the output side up: 230 gives 113 where a floor would give 112.
+    EXPECT_EQ(t.layers[1].conv.ofmap_h, 113u);
+    // A ninth column is the column stride.
+    EXPECT_EQ(t.layers[2].conv.ofmap_h, 4u);  // ceil((10 - 3 + 3) / 3)
+    EXPECT_EQ(t.layers[2].conv.ofmap_w, 9u);  // ceil((20 - 5 + 2) / 2)
+    EXPECT_EQ(t.layers[2].gemm.m, 36u);
+    EXPECT_EQ(t.layers[2].gemm.k, 60u);
+}
+
+TEST(Topology, DepthwiseLayersSplitPerChannelAsScaleSim) {
+    const auto t = parse_topology(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "Conv_DP, 8, 8, 3, 3, 3, 1, 1,\nNext, 8, 8, 1, 1, 3, 4, 1,\n",
+        "m.csv");
+    ASSERT_EQ(t.layers.size(), 4u);
+    EXPECT_EQ(t.layers[0].name, "Conv_DPChannel_0");
+    EXPECT_EQ(t.layers[2].name, "Conv_DPChannel_2");
+    EXPECT_EQ(t.layers[2].gemm.k, 9u);
+    EXPECT_EQ(t.layers[3].id, 3u);
+    EXPECT_EQ(t.layers[3].name, "Next");
+}
+
+TEST(Topology, BadRowsNameFileLineAndField) {
+    const std::string g = "Layer, M, N, K,\nA, 1, 2, 3,\n";
+    EXPECT_EQ(error_of(g + "B, 4, x5, 6,\n"),
+              "t.csv:3: field 'N' (column 3): expected a positive integer, got 'x5'");
+    EXPECT_EQ(
+        error_of(g + "B, 4, 5,\n"),
+        "t.csv:3: field 'K' (column 4): missing (the row has 3 fields, a GEMM row has 4: Layer, M, N, K)");
+    EXPECT_EQ(error_of(g + "B, 0, 5, 6,\n"), "t.csv:3: field 'M' (column 2): must be positive, got '0'");
+    EXPECT_EQ(error_of(g + "B, -4, 5, 6,\n"),
+              "t.csv:3: field 'M' (column 2): expected a positive integer, got '-4'");
+    EXPECT_EQ(error_of(g + "B, 4, 5, 2.5,\n"),
+              "t.csv:3: field 'K' (column 4): expected a positive integer, got '2.5'");
+    EXPECT_EQ(error_of(g + "B, 4, 5, 6, 7,\n"),
+              "t.csv:3: too many fields (5; a GEMM row has 4: Layer, M, N, K)");
+    EXPECT_EQ(error_of(g + ", 4, 5, 6,\n"), "t.csv:3: field 'Layer' (column 1): is empty");
+    EXPECT_EQ(error_of(g + "B, 4, , 6,\n"), "t.csv:3: field 'N' (column 3): is empty");
+    EXPECT_EQ(error_of(g + "B, 99999999999, 5, 6,\n"),
+              "t.csv:3: field 'M' (column 2): '99999999999' is larger than 2147483647");
+    EXPECT_EQ(error_of("Layer, M, N,\nA, 1, 2,\n").substr(0, 40), "t.csv:1: the header is neither SCALE-Sim");
+    EXPECT_EQ(error_of(""), "t.csv: empty file (expected a SCALE-Sim topology header)");
+    EXPECT_EQ(error_of("Layer, M, N, K,\n\n"), "t.csv: no layers after the header");
+    EXPECT_EQ(error_of(std::string("Layer, M, N, K,\nA\0, 1, 2, 3,\n", 27)),
+              "t.csv: not a text file (it holds NUL bytes)");
+    const std::string c =
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+        "Strides,\n";
+    EXPECT_EQ(error_of(c + "C, 5, 5, 7, 3, 1, 1, 1,\n"),
+              "t.csv:2: field 'Filter Height' (column 4): the filter (7) is taller than the IFMAP (5)");
+    EXPECT_EQ(error_of(c + "C, 5, 5, 3, 3, 1, 1,\n"),
+              "t.csv:2: field 'Strides' (column 8): missing (the row has 7 fields, a convolution row has 8)");
+    EXPECT_EQ(error_of(c + "C, 5, 5, 3, 3, 1, 1, 0,\n"),
+              "t.csv:2: field 'Strides' (column 8): must be positive, got '0'");
+    EXPECT_EQ(error_of(c + "C, 100000, 100000, 1, 1, 1, 1, 1,\n"),
+              "t.csv:2: the lowered GEMM's M (output pixels) is larger than 2147483647");
+    EXPECT_EQ(
+        error_of(g + "B, 4\n, 5, 6,\n"),
+        "t.csv:3: field 'N' (column 3): missing (the row has 2 fields, a GEMM row has 4: Layer, M, N, K)");
+}
+
+TEST(Topology, FilesThatAreNotRegularAreRefused) {
+    EXPECT_THROW(read_topology("/nonexistent/t.csv"), topology_error);
+    EXPECT_THROW(read_topology("/"), topology_error);
+}
+
+TEST(Topology, ShippedWorkloads) {
+    const auto g = read_topology(std::string(SYSTOLIC_WORKLOADS) + "/gpt2.csv");
+    ASSERT_EQ(g.layers.size(), 6u);
+    std::uint64_t macs = 0;
+    for (const auto& l : g.layers)
+        macs += l.gemm.m * l.gemm.k * l.gemm.p;
+    EXPECT_EQ(macs, 20686307328u);  // about 21 G MACs per layer of GPT-2 (d = 1600, 1024 tokens)
+    const auto r = read_topology(std::string(SYSTOLIC_WORKLOADS) + "/resnet18.csv");
+    ASSERT_EQ(r.layers.size(), 21u);
+    // The IFMAP sides include the zero padding, so the outputs are ResNet-18's: 112, 56, 28, 14, 7.
+    const std::vector<std::uint64_t> sides = {112, 56, 56, 56, 56, 28, 28, 28, 28, 28, 14,
+                                              14,  14, 14, 14, 7,  7,  7,  7,  7,  1};
+    for (std::size_t i = 0; i < sides.size(); ++i) {
+        EXPECT_EQ(r.layers[i].conv.ofmap_h, sides[i]) << r.layers[i].name;
+        EXPECT_EQ(r.layers[i].conv.ofmap_w, sides[i]) << r.layers[i].name;
+    }
+}
+
+TEST(ArrayList, SizesSquaresAndErrors) {
+    EXPECT_EQ(parse_array_list("32,64,128", "--array"), (std::vector<std::uint64_t>{32, 64, 128}));
+    EXPECT_EQ(parse_array_list("128x128, 8X8", "--array"), (std::vector<std::uint64_t>{128, 8}));
+    auto err = [](const std::string& text) {
+        try {
+            parse_array_list(text, "--array");
+        } catch (const systolic::tb::usage_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("12x14"), "--array: rectangular arrays (12x14) are not supported yet; give NxN");
+    EXPECT_EQ(err("0"), "--array: array side 0 is out of range [1, 1024]");
+    EXPECT_EQ(err("2048"), "--array: array side 2048 is out of range [1, 1024]");
+    EXPECT_EQ(err("32,32"), "--array: array 32x32 is given twice");
+    EXPECT_EQ(err("32,"), "--array: '32,' is not a list of array sizes");
+    EXPECT_EQ(err("abc"), "--array: 'abc' is not an array size (N or NxN)");
+    EXPECT_EQ(parse_job("64x64:3"), (std::pair<std::uint64_t, std::uint64_t>{64, 3}));
+    EXPECT_THROW(parse_job("64x64"), systolic::tb::usage_error);
+    EXPECT_EQ(shell_quote("/a/b.csv"), "/a/b.csv");
+    EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
+    EXPECT_EQ(job_file_name(64, 3), "job-64x64-0003.json");
+}
+
+layer_record sample_record() {
+    layer_record r;
+    r.topology = "t";
+    r.layers_in_topology = 2;
+    r.sweep = {"4x4", "8x8"};
+    r.layer_id = 1;
+    r.layer = "L, \"one\"";
+    r.kind = "gemm";
+    r.array_rows = r.array_cols = 4;
+    r.m = 6;
+    r.k = 10;
+    r.p = 5;
+    r.dtype = "int8";
+    r.engine = "cycle";
+    r.seed = 18446744073709551615ull;
+    r.data = "random";
+    r.status = "completed";
+    r.pass = true;
+    r.checked = 30;
+    r.tiles = 4;
+    r.advance_edges = 4 * 16;
+    r.macs_real = 6 * 10 * 5;
+    r.macs_padded = 4 * 16 * 10;
+    // Folds of a 6x5 product on 4x4: 4x4, 4x1, 2x4, 2x1 used PEs, 16 edges each.
+    r.folds = {{1, 16, 2, 20}, {1, 16, 4, 40}, {1, 16, 8, 80}, {1, 16, 16, 160}};
+    r.clock_ps = 1000;
+    r.sim_time_ps = 1234567;
+    return r;
+}
+
+TEST(Report, ScaleSimFiguresFromCountedEdges) {
+    const compute_figures f = compute_figures_of(sample_record());
+    EXPECT_EQ(f.total_cycles, 63u);  // the last 0-based cycle index
+    EXPECT_EQ(f.stall_cycles, 0u);
+    EXPECT_DOUBLE_EQ(f.overall_util, 300.0 * 100 / (63.0 * 16));
+    EXPECT_DOUBLE_EQ(f.mapping_efficiency, (16 + 8 + 4 + 2) / 16.0 / 4 * 100);
+    EXPECT_DOUBLE_EQ(f.compute_util, (160 + 80 + 40 + 20) / (16.0 * 16) / 4 * 100);
+    const std::string csv = compute_report_csv({sample_record()});
+    EXPECT_EQ(
+        csv.substr(0, csv.find('\n')),
+        "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
+        "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,");
+    EXPECT_EQ(
+        csv.substr(csv.find('\n') + 1),
+        "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
+        "cycle, PASS,\n");
+}
+
+TEST(Report, JobFilesReadBackExactly) {
+    const layer_record r = sample_record();
+    const std::string text = job_file_text(r);
+    const auto back = record_from_json(nlohmann::json::parse(text).at("record"), "x");
+    EXPECT_EQ(job_file_text(back), text);
+    EXPECT_EQ(compute_report_csv({back}), compute_report_csv({r}));
+    EXPECT_EQ(report_json({back}), report_json({r}));
+}
+
+TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
+    auto err = [](const std::vector<layer_record>& v) {
+        try {
+            check_complete(v, "jobs");
+        } catch (const report_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    layer_record a = sample_record(), b = sample_record(), c = sample_record(), d = sample_record();
+    a.layer_id = 0;
+    c.layer_id = 0;
+    c.array_rows = c.array_cols = 8;
+    d.array_rows = d.array_cols = 8;
+    EXPECT_EQ(err({a, b, c, d}), "no error");
+    EXPECT_EQ(err({a, b, c}), "jobs: no record for layer 1 on 8x8 (3 of 4 jobs present)");
+    EXPECT_EQ(err({a, b, b, c, d}), "jobs: layer 1 on 4x4 appears twice");
+    d.dtype = "int32";
+    EXPECT_NE(err({a, b, c, d}).find("different runs"), std::string::npos);
+    EXPECT_EQ(err({}), "jobs: no job records");
+    // Report order: the sweep's order of arrays, then LayerID.
+    std::vector<layer_record> v = {sample_record(), c, a};
+    sort_records(v);
+    EXPECT_EQ(v[0].layer_id, 0u);
+    EXPECT_EQ(v[1].layer_id, 1u);
+    EXPECT_EQ(v[2].array_rows, 8u);
+}
+
+}  // namespace

@@ -1,0 +1,192 @@
+#include "run_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cstdio>
+#include <fstream>
+#include <sstream>
+
+#include "cli_options.h"
+#include "fault.h"
+
+namespace systolic::run {
+
+using tb::usage_error;
+
+namespace {
+
+struct raw {
+    std::string seed = "1", jobs = "1", max_memory;
+};
+
+}  // namespace
+
+cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o) {
+    cli_outcome res;
+    CLI::App app{
+        "systolic-run: runs every layer of a SCALE-Sim topology on the systolic array model, checks each "
+        "with the "
+        "scoreboard and writes SCALE-Sim-style reports"};
+    raw r;
+    app.add_option("--topology", o.topology, "SCALE-Sim topology file (GEMM or convolution)");
+    app.add_option("--array", o.array,
+                   "array size N (an NxN grid), or a comma list for a sweep (default 32)");
+    app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
+    app.add_option("--dtype", o.dtype, "int8 (default), int32, fp32 or bf16");
+    app.add_option("--engine", o.engine, "cycle (default) or functional");
+    app.add_option("--seed", r.seed, "seed of the random operands (default 1)");
+    app.add_option("--data", o.data, "directory of <layer>.a.npy and <layer>.b.npy operands");
+    app.add_option("--out", o.out, "directory for COMPUTE_REPORT.csv, TRAFFIC_REPORT.csv and report.json");
+    app.add_option("--jobs", r.jobs, "local processes for a sweep (default 1)");
+    app.add_flag("--emit-jobs", o.emit_jobs, "print one command per (layer, array) and run nothing");
+    app.add_option("--merge", o.merge, "combine the job files of DIR into the reports in --out");
+    app.add_option("--job", o.job, "NxN:ID: run only layer ID on the NxN array (with --job-out)");
+    app.add_option("--job-out", o.job_out, "the job file --job writes");
+    app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
+    app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_flag("--no-progress", o.no_progress, "no progress bar even on a terminal");
+    app.add_option(
+        "--inject", o.inject,
+        "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
+        "global-skew, skip-advance, extra-advance");
+    try {
+        app.parse(argc, argv);
+        o.seed = tb::parse_uint("--seed", r.seed);
+        const std::int64_t jobs = tb::parse_int("--jobs", r.jobs, 1, 1024);
+        o.jobs = std::uint64_t(jobs);
+        if (app.count("--max-memory")) o.max_memory = tb::parse_size("--max-memory", r.max_memory);
+        const bool merging = o.merge.has_value();
+        if (merging) {
+            if (!o.out) throw usage_error("--merge needs --out DIR for the reports");
+            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)
+                throw usage_error(
+                    "--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
+            return res;
+        }
+        if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");
+        if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
+        if (o.job.has_value() != o.job_out.has_value()) throw usage_error("--job and --job-out go together");
+        if (o.job && (o.emit_jobs || o.out))
+            throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
+        if (o.emit_jobs && !o.out)
+            throw usage_error("--emit-jobs needs --out DIR, where the jobs write their files");
+        if (!o.job && !o.out) throw usage_error("--out DIR is required");
+        if (o.dtype != "int8" && o.dtype != "int32" && o.dtype != "fp32" && o.dtype != "bf16")
+            throw usage_error("--dtype must be int8, int32, fp32 or bf16, got '" + tb::one_line(o.dtype) +
+                              "'");
+        if (o.engine != "cycle" && o.engine != "functional")
+            throw usage_error("--engine must be cycle or functional, got '" + tb::one_line(o.engine) + "'");
+        const auto f = tb::parse_fault(o.inject);
+        if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(o.inject) + "'");
+        if (*f == tb::fault::clear_between_k)
+            throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
+        if (tb::needs_cycle_engine(*f) && o.engine == "functional")
+            throw usage_error("--inject " + o.inject +
+                              " changes how the array is stepped: it needs --engine cycle");
+    } catch (const CLI::CallForHelp&) {
+        res.run = false;
+        res.out = app.help();
+    } catch (const CLI::ParseError& e) {
+        res.run = false;
+        res.exit_status = 2;
+        res.err = "systolic-run: error: " + tb::one_line(e.what()) + "\n";
+    } catch (const usage_error& e) {
+        res.run = false;
+        res.exit_status = 2;
+        res.err = "systolic-run: error: " + tb::one_line(e.what()) + "\n";
+    }
+    return res;
+}
+
+std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::string& what) {
+    std::vector<std::uint64_t> out;
+    std::string item;
+    std::istringstream in(text);
+    auto side = [&](const std::string& s, const std::string& whole) -> std::uint64_t {
+        if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos)
+            throw usage_error(what + ": '" + tb::one_line(whole) + "' is not an array size (N or NxN)");
+        const std::uint64_t v = std::stoull(s);
+        if (v < 1 || v > max_array)
+            throw usage_error(what + ": array side " + s + " is out of range [1, " +
+                              std::to_string(max_array) + "]");
+        return v;
+    };
+    while (std::getline(in, item, ',')) {
+        const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+        item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+        const auto x = item.find_first_of("xX");
+        if (x == std::string::npos) {
+            out.push_back(side(item, item));
+            continue;
+        }
+        const std::uint64_t rows = side(item.substr(0, x), item), cols = side(item.substr(x + 1), item);
+        if (rows != cols)
+            throw usage_error(what + ": rectangular arrays (" + item + ") are not supported yet; give NxN");
+        out.push_back(rows);
+    }
+    if (out.empty() || (!text.empty() && text.back() == ','))
+        throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of array sizes");
+    for (std::size_t i = 0; i < out.size(); ++i)
+        for (std::size_t j = 0; j < i; ++j)
+            if (out[i] == out[j])
+                throw usage_error(what + ": array " + array_name(out[i]) + " is given twice");
+    return out;
+}
+
+std::vector<std::uint64_t> read_sweep_file(const std::string& path) {
+    std::ifstream in(path);
+    if (!in) throw usage_error("--sweep " + path + ": cannot open");
+    std::string line, all;
+    std::uint64_t n = 0;
+    while (std::getline(in, line)) {
+        ++n;
+        if (const auto hash = line.find('#'); hash != std::string::npos) line.resize(hash);
+        for (char& c : line)
+            if (c == ' ' || c == '\t' || c == '\r') c = ',';
+        std::string cleaned;
+        std::istringstream parts(line);
+        std::string part;
+        while (std::getline(parts, part, ','))
+            if (!part.empty()) {
+                parse_array_list(part, path + ":" + std::to_string(n));
+                all += (all.empty() ? "" : ",") + part;
+            }
+    }
+    if (all.empty()) throw usage_error("--sweep " + path + ": no array sizes in the file");
+    return parse_array_list(all, path);
+}
+
+std::string array_name(std::uint64_t n) {
+    return std::to_string(n) + "x" + std::to_string(n);
+}
+
+std::pair<std::uint64_t, std::uint64_t> parse_job(const std::string& text) {
+    const auto colon = text.find(':');
+    if (colon == std::string::npos) throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
+    const auto arrays = parse_array_list(text.substr(0, colon), "--job");
+    const std::string id = text.substr(colon + 1);
+    if (arrays.size() != 1 || id.empty() || id.size() > 9 ||
+        id.find_first_not_of("0123456789") != std::string::npos)
+        throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
+    return {arrays[0], std::stoull(id)};
+}
+
+std::string shell_quote(const std::string& word) {
+    if (!word.empty() &&
+        word.find_first_not_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789_./:=,+-@%") ==
+            std::string::npos)
+        return word;
+    std::string out = "'";
+    for (char c : word)
+        out += c == '\'' ? std::string("'\\''") : std::string(1, c);
+    return out + "'";
+}
+
+std::string job_file_name(std::uint64_t n, std::uint64_t layer_id) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(n).c_str(),
+                  static_cast<unsigned long long>(layer_id));
+    return buf;
+}
+
+}  // namespace systolic::run

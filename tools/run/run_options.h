@@ -1,0 +1,59 @@
+// systolic-run's command line as plain C++: the options, the array lists of a sweep, and the job
+// lines --emit-jobs prints. No SystemC.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace systolic::run {
+
+struct run_cli {
+    std::string topology;
+    std::string array = "32";          // --array: "N", "NxN" or a comma list of them
+    std::optional<std::string> sweep;  // --sweep FILE: the same, one or more per line, # comments
+    std::string dtype = "int8";
+    std::string engine = "cycle";
+    std::uint64_t seed = 1;
+    std::optional<std::string> data;  // --data DIR
+    std::optional<std::string> out;   // --out DIR
+    std::uint64_t jobs = 1;
+    bool emit_jobs = false;
+    std::optional<std::string> merge;    // --merge DIR
+    std::optional<std::string> job;      // --job NxN:ID (with --job-out): run one (array, layer)
+    std::optional<std::string> job_out;  // --job-out FILE
+    std::optional<std::uint64_t> max_memory;
+    std::string log_level = "warn";
+    bool no_progress = false;
+    std::string inject = "none";  // a known defect planted in every layer (testbench use)
+};
+
+struct cli_outcome {
+    bool run = true;
+    int exit_status = 0;
+    std::string out, err;
+};
+
+// Parses and checks the combinations; an error is one line in err with exit status 2.
+cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o);
+
+// Largest array side accepted.
+constexpr std::uint64_t max_array = 1024;
+
+// "32,64,128" or "64x64,128x128": the sides, in the order given, each in [1, max_array]. Rectangular
+// RxC with R != C is refused (not supported yet). `what` names the source in messages.
+std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::string& what);
+// A sweep file: array sizes separated by commas, spaces or lines; '#' starts a comment.
+std::vector<std::uint64_t> read_sweep_file(const std::string& path);
+
+std::string array_name(std::uint64_t n);  // "NxN"
+// "NxN:ID" -> (N, ID).
+std::pair<std::uint64_t, std::uint64_t> parse_job(const std::string& text);
+
+// A word for /bin/sh: unchanged when it is plain, else single-quoted.
+std::string shell_quote(const std::string& word);
+// The file a job writes in a job directory: job-NxN-LLLL.json.
+std::string job_file_name(std::uint64_t n, std::uint64_t layer_id);
+
+}  // namespace systolic::run

@@ -1,0 +1,98 @@
+// What systolic-run records about one (layer, array) run, and the reports made from the records:
+// COMPUTE_REPORT.csv (SCALE-Sim v2's columns, then ours), TRAFFIC_REPORT.csv and report.json.
+// A record holds only integers and strings, so that its JSON form reads back exactly: the reports
+// of a sweep merged from per-job files (--merge) are byte for byte those of a run in one process.
+// Plain C++.
+#pragma once
+
+#include <cstdint>
+#include <nlohmann/json.hpp>
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+namespace systolic::run {
+
+struct report_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// Tiles ("folds" in SCALE-Sim) that counted the same: how many, their advance edges, the PEs whose
+// result was written (SCALE-Sim's used PEs) and the terms those PEs consumed.
+struct fold_group {
+    std::uint64_t count = 0;
+    std::uint64_t edges = 0;
+    std::uint64_t used_pes = 0;
+    std::uint64_t macs_real = 0;
+    bool operator<(const fold_group& o) const;
+    bool operator==(const fold_group& o) const;
+};
+
+struct traffic_counts {
+    std::uint64_t a_read_bytes = 0, b_read_bytes = 0;
+    std::uint64_t c_write_bytes = 0, c_read_bytes = 0;
+    std::uint64_t partial_read_bytes = 0, partial_write_bytes = 0;
+    std::uint64_t other_bytes = 0;  // anything outside A, B, C and the partial-sum buffer (none when correct)
+    std::uint64_t reads = 0, writes = 0;  // transactions
+};
+
+struct layer_record {
+    // What ran.
+    std::string topology;  // the topology's name
+    std::uint64_t layers_in_topology = 0;
+    std::vector<std::string> sweep;  // the array sizes of the run, as "RxC", in the order given
+    std::uint64_t layer_id = 0;
+    std::string layer;
+    std::string kind;                 // "gemm" or "conv"
+    std::vector<std::uint64_t> conv;  // conv layers: ifmap h, w, filter h, w, channels, filters, stride h, w
+    std::uint64_t array_rows = 0, array_cols = 0;
+    std::uint64_t m = 0, k = 0, p = 0;
+    std::string dtype, engine;
+    std::uint64_t seed = 0;
+    std::string data;             // "random" or "npy"
+    std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
+    std::string inject = "none";  // a planted fault (testbench use)
+    // What happened.
+    std::string status, error;
+    bool pass = false;
+    std::uint64_t checked = 0, mismatches = 0;
+    std::vector<std::string> scoreboard_errors;
+    std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
+    std::uint64_t real_outputs = 0, masked_outputs = 0;
+    std::vector<fold_group> folds;  // sorted
+    std::uint64_t clock_ps = 0;
+    std::uint64_t sim_time_ps = 0, clear_ps = 0, load_ps = 0, advance_ps = 0, drain_ps = 0;
+    traffic_counts traffic;
+
+    std::string array_name() const;  // "RxC"
+};
+
+// The figures SCALE-Sim's COMPUTE_REPORT.csv defines (simulator.py, systolic_compute_os.py), from
+// our counted edges: Total Cycles is SCALE-Sim's last 0-based cycle index, edges - 1; no stalls.
+struct compute_figures {
+    std::uint64_t total_cycles = 0;
+    std::uint64_t stall_cycles = 0;
+    double overall_util = 0;        // MACs x 100 / (Total Cycles x R x C)
+    double mapping_efficiency = 0;  // mean over folds of used PEs x 100 / (R x C)
+    double compute_util = 0;        // mean over folds of used PEs x K x 100 / (R x C x edges of the fold)
+};
+compute_figures compute_figures_of(const layer_record& r);
+
+nlohmann::json to_json(const layer_record& r);
+// Throws report_error naming `source` for a missing or mistyped key.
+layer_record record_from_json(const nlohmann::json& j, const std::string& source);
+
+// The records in report order: by the array's place in the sweep, then by LayerID.
+void sort_records(std::vector<layer_record>& records);
+// Refuses (report_error) records of different runs, duplicates, and missing (layer, array) pairs.
+void check_complete(const std::vector<layer_record>& records, const std::string& source);
+
+std::string compute_report_csv(const std::vector<layer_record>& records);
+std::string traffic_report_csv(const std::vector<layer_record>& records);
+std::string report_json(const std::vector<layer_record>& records);
+
+// One job's file (--job-out): the record, marked so that --merge can tell it from other JSON.
+std::string job_file_text(const layer_record& r);
+layer_record read_job_file(const std::string& path);
+
+}  // namespace systolic::run

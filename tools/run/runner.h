@@ -1,0 +1,232 @@
+// Runs one topology layer on a testbench and records what happened (run_report.h): the scoreboard's
+// verdict, the counted edges and MACs per tile, the simulated phase times, and the bytes that
+// crossed the bus to A, B, C and the partial-sum buffer, counted by the testbench's bus monitor.
+// The monitor is told to refuse DMI for reads as well, so that it sees every read; the timing does
+// not change, since a DMI read costs the same latency as a b_transport one.
+#pragma once
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <functional>
+#include <map>
+#include <string>
+#include <tuple>
+#include <vector>
+
+#include "fault.h"
+#include "npy.h"
+#include "problem.h"
+#include "run_report.h"
+#include "systolic/job.h"
+#include "testbench.h"
+#include "topology.h"
+
+namespace systolic::run {
+
+// What every layer of a run shares.
+struct run_settings {
+    std::string topology;  // its name
+    std::uint64_t layers_in_topology = 0;
+    std::vector<std::string> sweep;  // "RxC" in the order given
+    std::string dtype;
+    engine_kind engine = engine_kind::cycle;
+    std::uint64_t seed = 1;
+    std::string data_dir;  // empty: seeded random operands
+    tb::fault inject = tb::fault::none;
+};
+
+// The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
+// that every array size of a sweep multiplies the same matrices.
+constexpr std::uint64_t layer_seed(std::uint64_t seed, std::uint64_t layer_id) {
+    std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (layer_id + 1);
+    z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
+    z = (z ^ (z >> 27)) * 0x94d049bb133111ebull;
+    return z ^ (z >> 31);
+}
+
+// The operand files of a layer under --data: <dir>/<layer>.a.npy (M x K) and <dir>/<layer>.b.npy (K x P).
+inline std::string data_file(const std::string& dir, const std::string& layer_name, char which) {
+    return dir + "/" + layer_name + "." + which + ".npy";
+}
+
+// The dtype a format's operand files hold: the operand type, float32 for bf16 (rounded on reading).
+template <class Format>
+std::string file_dtype() {
+    return Format::is_integer ? Format::name : "float32";
+}
+
+// Checks a layer's operand files (dtype, 2-D, the layer's shape) without reading their data.
+template <class Format>
+void check_data_files(const layer& l, const std::string& dir) {
+    const auto a =
+        tb::read_matrix_header(data_file(dir, l.name, 'a'), Format::operand_descr, file_dtype<Format>());
+    const auto b =
+        tb::read_matrix_header(data_file(dir, l.name, 'b'), Format::operand_descr, file_dtype<Format>());
+    auto expect = [&](const std::string& path, const tb::npy_array& arr, std::uint64_t rows,
+                      std::uint64_t cols, const char* what) {
+        if (arr.shape[0] != rows || arr.shape[1] != cols)
+            throw tb::npy_error(path + " is " + std::to_string(arr.shape[0]) + "x" +
+                                std::to_string(arr.shape[1]) + " but layer " + l.name + " needs " + what +
+                                " of " + std::to_string(rows) + "x" + std::to_string(cols));
+    };
+    expect(data_file(dir, l.name, 'a'), a, l.gemm.m, l.gemm.k, "A (M x K)");
+    expect(data_file(dir, l.name, 'b'), b, l.gemm.k, l.gemm.p, "B (K x P)");
+}
+
+template <class Format>
+std::vector<typename Format::operand_type> read_operand_file(const std::string& path) {
+    using T = typename Format::operand_type;
+    const tb::npy_array arr = tb::read_matrix(path, Format::operand_descr, file_dtype<Format>());
+    if constexpr (std::is_same_v<T, bf16>) {
+        std::vector<T> out;
+        for (float f : tb::as_vector<float>(arr))
+            out.push_back(bf16::from_float(f));
+        return out;
+    } else {
+        return tb::as_vector<T>(arr);
+    }
+}
+
+template <class Format>
+tb::problem<Format> layer_problem(const layer& l, const run_settings& s) {
+    if (s.data_dir.empty()) return tb::random_problem<Format>(l.gemm, layer_seed(s.seed, l.id));
+    check_data_files<Format>(l, s.data_dir);
+    tb::problem<Format> pr;
+    pr.shape = l.gemm;
+    pr.a = read_operand_file<Format>(data_file(s.data_dir, l.name, 'a'));
+    pr.b = read_operand_file<Format>(data_file(s.data_dir, l.name, 'b'));
+    return pr;
+}
+
+// Sorts each transaction by the matrix it touches.
+class traffic_counter {
+public:
+    void start(const matmul_job& job) {
+        m_job = job;
+        m_counts = {};
+        m_c_row_writes = 0;
+    }
+    void observe(const tlm::tlm_generic_payload& t) {
+        const std::uint64_t addr = t.get_address(), len = t.get_data_length();
+        const bool write = t.is_write();
+        (write ? m_counts.writes : m_counts.reads) += 1;
+        auto in = [&](const matrix_layout& l) { return l.rows && addr >= l.base && addr < l.end(); };
+        if (in(m_job.a) && !write) {
+            m_counts.a_read_bytes += len;
+        } else if (in(m_job.b) && !write) {
+            m_counts.b_read_bytes += len;
+        } else if (in(m_job.c)) {
+            (write ? m_counts.c_write_bytes : m_counts.c_read_bytes) += len;
+            if (write) ++m_c_row_writes;
+        } else if (m_job.uses_partial_buffer() && in(m_job.partial)) {
+            (write ? m_counts.partial_write_bytes : m_counts.partial_read_bytes) += len;
+        } else {
+            m_counts.other_bytes += len;
+        }
+    }
+    const traffic_counts& counts() const { return m_counts; }
+    // Writes to C so far: one per real row of every drained tile.
+    std::uint64_t c_row_writes() const { return m_c_row_writes; }
+
+private:
+    matmul_job m_job;
+    traffic_counts m_counts;
+    std::uint64_t m_c_row_writes = 0;
+};
+
+inline std::uint64_t to_ps(const sc_core::sc_time& t) {
+    return static_cast<std::uint64_t>(std::llround(t.to_seconds() * 1e12));
+}
+
+template <class Format>
+class layer_runner {
+public:
+    // Called after every write to C with the writes so far and the writes the layer will make.
+    std::function<void(std::uint64_t done, std::uint64_t total)> on_c_write;
+
+    explicit layer_runner(tb::testbench<Format>& bench) : m_bench(bench) {
+        bench.monitor.dmi_reads = false;
+        auto scoreboard = bench.monitor.on_write;
+        bench.monitor.on_write = [this, scoreboard](const tlm::tlm_generic_payload& t) {
+            if (scoreboard) scoreboard(t);
+            m_traffic.observe(t);
+            if (on_c_write && t.is_write() && m_traffic.c_row_writes() != m_seen) {
+                m_seen = m_traffic.c_row_writes();
+                on_c_write(m_seen, m_expected_c_writes);
+            }
+        };
+        bench.monitor.on_read = [this](const tlm::tlm_generic_payload& t) { m_traffic.observe(t); };
+    }
+
+    tb::testbench<Format>& bench() { return m_bench; }
+
+    layer_record run(const layer& l, const run_settings& s, const tb::problem<Format>& pr) {
+        tb::run_options opt;
+        opt.engine = s.engine;
+        opt.inject = s.inject;
+        const std::size_t n = m_bench.size();
+        m_traffic.start(m_bench.plan_memory(pr.shape, opt));
+        m_seen = 0;
+        m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, n);
+        const tb::run_outcome<Format> out = m_bench.run(pr, opt);
+
+        layer_record r;
+        r.topology = s.topology;
+        r.layers_in_topology = s.layers_in_topology;
+        r.sweep = s.sweep;
+        r.layer_id = l.id;
+        r.layer = l.name;
+        r.kind = to_string(l.kind);
+        if (l.kind == layer_kind::conv) {
+            const conv_params& c = l.conv;
+            r.conv = {c.ifmap_h,  c.ifmap_w, c.filter_h, c.filter_w,
+                      c.channels, c.filters, c.stride_h, c.stride_w};
+        }
+        r.array_rows = r.array_cols = n;
+        r.m = pr.shape.m;
+        r.k = pr.shape.k;
+        r.p = pr.shape.p;
+        r.dtype = s.dtype;
+        r.engine = std::string(to_string(s.engine));
+        r.seed = s.seed;
+        r.data = s.data_dir.empty() ? "random" : "npy";
+        r.inject = std::string(tb::to_string(s.inject));
+        const job_result& res = out.result;
+        r.status = to_string(res.status);
+        r.error = res.error;
+        r.pass = out.pass();
+        r.checked = out.scoreboard.checked;
+        r.mismatches = out.scoreboard.mismatches;
+        for (std::size_t i = 0; i < out.scoreboard.errors.size() && i < 8; ++i)
+            r.scoreboard_errors.push_back(out.scoreboard.errors[i]);
+        r.tiles = res.tiles.size();
+        r.advance_edges = res.advance_edges;
+        r.macs_padded = res.macs_padded;
+        r.macs_real = res.macs_real;
+        r.real_outputs = res.real_outputs;
+        r.masked_outputs = res.masked_outputs;
+        std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::uint64_t> groups;
+        for (const auto& t : res.tiles)
+            ++groups[{t.advance_edges, t.real_outputs, t.macs_real}];
+        for (const auto& [key, count] : groups)
+            r.folds.push_back({count, std::get<0>(key), std::get<1>(key), std::get<2>(key)});
+        std::sort(r.folds.begin(), r.folds.end());
+        r.clock_ps = to_ps(m_bench.controller.cfg().clock_period);
+        r.sim_time_ps = to_ps(res.end - res.start);
+        r.clear_ps = to_ps(res.phases.clear);
+        r.load_ps = to_ps(res.phases.load);
+        r.advance_ps = to_ps(res.phases.advance);
+        r.drain_ps = to_ps(res.phases.drain);
+        r.traffic = m_traffic.counts();
+        return r;
+    }
+
+private:
+    tb::testbench<Format>& m_bench;
+    traffic_counter m_traffic;
+    std::uint64_t m_seen = 0;
+    std::uint64_t m_expected_c_writes = 0;
+};
+
+}  // namespace systolic::run

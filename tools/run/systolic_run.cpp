@@ -1,0 +1,522 @@
+// systolic-run: every layer of a SCALE-Sim topology on the systolic array model, each checked by
+// the scoreboard, with SCALE-Sim-style reports. Sweeps over array sizes run in this process (one
+// testbench per size, all built before the first sc_start) or, with --jobs J, as J local processes
+// of one (layer, array) job each, merged into the same reports. --emit-jobs prints those job lines
+// for a cluster, and --merge combines their files. Exit status: 0 every layer passed, 1 a layer
+// failed its checks, 2 bad usage or bad input (one line on stderr, no report written).
+#include <fcntl.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
+#include <climits>
+#include <cstdlib>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <iostream>
+#include <map>
+#include <memory>
+#include <sstream>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "cli_options.h"
+#include "memory_estimate.h"
+#include "npy.h"
+#include "output_files.h"
+#include "progress.h"
+#include "report.h"
+#include "run_options.h"
+#include "run_report.h"
+#include "runner.h"
+#include "systolic/log.h"
+#include "topology.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using namespace systolic;
+using namespace systolic::run;
+using tb::usage_error;
+
+constexpr int exit_pass = 0;
+constexpr int exit_fail = 1;
+constexpr int exit_usage = 2;
+
+// One (array, layer) pair of a run.
+struct job_spec {
+    std::uint64_t n;
+    const layer* l;
+};
+
+// The PE-updates of a job: the weight the progress bar gives it.
+double job_work(const job_spec& j) {
+    const auto c = count_job(j.l->gemm, j.n);
+    return double(c.advance_edges) * double(j.n) * double(j.n);
+}
+
+struct plan {
+    topology topo;
+    std::vector<std::uint64_t> arrays;
+    run_settings settings;
+    std::vector<job_spec> jobs;  // in report order: arrays as given, then layers
+};
+
+plan make_plan(const run_cli& o) {
+    plan p;
+    try {
+        p.topo = read_topology(o.topology);
+    } catch (const topology_error& e) {
+        throw usage_error(e.what());
+    }
+    p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
+    p.settings.topology = p.topo.name;
+    p.settings.layers_in_topology = p.topo.layers.size();
+    for (auto n : p.arrays)
+        p.settings.sweep.push_back(array_name(n));
+    p.settings.dtype = o.dtype;
+    p.settings.engine = *parse_engine_kind(o.engine);
+    p.settings.seed = o.seed;
+    p.settings.inject = *tb::parse_fault(o.inject);
+    if (o.data) {
+        p.settings.data_dir = *o.data;
+        struct stat st {};
+        if (::stat(o.data->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw usage_error("--data " + *o.data + " is not a directory");
+        std::map<std::string, std::uint64_t> names;
+        for (const auto& l : p.topo.layers) {
+            if (l.name.find('/') != std::string::npos)
+                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
+                                  tb::one_line(l.name) + "' cannot name a file under --data");
+            if (!names.emplace(l.name, l.line).second)
+                throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
+                                  tb::one_line(l.name) + "' is also on line " +
+                                  std::to_string(names[l.name]) + "; --data names files by layer");
+        }
+    }
+    for (auto n : p.arrays)
+        for (const auto& l : p.topo.layers)
+            p.jobs.push_back({n, &l});
+    if (o.job) {
+        const auto [n, id] = parse_job(*o.job);
+        if (std::find(p.arrays.begin(), p.arrays.end(), n) == p.arrays.end())
+            throw usage_error("--job " + *o.job + ": " + array_name(n) + " is not in the sweep");
+        if (id >= p.topo.layers.size())
+            throw usage_error("--job " + *o.job + ": the topology has layers 0 to " +
+                              std::to_string(p.topo.layers.size() - 1));
+        p.jobs = {{n, &p.topo.layers[id]}};
+    }
+    return p;
+}
+
+// Refuses a job estimated to need more than the limit, before anything runs.
+template <class Format>
+void check_memory(const plan& p, const run_cli& o) {
+    const std::uint64_t limit = o.max_memory ? *o.max_memory : tb::default_memory_limit();
+    for (const auto& j : p.jobs) {
+        tb::memory_job mj;
+        mj.m = j.l->gemm.m;
+        mj.k = j.l->gemm.k;
+        mj.p = j.l->gemm.p;
+        mj.n = j.n;
+        mj.operand_bytes = sizeof(typename Format::operand_type);
+        mj.file_bytes = p.settings.data_dir.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
+        mj.accumulator_bytes = mj.output_bytes = sizeof(typename Format::accumulator_type);
+        const auto est = tb::estimate_memory(mj);
+        if (est.total > limit)
+            throw usage_error("layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) + ") on " +
+                              array_name(j.n) + " needs about " + tb::format_bytes(est.total) +
+                              " of memory, over the limit of " + tb::format_bytes(limit) +
+                              (o.max_memory ? " set by --max-memory"
+                                            : " (half of physical memory; --max-memory changes it)"));
+    }
+}
+
+// Runs the plan's jobs in this process: one testbench per array size, all built first.
+template <class Format>
+std::vector<layer_record> run_here(const plan& p, bool progress) {
+    if (!p.settings.data_dir.empty())
+        for (const auto& j : p.jobs)
+            check_data_files<Format>(*j.l, p.settings.data_dir);
+    tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
+    std::map<std::uint64_t, std::unique_ptr<tb::testbench<Format>>> benches;
+    std::map<std::uint64_t, std::unique_ptr<layer_runner<Format>>> runners;
+    for (const auto& j : p.jobs) {
+        if (benches.count(j.n)) continue;
+        typename tb::testbench<Format>::config cfg;
+        cfg.n = j.n;
+        const std::string name = "tb_" + std::to_string(j.n);
+        benches[j.n] = std::make_unique<tb::testbench<Format>>(name.c_str(), cfg);
+        runners[j.n] = std::make_unique<layer_runner<Format>>(*benches[j.n]);
+    }
+    double total = 0;
+    for (const auto& j : p.jobs)
+        total += job_work(j);
+    progress_bar bar(progress, total);
+    std::vector<layer_record> records;
+    double done = 0;
+    for (std::size_t i = 0; i < p.jobs.size(); ++i) {
+        const job_spec& j = p.jobs[i];
+        const double work = job_work(j);
+        const std::uint64_t tiles = count_job(j.l->gemm, j.n).tiles;
+        std::ostringstream head;
+        head << "job " << i + 1 << "/" << p.jobs.size() << ": layer " << j.l->id << " " << j.l->name << " on "
+             << array_name(j.n);
+        layer_runner<Format>& runner = *runners[j.n];
+        runner.on_c_write = [&](std::uint64_t writes, std::uint64_t all) {
+            if (!bar.enabled() || all == 0) return;
+            const double f = double(writes) / double(all);
+            bar.update(done + f * work, head.str() + ", tile " +
+                                            std::to_string(std::uint64_t(f * double(tiles))) + "/" +
+                                            std::to_string(tiles));
+        };
+        bar.update(done, head.str() + ", preparing", true);
+        const tb::problem<Format> pr = layer_problem<Format>(*j.l, p.settings);
+        records.push_back(runner.run(*j.l, p.settings, pr));
+        done += work;
+    }
+    bar.finish();
+    return records;
+}
+
+template <class Format>
+std::vector<layer_record> run_dispatch(const plan& p, const run_cli& o, bool progress) {
+    check_memory<Format>(p, o);
+    return run_here<Format>(p, progress);
+}
+
+std::vector<layer_record> run_in_process(const plan& p, const run_cli& o, bool progress) {
+    if (o.dtype == "int8") return run_dispatch<int8_format>(p, o, progress);
+    if (o.dtype == "fp32") return run_dispatch<fp32_format>(p, o, progress);
+    if (o.dtype == "bf16") return run_dispatch<bf16_format>(p, o, progress);
+    return run_dispatch<int32_format>(p, o, progress);
+}
+
+std::string self_exe() {
+    char buf[PATH_MAX];
+    const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
+    if (n <= 0) throw usage_error("cannot find this executable's path (/proc/self/exe)");
+    return std::string(buf, std::size_t(n));
+}
+
+std::string absolute(const std::string& path) {
+    std::error_code ec;
+    const fs::path a = fs::absolute(path, ec);
+    return ec ? path : a.lexically_normal().string();
+}
+
+// The arguments of one job's command: every setting spelled out, every path absolute, so that the
+// line runs the same from any directory on any host that sees the same files.
+std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spec& j,
+                                  const std::string& dir) {
+    std::string arrays;
+    for (auto n : p.arrays)
+        arrays += (arrays.empty() ? "" : ",") + std::to_string(n);
+    std::vector<std::string> a = {self_exe(),
+                                  "--topology",
+                                  absolute(o.topology),
+                                  "--array",
+                                  arrays,
+                                  "--dtype",
+                                  o.dtype,
+                                  "--engine",
+                                  o.engine,
+                                  "--seed",
+                                  std::to_string(o.seed),
+                                  "--job",
+                                  array_name(j.n) + ":" + std::to_string(j.l->id),
+                                  "--job-out",
+                                  absolute((fs::path(dir) / job_file_name(j.n, j.l->id)).string()),
+                                  "--no-progress"};
+    if (o.data) a.insert(a.end(), {"--data", absolute(*o.data)});
+    if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
+    if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
+    if (o.inject != "none") a.insert(a.end(), {"--inject", o.inject});
+    return a;
+}
+
+std::string first_line_of(const std::string& path) {
+    std::ifstream in(path);
+    std::string line, last;
+    while (std::getline(in, line))
+        if (!line.empty()) return line;
+    return "no message";
+}
+
+// Removes a directory tree when it goes out of scope.
+struct scratch_dir {
+    std::string path;
+    ~scratch_dir() {
+        std::error_code ec;
+        if (!path.empty()) fs::remove_all(path, ec);
+    }
+};
+
+// Runs every job of the plan as its own process, at most `jobs` at once, and reads their files.
+std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool progress) {
+    // Check what a child would refuse (memory, data files) here first, so that a bad input is one
+    // line from this process and not one per job.
+    if (o.dtype == "int8")
+        check_memory<int8_format>(p, o);
+    else if (o.dtype == "fp32")
+        check_memory<fp32_format>(p, o);
+    else if (o.dtype == "bf16")
+        check_memory<bf16_format>(p, o);
+    else
+        check_memory<int32_format>(p, o);
+    if (o.data) {
+        for (const auto& j : p.jobs) {
+            if (o.dtype == "int8")
+                check_data_files<int8_format>(*j.l, *o.data);
+            else if (o.dtype == "int32")
+                check_data_files<int32_format>(*j.l, *o.data);
+            else
+                check_data_files<fp32_format>(*j.l, *o.data);
+        }
+    }
+    scratch_dir scratch;
+    scratch.path = (fs::path(*o.out) / (".systolic-run-jobs." + std::to_string(::getpid()))).string();
+    std::error_code ec;
+    fs::create_directories(scratch.path, ec);
+    if (ec) throw usage_error("--out " + *o.out + ": cannot create " + scratch.path + ": " + ec.message());
+
+    double total = 0, done = 0;
+    for (const auto& j : p.jobs)
+        total += job_work(j);
+    progress_bar bar(progress, total);
+    std::map<pid_t, std::size_t> running;
+    std::size_t next = 0, finished = 0;
+    std::string failure;
+    auto label = [&] {
+        return std::to_string(finished) + "/" + std::to_string(p.jobs.size()) + " jobs done, " +
+               std::to_string(running.size()) + " running";
+    };
+    while ((next < p.jobs.size() && failure.empty()) || !running.empty()) {
+        while (failure.empty() && next < p.jobs.size() && running.size() < o.jobs) {
+            const std::size_t i = next++;
+            const auto args = job_args(p, o, p.jobs[i], scratch.path);
+            const std::string log = scratch.path + "/job-" + std::to_string(i) + ".stderr";
+            std::vector<char*> argv;
+            for (const auto& a : args)
+                argv.push_back(const_cast<char*>(a.c_str()));
+            argv.push_back(nullptr);
+            const pid_t pid = ::fork();
+            if (pid < 0)
+                throw usage_error(std::string("cannot start a job process: ") + std::strerror(errno));
+            if (pid == 0) {
+                const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
+                const int null = ::open("/dev/null", O_WRONLY);
+                if (fd >= 0) ::dup2(fd, STDERR_FILENO);
+                if (null >= 0) ::dup2(null, STDOUT_FILENO);
+                ::execv(argv[0], argv.data());
+                ::_exit(127);
+            }
+            running[pid] = i;
+        }
+        bar.update(done, label(), true);
+        int status = 0;
+        const pid_t pid = ::waitpid(-1, &status, 0);
+        if (pid < 0) {
+            if (errno == EINTR) continue;
+            break;
+        }
+        const auto it = running.find(pid);
+        if (it == running.end()) continue;
+        const std::size_t i = it->second;
+        running.erase(it);
+        ++finished;
+        done += job_work(p.jobs[i]);
+        const int code = WIFEXITED(status) ? WEXITSTATUS(status) : 128 + WTERMSIG(status);
+        if (code != exit_pass && code != exit_fail && failure.empty()) {
+            const job_spec& j = p.jobs[i];
+            const std::string why =
+                WIFEXITED(status) ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
+                                  : "killed by signal " + std::to_string(WTERMSIG(status));
+            failure = "job " + array_name(j.n) + ":" + std::to_string(j.l->id) + " (" +
+                      tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
+        }
+    }
+    bar.finish();
+    if (!failure.empty()) throw usage_error(failure);
+    std::vector<layer_record> records;
+    for (const auto& j : p.jobs) {
+        try {
+            records.push_back(read_job_file((fs::path(scratch.path) / job_file_name(j.n, j.l->id)).string()));
+        } catch (const report_error& e) {
+            throw usage_error(e.what());
+        }
+    }
+    return records;
+}
+
+// The three reports into --out, all or none.
+void write_reports(const std::string& out_dir, std::vector<layer_record> records) {
+    sort_records(records);
+    const std::string compute = compute_report_csv(records), traffic = traffic_report_csv(records),
+                      json = report_json(records);
+    const std::string c = (fs::path(out_dir) / "COMPUTE_REPORT.csv").string(),
+                      t = (fs::path(out_dir) / "TRAFFIC_REPORT.csv").string(),
+                      j = (fs::path(out_dir) / "report.json").string();
+    tb::output_set files;
+    files.add(c, {compute});
+    files.add(t, {traffic});
+    files.add(j, {json});
+    files.prepare();
+    files.commit();
+}
+
+void prepare_out_dir(const std::string& dir) {
+    std::error_code ec;
+    fs::create_directories(dir, ec);
+    if (ec) throw usage_error("--out " + dir + ": " + ec.message());
+    const fs::path d(dir);
+    tb::check_output_paths({{"--out", (d / "COMPUTE_REPORT.csv").string()},
+                            {"--out", (d / "TRAFFIC_REPORT.csv").string()},
+                            {"--out", (d / "report.json").string()}},
+                           {});
+}
+
+// On stdout: one line per layer for a single array size; for a sweep, one line per array size
+// (every layer is in the reports) and the layers that failed.
+std::string summary(std::vector<layer_record> records) {
+    sort_records(records);
+    std::ostringstream os;
+    const bool sweep = records.front().sweep.size() > 1;
+    char line[512];
+    for (const auto& r : records) {
+        if (sweep && r.pass) continue;
+        const compute_figures f = compute_figures_of(r);
+        std::snprintf(
+            line, sizeof line,
+            "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%, %s\n",
+            r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id),
+            tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
+            static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
+            static_cast<unsigned long long>(r.advance_edges), static_cast<unsigned long long>(r.tiles),
+            f.overall_util, r.pass ? "PASS" : "FAIL");
+        os << line;
+        for (const auto& e : r.scoreboard_errors)
+            os << "  error: " << e << "\n";
+        if (!r.error.empty() && r.scoreboard_errors.empty()) os << "  error: " << r.error << "\n";
+    }
+    if (sweep) {
+        for (const auto& a : records.front().sweep) {
+            std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
+            for (const auto& r : records)
+                if (r.array_name() == a) {
+                    edges += r.advance_edges;
+                    macs += r.macs_real;
+                    pes = r.array_rows * r.array_cols;
+                    ++layers;
+                    failed += !r.pass;
+                }
+            std::snprintf(
+                line, sizeof line, "%-9s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
+                static_cast<unsigned long long>(layers), static_cast<unsigned long long>(edges),
+                edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0, failed ? "FAIL" : "PASS");
+            os << line;
+        }
+    }
+    const bool pass =
+        std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
+    os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
+    return os.str();
+}
+
+int finish(const std::string& out_dir, const std::vector<layer_record>& records) {
+    write_reports(out_dir, records);
+    const std::string text = summary(records);
+    if (!tb::write_stdout(text)) return exit_usage;
+    return std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; })
+               ? exit_pass
+               : exit_fail;
+}
+
+int merge(const run_cli& o) {
+    const std::string dir = *o.merge;
+    std::error_code ec;
+    if (!fs::is_directory(dir, ec)) throw usage_error("--merge " + dir + " is not a directory");
+    std::vector<std::string> files;
+    for (const auto& e : fs::directory_iterator(dir, ec))
+        if (e.path().extension() == ".json") files.push_back(e.path().string());
+    if (ec) throw usage_error("--merge " + dir + ": " + ec.message());
+    std::sort(files.begin(), files.end());
+    // report.json in the job directory would be read as a foreign job file by the next merge.
+    if (fs::exists(*o.out, ec) && fs::equivalent(dir, *o.out, ec))
+        throw usage_error("--out " + *o.out +
+                          " is the --merge directory; give the reports a directory of their own");
+    std::vector<layer_record> records;
+    try {
+        for (const auto& f : files)
+            records.push_back(read_job_file(f));
+        check_complete(records, dir);
+    } catch (const report_error& e) {
+        throw usage_error(e.what());
+    }
+    prepare_out_dir(*o.out);
+    return finish(*o.out, records);
+}
+
+int emit_jobs(const plan& p, const run_cli& o) {
+    std::error_code ec;
+    fs::create_directories(*o.out, ec);
+    if (ec) throw usage_error("--out " + *o.out + ": " + ec.message());
+    std::string text;
+    for (const auto& j : p.jobs) {
+        std::string line;
+        for (const auto& a : job_args(p, o, j, *o.out))
+            line += (line.empty() ? "" : " ") + shell_quote(a);
+        text += line + "\n";
+    }
+    return tb::write_stdout(text) ? exit_pass : exit_usage;
+}
+
+int run_main(const run_cli& o) {
+    if (o.merge) return merge(o);
+    const plan p = make_plan(o);
+    if (o.emit_jobs) return emit_jobs(p, o);
+    const bool progress = !o.no_progress && stderr_is_terminal();
+    if (o.job) {
+        tb::check_output_paths({{"--job-out", *o.job_out}}, {{"--topology", o.topology}});
+        const auto records = run_in_process(p, o, false);
+        tb::write_file_atomically(*o.job_out, job_file_text(records.front()));
+        return records.front().pass ? exit_pass : exit_fail;
+    }
+    prepare_out_dir(*o.out);
+    const auto records =
+        o.jobs > 1 && p.jobs.size() > 1 ? run_in_processes(p, o, progress) : run_in_process(p, o, progress);
+    return finish(*o.out, records);
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    run_cli o;
+    const cli_outcome parsed = parse_run_command_line(argc, argv, o);
+    if (!parsed.run) {
+        std::cerr << parsed.err;
+        if (!parsed.out.empty() && !tb::write_stdout(parsed.out)) return exit_usage;
+        return parsed.exit_status;
+    }
+    try {
+        const auto level = parse_log_level(o.log_level);
+        if (!level) throw usage_error("--log-level must be trace, debug, info, warn, error, critical or off");
+        set_log_level(*level);
+        return run_main(o);
+    } catch (const std::bad_alloc&) {
+        std::cerr << "systolic-run: error: out of memory (see --max-memory)\n";
+        return exit_usage;
+    } catch (const std::exception& e) {
+        std::cerr << "systolic-run: error: " << tb::one_line(e.what()) << "\n";
+        return exit_usage;
+    }
+}
+
+// SystemC's banner off before SystemC initialises: stdout carries only the summary.
+int main(int argc, char* argv[]) {
+    ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
+    return sc_core::sc_elab_and_sim(argc, argv);
+}

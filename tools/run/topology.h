@@ -1,0 +1,67 @@
+// SCALE-Sim topology files, read as SCALE-Sim reads them, and each layer lowered to one GEMM.
+//  - GEMM files: header "Layer, M, N, K," then one row per layer. SCALE-Sim's N is our P.
+//  - Convolution files: header "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width,
+//    Channels, Num Filter, Strides," (an optional ninth column gives a separate column stride).
+//    Lowered as SCALE-Sim lowers them (topology_utils.py): no padding, an output side of
+//    ceil((ifmap - filter + stride) / stride), M = output pixels, K = filter height x width x
+//    channels, P = filters. A layer whose name contains "DP" is depth-wise, as in SCALE-Sim: it runs
+//    as one single-channel layer per channel, named <name>Channel_<c>.
+// Every row ends with a comma (SCALE-Sim drops the last field); a row without one is accepted too.
+// Any bad row is a topology_error whose message is one line naming the file, the line and the field.
+// Plain C++.
+#pragma once
+
+#include <cstdint>
+#include <stdexcept>
+#include <string>
+#include <string_view>
+#include <vector>
+
+#include "systolic/counting.h"
+
+namespace systolic::run {
+
+struct topology_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+enum class layer_kind { gemm, conv };
+const char* to_string(layer_kind kind);  // "gemm", "conv"
+
+struct conv_params {
+    std::uint64_t ifmap_h = 0, ifmap_w = 0;
+    std::uint64_t filter_h = 0, filter_w = 0;
+    std::uint64_t channels = 0, filters = 0;
+    std::uint64_t stride_h = 1, stride_w = 1;
+    std::uint64_t ofmap_h = 0, ofmap_w = 0;  // SCALE-Sim's output sides
+};
+
+struct layer {
+    std::size_t id = 0;  // LayerID: 0-based position in the lowered list
+    std::string name;
+    std::uint64_t line = 0;  // where it came from, for messages
+    layer_kind kind = layer_kind::gemm;
+    problem_shape gemm;  // the GEMM the layer runs as: M x K times K x P
+    conv_params conv;    // conv layers only
+};
+
+struct topology {
+    std::string name;  // the file name without directory and extension, as SCALE-Sim names a run
+    layer_kind kind = layer_kind::gemm;
+    std::vector<layer> layers;
+};
+
+// Largest dimension of a lowered GEMM we accept, so that a typo is an error and not an allocation.
+constexpr std::uint64_t max_dimension = 0x7fffffff;
+
+// SCALE-Sim's convolution output side.
+constexpr std::uint64_t conv_output_side(std::uint64_t ifmap, std::uint64_t filter, std::uint64_t stride) {
+    return ceil_div(ifmap - filter + stride, stride);
+}
+
+// Parses a topology file's text; `path` names it in messages.
+topology parse_topology(std::string_view text, const std::string& path);
+// Reads and parses a file (regular files only).
+topology read_topology(const std::string& path);
+
+}  // namespace systolic::run
