@@ -20,6 +20,15 @@
 #endif
 
 namespace systolic::tb {
+std::string file_kind(unsigned mode) {
+    if (S_ISDIR(mode)) return "a directory";
+    if (S_ISFIFO(mode)) return "a FIFO";
+    if (S_ISCHR(mode)) return "a character device";
+    if (S_ISBLK(mode)) return "a block device";
+    if (S_ISSOCK(mode)) return "a socket";
+    return "not a regular file";
+}
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -41,16 +50,6 @@ std::string errno_text(int err) {
     return err != 0 ? std::string(std::strerror(err)) : "unknown error";
 }
 
-#if !defined(_WIN32)
-std::string file_kind(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
-#endif
 
 bool host_is_little_endian() {
     const std::uint16_t one = 1;

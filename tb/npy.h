@@ -14,6 +14,9 @@
 
 namespace systolic::tb {
 
+// What a file that is not a regular one is, for messages: "a directory", "a FIFO", ... (st_mode).
+std::string file_kind(unsigned mode);
+
 // Thrown for any unreadable, malformed or unsupported input, and for failed writes. what() is one line that
 // starts with the file path, e.g. "A.npy: dtype '<f8' is not supported, expected int32 ('<i4')".
 class npy_error : public std::runtime_error {

@@ -13,20 +13,13 @@
 #include <system_error>
 
 #include "cli_options.h"
+#include "npy.h"
 
 namespace systolic::tb {
 namespace {
 
 namespace fs = std::filesystem;
 
-std::string kind_of(mode_t mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
 
 // Same file: the same inode when both exist, else the same normalised absolute path.
 bool same_file(const std::string& a, const std::string& b) {
@@ -60,7 +53,7 @@ void check_output_paths(const std::vector<named_path>& outputs, const std::vecto
         struct stat st {};
         if (::stat(out.path.c_str(), &st) == 0) {
             if (!S_ISREG(st.st_mode))
-                throw usage_error(out.option + " " + out.path + " exists and is " + kind_of(st.st_mode) +
+                throw usage_error(out.option + " " + out.path + " exists and is " + file_kind(st.st_mode) +
                                   ", not a regular file; refusing to replace it");
         } else if (errno != ENOENT) {
             throw usage_error(out.option + " " + out.path + ": " + errno_text());
@@ -146,7 +139,7 @@ void output_set::commit() {
         struct stat st {};
         if (::stat(e.path.c_str(), &st) == 0 && !S_ISREG(st.st_mode)) {
             discard();
-            throw std::runtime_error(e.path + ": became " + kind_of(st.st_mode) +
+            throw std::runtime_error(e.path + ": became " + file_kind(st.st_mode) +
                                      " while the job ran; not replaced");
         }
         if (std::rename(e.temp.c_str(), e.path.c_str()) != 0) {
