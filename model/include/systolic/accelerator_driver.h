@@ -95,9 +95,11 @@ static inline void systolic_program(const systolic_dev *dev, const systolic_job 
     dev->write32(dev->ctx, SYSTOLIC_REG_ZERO_POINT, (uint32_t)job->zero_point);
 }
 
-/* Starts the programmed job; with irq non-zero the interrupt line follows IRQ_STATUS. Whether the
- * start was accepted shows in STATUS: BUSY, or ERROR with the code in ERROR. */
+/* Starts the programmed job; with irq non-zero the interrupt line follows IRQ_STATUS. Causes left
+ * over from earlier jobs are cleared first, so that the line (or IRQ_STATUS) then speaks of this job
+ * only. Whether the start was accepted shows in STATUS: BUSY, or ERROR with the code in ERROR. */
 static inline void systolic_start(const systolic_dev *dev, int irq) {
+    dev->write32(dev->ctx, SYSTOLIC_REG_IRQ_STATUS, SYSTOLIC_IRQ_DONE | SYSTOLIC_IRQ_ERROR);
     dev->write32(dev->ctx, SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_START | (irq ? SYSTOLIC_CTRL_IRQ_EN : 0u));
 }
 

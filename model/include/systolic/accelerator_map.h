@@ -78,7 +78,7 @@ inline constexpr field ctrl_fields[] = {
 };
 inline constexpr field status_fields[] = {
     {"BUSY", 0, 1, "A job is running (or stopping after a soft reset)."},
-    {"DONE", 1, 1, "The last job completed; cleared by START and by soft reset."},
+    {"DONE", 1, 1, "The last job completed; cleared by an accepted START and by soft reset."},
     {"ERROR", 2, 1, "ERROR holds a code other than ERR_NONE."},
 };
 inline constexpr field irq_fields[] = {

@@ -59,7 +59,7 @@
 
 /* STATUS fields */
 #define SYSTOLIC_STATUS_BUSY (1u << 0) /* A job is running (or stopping after a soft reset). */
-#define SYSTOLIC_STATUS_DONE (1u << 1) /* The last job completed; cleared by START and by soft reset. */
+#define SYSTOLIC_STATUS_DONE (1u << 1) /* The last job completed; cleared by an accepted START and by soft reset. */
 #define SYSTOLIC_STATUS_ERROR (1u << 2) /* ERROR holds a code other than ERR_NONE. */
 
 /* IRQ_STATUS fields */
