@@ -205,7 +205,11 @@ void accelerator::start() {
     m_dma_failed = false;
     // The job starts when the write does in the initiator's time (its annotated delay).
     m_start_time = sc_core::sc_time_stamp() + m_access_delay;
-    m_start_event.notify(m_access_delay);
+    // Before the simulation starts (a platform that programs the job in sc_main), run() finds the
+    // job when it first runs; an event notified during elaboration would be lost.
+    const auto status = sc_core::sc_get_status();
+    if (status != sc_core::SC_ELABORATION && status != sc_core::SC_BEFORE_END_OF_ELABORATION)
+        m_start_event.notify(m_access_delay);
     m_log->info("START: M={} K={} P={} dtype {}", m_pending.job.shape.m, m_pending.job.shape.k,
                 m_pending.job.shape.p, static_cast<unsigned>(m_pending.dtype));
     update_status();
@@ -252,7 +256,8 @@ void accelerator::drive_irq() {
 
 void accelerator::run() {
     for (;;) {
-        sc_core::wait(m_start_event);
+        if (!m_busy) sc_core::wait(m_start_event);
+        if (!m_busy) continue;  // a soft reset came between START and here
         m_launched = true;
         with_lane(m_pending.dtype, [this](auto& l) {
             try {
