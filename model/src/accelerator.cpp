@@ -40,10 +40,10 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
     m_int32 = std::make_unique<lane<int32_format>>("int32", cfg);
     m_fp32 = std::make_unique<lane<fp32_format>>("fp32", cfg);
     m_bf16 = std::make_unique<lane<bf16_format>>("bf16", cfg);
-    m_int8->ctrl.initiator_socket.bind(m_funnel);
-    m_int32->ctrl.initiator_socket.bind(m_funnel);
-    m_fp32->ctrl.initiator_socket.bind(m_funnel);
-    m_bf16->ctrl.initiator_socket.bind(m_funnel);
+    m_int8->ctrl->initiator_socket.bind(m_funnel);
+    m_int32->ctrl->initiator_socket.bind(m_funnel);
+    m_fp32->ctrl->initiator_socket.bind(m_funnel);
+    m_bf16->ctrl->initiator_socket.bind(m_funnel);
 
     regs.register_b_transport(this, &accelerator::b_transport);
     regs.register_transport_dbg(this, &accelerator::transport_dbg);
@@ -62,8 +62,14 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
     dont_initialize();
 }
 
-// The newest children first (the arrays' PEs are many; see systolic_array.h on teardown order).
+// SystemC finds a destroyed module by a linear search of one flat registry from its front and
+// moves the registry's last module into the hole (systolic_array.h). Four arrays of N^2 PEs each
+// torn down one after another would search past the older arrays for every PE of the newer ones
+// (30 s at N = 256). So: the oldest PEs of the oldest array first, which opens holes near the
+// front that the newest modules fill; then every module newest first, so that each one is found in
+// one of those holes.
 accelerator::~accelerator() {
+    m_int8->array->destroy_oldest_pes(64);
     m_bf16.reset();
     m_fp32.reset();
     m_int32.reset();
@@ -230,7 +236,7 @@ void accelerator::soft_reset() {
         m_busy = false;
     } else if (m_busy) {
         m_aborting = true;
-        with_lane(m_pending.dtype, [](auto& l) { l.ctrl.abort(); });
+        with_lane(m_pending.dtype, [](auto& l) { l.ctrl->abort(); });
     }
     m_regs.reset();
     m_done = false;
@@ -261,7 +267,7 @@ void accelerator::run() {
         m_launched = true;
         with_lane(m_pending.dtype, [this](auto& l) {
             try {
-                l.ctrl.start(m_pending.job);
+                l.ctrl->start(m_pending.job);
             } catch (const std::exception& e) {  // decode_job ran the same checks: a model defect
                 job_result r;
                 r.status = job_status::rejected;
@@ -269,8 +275,8 @@ void accelerator::run() {
                 finish(r);
                 return;
             }
-            sc_core::wait(l.ctrl.done_event());
-            finish(l.ctrl.result());
+            sc_core::wait(l.ctrl->done_event());
+            finish(l.ctrl->result());
         });
     }
 }

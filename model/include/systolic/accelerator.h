@@ -61,13 +61,21 @@ public:
     const sc_core::sc_event& job_end_event() const { return m_end_event; }
 
 private:
+    // One number format's array and controller. Torn down newest first: the controller, the PEs
+    // (rows newest first), the array module.
     template <class Format>
     struct lane {
-        systolic_array<Format> array;
-        tile_controller<Format> ctrl;
+        std::unique_ptr<systolic_array<Format>> array;
+        std::unique_ptr<tile_controller<Format>> ctrl;
         lane(const std::string& format, const config& cfg)
-            : array(("array_" + format).c_str(), cfg.array_size),
-              ctrl(("ctrl_" + format).c_str(), array, controller_config(cfg)) {}
+            : array(std::make_unique<systolic_array<Format>>(("array_" + format).c_str(), cfg.array_size)),
+              ctrl(std::make_unique<tile_controller<Format>>(("ctrl_" + format).c_str(), *array,
+                                                             controller_config(cfg))) {}
+        ~lane() {
+            ctrl.reset();
+            array->destroy_pes_newest_first();
+            array.reset();
+        }
         static typename tile_controller<Format>::config controller_config(const config& cfg) {
             typename tile_controller<Format>::config c;
             c.clock_period = cfg.clock_period;
