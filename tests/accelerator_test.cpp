@@ -98,10 +98,16 @@ std::uint32_t read32(void* ctx, std::uint32_t offset) {
 void write32(void* ctx, std::uint32_t offset, std::uint32_t value) {
     EXPECT_TLM_OK(static_cast<test_initiator*>(ctx)->write(offset, value)) << "offset " << offset;
 }
-systolic_dev device() { return systolic_dev{&bench().cpu, read32, write32}; }
+systolic_dev device() {
+    return systolic_dev{&bench().cpu, read32, write32};
+}
 
-std::uint32_t rd(std::uint32_t offset) { return read32(&bench().cpu, offset); }
-void wr(std::uint32_t offset, std::uint32_t v) { write32(&bench().cpu, offset, v); }
+std::uint32_t rd(std::uint32_t offset) {
+    return read32(&bench().cpu, offset);
+}
+void wr(std::uint32_t offset, std::uint32_t v) {
+    write32(&bench().cpu, offset, v);
+}
 
 // Runs the simulation until nothing is left to do (or the limit, a hang).
 void settle(sc_core::sc_time limit = sc_core::sc_time(10, sc_core::SC_MS)) {
@@ -194,11 +200,13 @@ template <class Format>
 std::vector<std::uint8_t> read_c(const placed<Format>& p) {
     std::vector<std::uint8_t> c(p.job.m * p.job.p * p.c_elem);
     for (std::uint64_t r = 0; r < p.job.m; ++r)
-        bench().mem.core().read(p.job.c_addr + r * p.job.c_stride, &c[r * p.job.p * p.c_elem], p.job.p * p.c_elem);
+        bench().mem.core().read(p.job.c_addr + r * p.job.c_stride, &c[r * p.job.p * p.c_elem],
+                                p.job.p * p.c_elem);
     return c;
 }
 
-bool inside(std::uint64_t addr, std::uint64_t base, std::uint32_t rows, std::uint32_t stride, std::uint64_t row_bytes) {
+bool inside(std::uint64_t addr, std::uint64_t base, std::uint32_t rows, std::uint32_t stride,
+            std::uint64_t row_bytes) {
     if (addr < base || addr >= base + std::uint64_t{rows} * stride) return false;
     return (addr - base) % stride < row_bytes;
 }
@@ -211,7 +219,8 @@ std::uint64_t changed_outside(const placed<Format>& p, const std::vector<std::ui
     for (std::uint64_t i = 0; i < k_mem_size; ++i) {
         const std::uint64_t addr = k_mem_base + i;
         if (inside(addr, p.job.c_addr, p.job.m, p.job.c_stride, p.job.p * p.c_elem)) continue;
-        if (p.job.partial_addr && inside(addr, p.job.partial_addr, p.job.m, p.job.p * asz, p.job.p * asz)) continue;
+        if (p.job.partial_addr && inside(addr, p.job.partial_addr, p.job.m, p.job.p * asz, p.job.p * asz))
+            continue;
         changed += core.data()[i] != before[i];
     }
     return changed;
@@ -256,7 +265,8 @@ TEST(Registers, WritesToReadOnlyRegistersGetCommandError) {
         if (r.rule != regmap::access::ro) continue;
         ++ro;
         const std::uint32_t before = rd(r.offset);
-        EXPECT_TLM_RESPONSE(tlm::TLM_COMMAND_ERROR_RESPONSE, cpu.write<std::uint32_t>(r.offset, ~before)) << r.name;
+        EXPECT_TLM_RESPONSE(tlm::TLM_COMMAND_ERROR_RESPONSE, cpu.write<std::uint32_t>(r.offset, ~before))
+            << r.name;
         EXPECT_EQ(rd(r.offset), before) << r.name;
     }
     EXPECT_GE(ro, 15);
@@ -266,14 +276,14 @@ TEST(Registers, BadAccessesGetTheirErrorResponses) {
     fresh();
     auto& cpu = bench().cpu;
     std::uint32_t v = 0;
-    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REGS_SIZE, v));            // past the block
-    EXPECT_TLM_ADDRESS_ERROR(cpu.write<std::uint32_t>(0x10000, 1u));      // far outside
-    EXPECT_TLM_ADDRESS_ERROR(cpu.read(0x1c, v));                          // a hole between registers
-    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REG_M + 2, v));            // misaligned
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REGS_SIZE, v));        // past the block
+    EXPECT_TLM_ADDRESS_ERROR(cpu.write<std::uint32_t>(0x10000, 1u));  // far outside
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(0x1c, v));                      // a hole between registers
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REG_M + 2, v));        // misaligned
     std::uint16_t half = 0;
-    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, half));               // 16-bit
+    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, half));  // 16-bit
     std::uint64_t wide = 0;
-    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, wide));               // 64-bit
+    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, wide));  // 64-bit
     EXPECT_TLM_BURST_ERROR(cpu.write(SYSTOLIC_REG_M, wide));
 
     tlm::tlm_generic_payload t;
@@ -294,7 +304,7 @@ TEST(Registers, BadAccessesGetTheirErrorResponses) {
     t.set_byte_enable_length(0);
     t.set_command(tlm::TLM_IGNORE_COMMAND);
     EXPECT_TLM_OK(cpu.transport(t, delay));
-    EXPECT_EQ(rd(SYSTOLIC_REG_M), 0u);  // none of them wrote
+    EXPECT_EQ(rd(SYSTOLIC_REG_M), 0u);        // none of them wrote
     EXPECT_GT(delay, sc_core::SC_ZERO_TIME);  // accesses take time
     EXPECT_TRUE(bench().reg_checker.violations().empty());
 }
@@ -387,7 +397,8 @@ TEST(Jobs, SeedExampleRaisesTheInterruptAtItsEnd) {
 
 template <class Format>
 void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t seed, bool int8_out = false,
-                   std::uint32_t k_tile = 0, bool partials = false, std::uint32_t order = SYSTOLIC_ORDER_ROW) {
+                   std::uint32_t k_tile = 0, bool partials = false,
+                   std::uint32_t order = SYSTOLIC_ORDER_ROW) {
     fresh();
     auto p = place<Format>(s, dtype, seed, int8_out, k_tile, partials);
     p.job.order = order;

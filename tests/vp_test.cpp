@@ -27,9 +27,10 @@ const std::string k_vp = std::string("exec ") + SYSTOLIC_VP;
 const std::string k_tb = std::string("exec ") + SYSTOLIC_TB;
 
 TEST(JobScript, ParsesCommandsOptionsAndComments) {
-    const auto s = vp::parse_script("# comment\n\njob a dtype=int8 m=3 k=4 p=5  # tail\nwrite CTRL START|IRQ_EN\n"
-                                    "read STATUS == DONE\npoll STATUS BUSY 0 10us\n",
-                                    "t.vps");
+    const auto s = vp::parse_script(
+        "# comment\n\njob a dtype=int8 m=3 k=4 p=5  # tail\nwrite CTRL START|IRQ_EN\n"
+        "read STATUS == DONE\npoll STATUS BUSY 0 10us\n",
+        "t.vps");
     ASSERT_EQ(s.size(), 4u);
     EXPECT_EQ(s[0].line, 3);
     EXPECT_EQ(s[0].verb, "job");
@@ -73,15 +74,19 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("job seed: C = A*B with M=3 K=3 P=3 on a 2x2 array"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("C=[[7,2,5],[16,5,14],[25,8,23]]"), std::string::npos);
-    // systolic_start() clears IRQ_STATUS, then writes CTRL: a register latency (1 ns) before the job's 264 ns.
-    EXPECT_NE(r.out.find("cycles: 264 (interrupt 265 ns after systolic_start())"), std::string::npos) << r.out;
+    // systolic_start() clears IRQ_STATUS, then writes CTRL: a register latency (1 ns) before the job's 264
+    // ns.
+    EXPECT_NE(r.out.find("cycles: 264 (interrupt 265 ns after systolic_start())"), std::string::npos)
+        << r.out;
     EXPECT_NE(r.out.find("expected ERR_OVERLAP, got ERR_OVERLAP; memory untouched"), std::string::npos);
-    EXPECT_NE(r.out.find("systolic-vp: 7 jobs (1 expected to fail), 7 checks, 0 failures"), std::string::npos);
+    EXPECT_NE(r.out.find("systolic-vp: 7 jobs (1 expected to fail), 7 checks, 0 failures"),
+              std::string::npos);
     const auto j = nlohmann::json::parse(slurp(path("report.json")));
     EXPECT_TRUE(j.at("pass").get<bool>());
     ASSERT_EQ(j.at("jobs").size(), 7u);
     std::set<std::string> dtypes;
-    for (const auto& job : j.at("jobs")) dtypes.insert(job.at("dtype").get<std::string>());
+    for (const auto& job : j.at("jobs"))
+        dtypes.insert(job.at("dtype").get<std::string>());
     EXPECT_EQ(dtypes, (std::set<std::string>{"int8", "int32", "fp32", "bf16"}));
     EXPECT_EQ(r.err, "");
 }
@@ -130,11 +135,13 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
         {"bf16", "dtype=bf16 m=9 k=12 p=5 seed=10 k_tile=5 policy=partials",
          "--dtype bf16 --m 9 --k 12 --p 5 --seed 10 --k-tile 5 --k-policy partials"},
         {"q8", "dtype=int8 m=8 k=16 p=8 seed=11 k_tile=4 policy=partials out=int8 scale=0.05 zero_point=-4",
-         "--dtype int8 --m 8 --k 16 --p 8 --seed 11 --k-tile 4 --k-policy partials --out-dtype int8 --scale 0.05 "
+         "--dtype int8 --m 8 --k 16 --p 8 --seed 11 --k-tile 4 --k-policy partials --out-dtype int8 --scale "
+         "0.05 "
          "--zero-point -4"},
     };
     std::string script;
-    for (const auto& j : jobs) script += std::string("job ") + j.name + " " + j.vp_keys + "\n";
+    for (const auto& j : jobs)
+        script += std::string("job ") + j.name + " " + j.vp_keys + "\n";
     write("same.vps", script);
     for (const char* n : {"3", "4"}) {
         auto r = run_tool(k_vp, std::string("--array ") + n + " --script same.vps --c-out vp --json vp.json");
@@ -142,7 +149,8 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
         const auto report = nlohmann::json::parse(slurp(path("vp.json")));
         for (std::size_t i = 0; i < std::size(jobs); ++i) {
             const auto& j = jobs[i];
-            r = run_tool(k_tb, std::string("--array ") + n + " " + j.tb_args + " --c-out tb.npy --json tb.json");
+            r = run_tool(k_tb,
+                         std::string("--array ") + n + " " + j.tb_args + " --c-out tb.npy --json tb.json");
             ASSERT_EQ(r.status, 0) << j.name << r.out << r.err;
             const auto tb = nlohmann::json::parse(slurp(path("tb.json")));
             const auto& v = report.at("jobs").at(i);

@@ -17,7 +17,9 @@ namespace systolic::vp {
 
 namespace {
 
-std::uint32_t drv_read32(void* ctx, std::uint32_t offset) { return static_cast<cpu*>(ctx)->reg_read(offset); }
+std::uint32_t drv_read32(void* ctx, std::uint32_t offset) {
+    return static_cast<cpu*>(ctx)->reg_read(offset);
+}
 void drv_write32(void* ctx, std::uint32_t offset, std::uint32_t value) {
     static_cast<cpu*>(ctx)->reg_write(offset, value);
 }
@@ -39,13 +41,16 @@ std::string element(const std::uint8_t* p) {
     return os.str();
 }
 
-std::string error_name(std::uint32_t code) { return value_name(SYSTOLIC_REG_ERROR, code); }
+std::string error_name(std::uint32_t code) {
+    return value_name(SYSTOLIC_REG_ERROR, code);
+}
 
 std::uint64_t key_number(const command& c, const char* key, std::uint64_t fallback) {
     const auto it = c.keys.find(key);
     if (it == c.keys.end()) return fallback;
     const auto v = parse_number(it->second);
-    if (!v) throw script_error("line " + std::to_string(c.line) + ": bad number for " + key + ": " + it->second);
+    if (!v)
+        throw script_error("line " + std::to_string(c.line) + ": bad number for " + key + ": " + it->second);
     return *v;
 }
 
@@ -56,7 +61,8 @@ std::string key_text(const command& c, const char* key, const std::string& fallb
 
 }  // namespace
 
-cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script, std::ostream& out)
+cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
+         std::ostream& out)
     : sc_core::sc_module(name),
       initiator_socket("initiator_socket"),
       irq("irq"),
@@ -79,7 +85,8 @@ std::uint32_t cpu::reg_read(std::uint32_t offset) {
     initiator_socket->b_transport(t, delay);
     sc_core::wait(delay);
     if (!t.is_response_ok())
-        throw step_failure{"register read at " + hex(m_cfg.regs_base + offset) + ": " + t.get_response_string()};
+        throw step_failure{"register read at " + hex(m_cfg.regs_base + offset) + ": " +
+                           t.get_response_string()};
     return v;
 }
 
@@ -95,7 +102,8 @@ void cpu::reg_write(std::uint32_t offset, std::uint32_t value) {
     initiator_socket->b_transport(t, delay);
     sc_core::wait(delay);
     if (!t.is_response_ok())
-        throw step_failure{"register write at " + hex(m_cfg.regs_base + offset) + ": " + t.get_response_string()};
+        throw step_failure{"register write at " + hex(m_cfg.regs_base + offset) + ": " +
+                           t.get_response_string()};
 }
 
 void cpu::debug_write(std::uint64_t addr, const void* data, std::uint64_t len) {
@@ -153,7 +161,8 @@ void cpu::exec(const command& c) {
         if (a.size() == 3) {
             ++m_checks;
             const std::uint32_t want = *register_value(off, a[2]);
-            if (v != want) fail(c, a[0] + " is " + hex(v) + " (" + value_name(off, v) + "), expected " + hex(want));
+            if (v != want)
+                fail(c, a[0] + " is " + hex(v) + " (" + value_name(off, v) + "), expected " + hex(want));
         }
     } else if (c.verb == "poll") {
         const std::uint32_t off = *register_offset(a[0]);
@@ -178,7 +187,10 @@ void cpu::exec(const command& c) {
     } else if (c.verb == "mem" || c.verb == "expect-mem") {
         const std::uint64_t addr = *parse_number(a[0]);
         const std::string& type = a[1];
-        const std::uint64_t size = type == "int8" ? 1 : type == "int32" || type == "fp32" ? 4 : type == "int64" ? 8 : 0;
+        const std::uint64_t size = type == "int8"                      ? 1
+                                   : type == "int32" || type == "fp32" ? 4
+                                   : type == "int64"                   ? 8
+                                                                       : 0;
         if (size == 0) throw step_failure{"unknown element type '" + type + "' (int8, int32, int64, fp32)"};
         std::vector<std::uint8_t> bytes;
         std::istringstream values(a[2]);
@@ -230,10 +242,11 @@ void cpu::run_job(const command& c, job_record& rec) {
 
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
     const bool seed_data = key_text(c, "data", "random") == "seed";
-    tb::problem<Format> pr =
-        seed_data ? tb::seed_example<Format>()
-                  : tb::random_problem<Format>({key_number(c, "m", 0), key_number(c, "k", 0), key_number(c, "p", 0)},
-                                               key_number(c, "seed", 1));
+    tb::problem<Format> pr = seed_data
+                                 ? tb::seed_example<Format>()
+                                 : tb::random_problem<Format>(
+                                       {key_number(c, "m", 0), key_number(c, "k", 0), key_number(c, "p", 0)},
+                                       key_number(c, "seed", 1));
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
@@ -242,14 +255,16 @@ void cpu::run_job(const command& c, job_record& rec) {
     systolic_job job;
     systolic_job_init(&job);
     static const char* dtypes[] = {"int8", "int32", "fp32", "bf16"};
-    job.dtype = std::uint32_t(std::find(std::begin(dtypes), std::end(dtypes), rec.dtype) - std::begin(dtypes));
+    job.dtype =
+        std::uint32_t(std::find(std::begin(dtypes), std::end(dtypes), rec.dtype) - std::begin(dtypes));
     job.m = std::uint32_t(s.m);
     job.k = std::uint32_t(s.k);
     job.p = std::uint32_t(s.p);
     const auto option = [&](const char* key, std::uint32_t reg, const char* fallback) {
         const std::string text = key_text(c, key, fallback);
         std::string upper;
-        for (char ch : text) upper += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
+        for (char ch : text)
+            upper += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
         const auto v = register_value(reg, upper);
         if (!v) throw step_failure{std::string("bad ") + key + " '" + text + "'"};
         return *v;
@@ -290,7 +305,8 @@ void cpu::run_job(const command& c, job_record& rec) {
         if (text.empty()) return;
         const std::uint64_t bases[] = {job.a_addr, job.b_addr, job.c_addr};
         if (text[0] >= 'a' && text[0] <= 'c') {
-            const auto off = text.size() > 2 && text[1] == '+' ? parse_number(text.substr(2)) : std::optional<std::uint64_t>(0);
+            const auto off = text.size() > 2 && text[1] == '+' ? parse_number(text.substr(2))
+                                                               : std::optional<std::uint64_t>(0);
             if (!off || (text.size() > 1 && text[1] != '+')) throw step_failure{std::string("bad ") + key};
             addr = bases[text[0] - 'a'] + *off;
         } else if (const auto v = parse_number(text)) {
@@ -350,7 +366,8 @@ void cpu::run_job(const command& c, job_record& rec) {
     std::vector<std::uint8_t> after(used);
     debug_read(m_cfg.ram_base, after.data(), after.size());
     const auto in_c = [&](std::uint64_t addr) {
-        return addr >= job.c_addr && addr < job.c_addr + s.m * c_row && (addr - job.c_addr) % c_row < s.p * csz;
+        return addr >= job.c_addr && addr < job.c_addr + s.m * c_row &&
+               (addr - job.c_addr) % c_row < s.p * csz;
     };
     const auto in_partial = [&](std::uint64_t addr) {
         return partials && addr >= job.partial_addr && addr < job.partial_addr + s.m * s.p * asz;
@@ -369,7 +386,8 @@ void cpu::run_job(const command& c, job_record& rec) {
     if (rec.expected != "ok") {
         rec.pass = rec.outcome == rec.expected && changed == 0;
         m_out << "expected " << rec.expected << ", got " << rec.outcome << "; "
-              << (changed == 0 ? "memory untouched" : std::to_string(changed) + " bytes of memory changed") << "\n";
+              << (changed == 0 ? "memory untouched" : std::to_string(changed) + " bytes of memory changed")
+              << "\n";
         if (!rec.pass)
             rec.message = "expected " + rec.expected + " and no memory change, got " + rec.outcome + " and " +
                           std::to_string(changed) + " changed bytes";
@@ -395,12 +413,15 @@ void cpu::run_job(const command& c, job_record& rec) {
     static const rounding_mode roundings[] = {rounding_mode::nearest_even, rounding_mode::nearest_away,
                                               rounding_mode::toward_zero};
     q.rounding = roundings[job.rounding];
-    const std::vector<std::uint8_t> expected = tb::encode_c<Format>(tb::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
+    const std::vector<std::uint8_t> expected =
+        tb::encode_c<Format>(tb::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
     rec.c.resize(s.m * s.p * csz);
     for (std::uint64_t r = 0; r < s.m; ++r)
         std::memcpy(&rec.c[r * s.p * csz], &after[job.c_addr + r * c_row - m_cfg.ram_base], s.p * csz);
     rec.c_descr = job.out_dtype ? "|i1" : Format::accumulator_descr;
-    const auto show = [&](const std::uint8_t* p) { return job.out_dtype ? element<std::int8_t>(p) : element<acc_t>(p); };
+    const auto show = [&](const std::uint8_t* p) {
+        return job.out_dtype ? element<std::int8_t>(p) : element<acc_t>(p);
+    };
     std::uint64_t mismatches = 0;
     std::string first;
     for (std::uint64_t i = 0; i < s.m * s.p; ++i) {
@@ -414,25 +435,31 @@ void cpu::run_job(const command& c, job_record& rec) {
         m_out << "C=[";
         for (std::uint64_t r = 0; r < s.m; ++r) {
             m_out << (r ? ",[" : "[");
-            for (std::uint64_t col = 0; col < s.p; ++col) m_out << (col ? "," : "") << show(&rec.c[(r * s.p + col) * csz]);
+            for (std::uint64_t col = 0; col < s.p; ++col)
+                m_out << (col ? "," : "") << show(&rec.c[(r * s.p + col) * csz]);
             m_out << "]";
         }
         m_out << "]\n";
     }
     m_out << "advance edges: " << cnt.edges << ", MACs: " << cnt.macs << " with padding, " << cnt.macs_real
-          << " real (utilization " << std::round(10000.0 * double(cnt.macs_real) / double(std::max<std::uint64_t>(cnt.macs, 1))) / 100
+          << " real (utilization "
+          << std::round(10000.0 * double(cnt.macs_real) / double(std::max<std::uint64_t>(cnt.macs, 1))) / 100
           << "%)\n";
     m_out << "cycles: " << cnt.cycles << " (" << (use_irq ? "interrupt " : "seen done ") << took.to_string()
           << " after systolic_start())\n";
-    m_out << "checked: " << s.m * s.p - mismatches << " of " << s.m * s.p << " elements of C match the reference, "
-          << (changed_outside == 0 ? "memory outside C untouched" : std::to_string(changed_outside) + " bytes outside C changed")
+    m_out << "checked: " << s.m * s.p - mismatches << " of " << s.m * s.p
+          << " elements of C match the reference, "
+          << (changed_outside == 0 ? "memory outside C untouched"
+                                   : std::to_string(changed_outside) + " bytes outside C changed")
           << "\n";
     std::ostringstream why;
     if (mismatches) why << mismatches << " elements of C differ, first " << first << "; ";
     if (changed_outside) why << changed_outside << " bytes outside C changed; ";
-    if (cnt.edges != e.advance_edges) why << "EDGES " << cnt.edges << ", expected " << e.advance_edges << "; ";
+    if (cnt.edges != e.advance_edges)
+        why << "EDGES " << cnt.edges << ", expected " << e.advance_edges << "; ";
     if (cnt.macs != e.macs_padded) why << "MACS " << cnt.macs << ", expected " << e.macs_padded << "; ";
-    if (cnt.macs_real != e.macs_real) why << "MACS_REAL " << cnt.macs_real << ", expected " << e.macs_real << "; ";
+    if (cnt.macs_real != e.macs_real)
+        why << "MACS_REAL " << cnt.macs_real << ", expected " << e.macs_real << "; ";
     rec.message = why.str();
     rec.pass = rec.message.empty();
     m_out << (rec.pass ? "PASS" : "FAIL") << "\n";

@@ -27,10 +27,10 @@ struct job_record {
     std::string expected;  // "ok" or an error name, e.g. "ERR_OVERLAP"
     std::string outcome;   // "ok" or the error name ERROR held
     bool pass = false;
-    std::string message;   // why it failed, when it did
+    std::string message;  // why it failed, when it did
     std::uint64_t edges = 0, macs = 0, macs_real = 0, cycles = 0;
-    std::string c_descr;            // numpy dtype of C
-    std::vector<std::uint8_t> c;    // C as read back (row-major, packed), when the job completed
+    std::string c_descr;          // numpy dtype of C
+    std::vector<std::uint8_t> c;  // C as read back (row-major, packed), when the job completed
 };
 
 class cpu : public sc_core::sc_module {
@@ -48,7 +48,8 @@ public:
     sc_core::sc_in<bool> irq;
 
     SC_HAS_PROCESS(cpu);
-    cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script, std::ostream& out);
+    cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
+        std::ostream& out);
 
     bool finished() const { return m_finished; }
     int failures() const { return m_failures; }

@@ -19,10 +19,9 @@ struct verb_rule {
 };
 
 const verb_rule rules[] = {
-    {"job", 1, 1,
-     {"dtype", "m", "k", "p", "data", "seed", "k_tile", "policy", "order", "overflow", "out", "scale",
-      "zero_point", "rounding", "wait", "expect", "a_addr", "b_addr", "c_addr", "a_stride", "b_stride",
-      "c_stride", "timeout"}},
+    {"job", 1, 1, {"dtype",  "m",        "k",      "p",        "data",       "seed",     "k_tile", "policy",
+                   "order",  "overflow", "out",    "scale",    "zero_point", "rounding", "wait",   "expect",
+                   "a_addr", "b_addr",   "c_addr", "a_stride", "b_stride",   "c_stride", "timeout"}},
     {"write", 2, 2, {}},
     {"read", 1, 3, {}},  // read REG [== VALUE]
     {"poll", 3, 4, {}},  // poll REG MASK VALUE [TIMEOUT]
@@ -64,12 +63,14 @@ std::vector<command> parse_script(const std::string& text, const std::string& na
             if (eq != std::string::npos && eq > 0 && w != "==") {
                 const std::string key = w.substr(0, eq);
                 if (!rule->keys.count(key)) throw fail("unknown option '" + key + "'");
-                if (!c.keys.emplace(key, w.substr(eq + 1)).second) throw fail("option '" + key + "' given twice");
+                if (!c.keys.emplace(key, w.substr(eq + 1)).second)
+                    throw fail("option '" + key + "' given twice");
             } else {
                 c.args.push_back(w);
             }
         }
-        if (c.args.size() < rule->min_args || c.args.size() > rule->max_args) throw fail("wrong number of arguments");
+        if (c.args.size() < rule->min_args || c.args.size() > rule->max_args)
+            throw fail("wrong number of arguments");
         if (c.verb == "read" && c.args.size() != 1 && !(c.args.size() == 3 && c.args[1] == "=="))
             throw fail("expected 'read REG' or 'read REG == VALUE'");
         if ((c.verb == "write" || c.verb == "read" || c.verb == "poll" || c.verb == "print") &&
@@ -105,8 +106,11 @@ std::optional<std::uint64_t> parse_number(const std::string& s) {
 }
 
 std::optional<sc_core::sc_time> parse_time(const std::string& s) {
-    static const std::pair<const char*, sc_core::sc_time_unit> units[] = {
-        {"ps", sc_core::SC_PS}, {"ns", sc_core::SC_NS}, {"us", sc_core::SC_US}, {"ms", sc_core::SC_MS}, {"s", sc_core::SC_SEC}};
+    static const std::pair<const char*, sc_core::sc_time_unit> units[] = {{"ps", sc_core::SC_PS},
+                                                                          {"ns", sc_core::SC_NS},
+                                                                          {"us", sc_core::SC_US},
+                                                                          {"ms", sc_core::SC_MS},
+                                                                          {"s", sc_core::SC_SEC}};
     for (const auto& [suffix, unit] : units) {
         const std::string u = suffix;
         if (s.size() > u.size() && s.compare(s.size() - u.size(), u.size(), u) == 0) {

@@ -21,8 +21,8 @@ struct script_error : std::runtime_error {
 
 struct command {
     int line = 0;
-    std::string verb;                         // job, write, read, poll, wait-irq, delay, mem, expect-mem, print
-    std::vector<std::string> args;            // positional words after the verb
+    std::string verb;               // job, write, read, poll, wait-irq, delay, mem, expect-mem, print
+    std::vector<std::string> args;  // positional words after the verb
     std::map<std::string, std::string> keys;  // key=value words
     std::string text;                         // the line as written, for messages
 };

@@ -85,7 +85,8 @@ private:
         const bool granted = initiator_socket[r->port]->get_direct_mem_ptr(t, dmi);
         t.set_address(addr);
         // Back to platform addresses, clipped to the range (the pointer moves with the start).
-        std::uint64_t start = dmi.get_start_address(), end = std::min<std::uint64_t>(dmi.get_end_address(), r->size - 1);
+        std::uint64_t start = dmi.get_start_address(),
+                      end = std::min<std::uint64_t>(dmi.get_end_address(), r->size - 1);
         dmi.set_start_address(start + r->base);
         dmi.set_end_address(end + r->base);
         return granted;

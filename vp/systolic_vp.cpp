@@ -133,16 +133,28 @@ int sc_main(int argc, char* argv[]) {
             std::filesystem::create_directories(c_dir);
             for (const auto& j : jobs)
                 if (!j.c.empty())
-                    tb::write_npy((std::filesystem::path(c_dir) / (j.name + ".npy")).string(), j.c_descr, j.m, j.p,
-                                  j.c.data(), j.c.size());
+                    tb::write_npy((std::filesystem::path(c_dir) / (j.name + ".npy")).string(), j.c_descr, j.m,
+                                  j.p, j.c.data(), j.c.size());
         }
         if (!json_path.empty()) {
-            nlohmann::json r = {{"array", array}, {"pass", pass}, {"failures", vp.cpu.failures()}, {"jobs", nlohmann::json::array()}};
+            nlohmann::json r = {{"array", array},
+                                {"pass", pass},
+                                {"failures", vp.cpu.failures()},
+                                {"jobs", nlohmann::json::array()}};
             for (const auto& j : jobs)
-                r["jobs"].push_back({{"name", j.name}, {"dtype", j.dtype}, {"m", j.m}, {"k", j.k}, {"p", j.p},
-                                     {"expected", j.expected}, {"outcome", j.outcome}, {"pass", j.pass},
-                                     {"message", j.message}, {"advance_edges", j.edges}, {"macs_padded", j.macs},
-                                     {"macs_real", j.macs_real}, {"cycles", j.cycles}});
+                r["jobs"].push_back({{"name", j.name},
+                                     {"dtype", j.dtype},
+                                     {"m", j.m},
+                                     {"k", j.k},
+                                     {"p", j.p},
+                                     {"expected", j.expected},
+                                     {"outcome", j.outcome},
+                                     {"pass", j.pass},
+                                     {"message", j.message},
+                                     {"advance_edges", j.edges},
+                                     {"macs_padded", j.macs},
+                                     {"macs_real", j.macs_real},
+                                     {"cycles", j.cycles}});
             tb::write_file_atomically(json_path, r.dump(2) + "\n");
         }
     } catch (const std::exception& e) {

@@ -168,7 +168,9 @@ void accelerator::funnel_b_transport(int, tlm::tlm_generic_payload& t, sc_core::
     }
 }
 
-unsigned int accelerator::funnel_transport_dbg(int, tlm::tlm_generic_payload& t) { return dma->transport_dbg(t); }
+unsigned int accelerator::funnel_transport_dbg(int, tlm::tlm_generic_payload& t) {
+    return dma->transport_dbg(t);
+}
 
 bool accelerator::funnel_get_direct_mem_ptr(int, tlm::tlm_generic_payload& t, tlm::tlm_dmi& dmi) {
     return dma->get_direct_mem_ptr(t, dmi);

@@ -28,11 +28,13 @@ std::string hex(std::uint64_t v) {
 // One past the last byte of a rows x cols matrix of elem-byte elements, in 128 bits so that a
 // layout running past 2^64 is seen rather than wrapped.
 unsigned __int128 end_of(const matrix_layout& l) {
-    return static_cast<unsigned __int128>(l.base) + static_cast<unsigned __int128>(l.rows - 1) * l.row_stride +
-           l.row_bytes();
+    return static_cast<unsigned __int128>(l.base) +
+           static_cast<unsigned __int128>(l.rows - 1) * l.row_stride + l.row_bytes();
 }
 
-bool overlaps(const matrix_layout& x, const matrix_layout& y) { return x.base < y.end() && y.base < x.end(); }
+bool overlaps(const matrix_layout& x, const matrix_layout& y) {
+    return x.base < y.end() && y.base < x.end();
+}
 
 }  // namespace
 
@@ -47,7 +49,9 @@ std::uint64_t operand_size(dtype_code d) {
     }
 }
 
-std::uint64_t accumulator_size(dtype_code d) { return d == dtype_code::int32 ? 8 : 4; }
+std::uint64_t accumulator_size(dtype_code d) {
+    return d == dtype_code::int32 ? 8 : 4;
+}
 
 job_request read_request(const register_block& regs) {
     using regmap::offset_of;
@@ -82,23 +86,30 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
         return refuse(error_code::zero_dim, os.str());
     }
     if (req.dtype > 3) return refuse(error_code::dtype, "unknown DTYPE " + std::to_string(req.dtype));
-    if (req.out_dtype > 1) return refuse(error_code::dtype, "unknown OUT_DTYPE " + std::to_string(req.out_dtype));
+    if (req.out_dtype > 1)
+        return refuse(error_code::dtype, "unknown OUT_DTYPE " + std::to_string(req.out_dtype));
     if (req.order > 2) return refuse(error_code::option, "unknown ORDER " + std::to_string(req.order));
-    if (req.k_policy > 1) return refuse(error_code::option, "unknown K_POLICY " + std::to_string(req.k_policy));
-    if (req.overflow > 1) return refuse(error_code::option, "unknown OVERFLOW " + std::to_string(req.overflow));
-    if (req.rounding > 2) return refuse(error_code::option, "unknown ROUNDING " + std::to_string(req.rounding));
+    if (req.k_policy > 1)
+        return refuse(error_code::option, "unknown K_POLICY " + std::to_string(req.k_policy));
+    if (req.overflow > 1)
+        return refuse(error_code::option, "unknown OVERFLOW " + std::to_string(req.overflow));
+    if (req.rounding > 2)
+        return refuse(error_code::option, "unknown ROUNDING " + std::to_string(req.rounding));
     float scale;
     std::memcpy(&scale, &req.scale_bits, sizeof scale);
     if (req.out_dtype == 1 && !(scale > 0 && std::isfinite(scale)))
-        return refuse(error_code::option, "SCALE must be a positive finite float, got bits " + hex(req.scale_bits));
+        return refuse(error_code::option,
+                      "SCALE must be a positive finite float, got bits " + hex(req.scale_bits));
 
     decoded_job d;
     d.dtype = static_cast<dtype_code>(req.dtype);
     const std::uint64_t osz = operand_size(d.dtype), asz = accumulator_size(d.dtype);
     const std::uint64_t csz = req.out_dtype == 1 ? 1 : asz;
     matmul_job& job = d.job;
-    job = make_job({req.m, req.k, req.p}, osz, csz, req.a, req.b, req.c, req.a_stride, req.b_stride, req.c_stride);
-    static constexpr tile_order orders[] = {tile_order::row_major, tile_order::col_major, tile_order::serpentine};
+    job = make_job({req.m, req.k, req.p}, osz, csz, req.a, req.b, req.c, req.a_stride, req.b_stride,
+                   req.c_stride);
+    static constexpr tile_order orders[] = {tile_order::row_major, tile_order::col_major,
+                                            tile_order::serpentine};
     job.order = orders[req.order];
     job.k_tile = req.k_tile;
     job.policy = req.k_policy == 1 ? k_policy::partials : k_policy::preserve;
@@ -130,11 +141,13 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
         if (l.base % l.elem_size != 0)
-            return refuse(error_code::align, std::string(name) + " address " + hex(l.base) + " is not a multiple of " +
-                                                 std::to_string(l.elem_size) + " bytes");
+            return refuse(error_code::align, std::string(name) + " address " + hex(l.base) +
+                                                 " is not a multiple of " + std::to_string(l.elem_size) +
+                                                 " bytes");
         if (stride % l.elem_size != 0)
             return refuse(error_code::align, std::string(name) + " stride " + std::to_string(stride) +
-                                                 " is not a multiple of " + std::to_string(l.elem_size) + " bytes");
+                                                 " is not a multiple of " + std::to_string(l.elem_size) +
+                                                 " bytes");
     }
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
@@ -152,21 +165,23 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     }
     // What the model allocates: the tile plan, and the feeder's A and B buffers (N x kc each).
     const std::uint64_t n = limits.array_size;
-    const unsigned __int128 tiles =
-        static_cast<unsigned __int128>(ceil_div(req.m, n)) * ceil_div(req.p, n);
+    const unsigned __int128 tiles = static_cast<unsigned __int128>(ceil_div(req.m, n)) * ceil_div(req.p, n);
     const std::uint64_t kc = req.k_tile == 0 || req.k_tile > req.k ? req.k : req.k_tile;
     const unsigned __int128 bytes = tiles * sizeof(tile) + static_cast<unsigned __int128>(2) * n * kc * osz;
     if (bytes > limits.max_job_bytes)
-        return refuse(error_code::size, "the job needs about " + std::to_string(static_cast<std::uint64_t>(
-                                                                      bytes >> 20)) +
+        return refuse(error_code::size, "the job needs about " +
+                                            std::to_string(static_cast<std::uint64_t>(bytes >> 20)) +
                                             " MiB inside the model, more than the " +
                                             std::to_string(limits.max_job_bytes >> 20) + " MiB allowed");
     if (overlaps(job.c, job.a)) return refuse(error_code::overlap, "C overlaps A");
     if (overlaps(job.c, job.b)) return refuse(error_code::overlap, "C overlaps B");
     if (partial) {
-        if (overlaps(job.partial, job.a)) return refuse(error_code::overlap, "the partial-sum buffer overlaps A");
-        if (overlaps(job.partial, job.b)) return refuse(error_code::overlap, "the partial-sum buffer overlaps B");
-        if (overlaps(job.partial, job.c)) return refuse(error_code::overlap, "the partial-sum buffer overlaps C");
+        if (overlaps(job.partial, job.a))
+            return refuse(error_code::overlap, "the partial-sum buffer overlaps A");
+        if (overlaps(job.partial, job.b))
+            return refuse(error_code::overlap, "the partial-sum buffer overlaps B");
+        if (overlaps(job.partial, job.c))
+            return refuse(error_code::overlap, "the partial-sum buffer overlaps C");
     }
     // The controller's own rules, as a safety net: a configuration they refuse never starts.
     const std::string err = validate_job(job, osz, asz);

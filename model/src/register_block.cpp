@@ -50,6 +50,8 @@ register_block::result register_block::write(std::uint64_t offset, std::uint32_t
     return result::ok;
 }
 
-void register_block::on_write(std::uint32_t offset, write_hook hook) { m_hooks[index(offset)] = std::move(hook); }
+void register_block::on_write(std::uint32_t offset, write_hook hook) {
+    m_hooks[index(offset)] = std::move(hook);
+}
 
 }  // namespace systolic

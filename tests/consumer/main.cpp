@@ -7,8 +7,8 @@
 
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
 #include <cstdlib>
+#include <cstring>
 #include <systemc>
 #include <vector>
 
@@ -58,8 +58,12 @@ struct host : sc_core::sc_module {
     }
 };
 
-std::uint32_t rd(void* ctx, std::uint32_t off) { return static_cast<host*>(ctx)->access(tlm::TLM_READ_COMMAND, off, 0); }
-void wr(void* ctx, std::uint32_t off, std::uint32_t v) { static_cast<host*>(ctx)->access(tlm::TLM_WRITE_COMMAND, off, v); }
+std::uint32_t rd(void* ctx, std::uint32_t off) {
+    return static_cast<host*>(ctx)->access(tlm::TLM_READ_COMMAND, off, 0);
+}
+void wr(void* ctx, std::uint32_t off, std::uint32_t v) {
+    static_cast<host*>(ctx)->access(tlm::TLM_WRITE_COMMAND, off, v);
+}
 
 int sc_main(int, char*[]) {
     systolic::accelerator::config cfg;

@@ -56,8 +56,8 @@ struct reg {
 };
 
 struct value_set {
-    const char* prefix;  // C names: SYSTOLIC_<prefix>_<value>
-    const char* used_by; // register names, for the docs
+    const char* prefix;   // C names: SYSTOLIC_<prefix>_<value>
+    const char* used_by;  // register names, for the docs
     list<value> values;
     const char* doc;
 };
@@ -65,6 +65,9 @@ struct value_set {
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
 inline constexpr std::uint32_t version = 0x00010000u;   // major 1, minor 0 (16 bits each)
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
+
+// The tables read best one entry to a line.
+// clang-format off
 
 // Named fields (single bits unless the width says otherwise).
 inline constexpr field ctrl_fields[] = {
@@ -201,9 +204,12 @@ inline constexpr value_set value_sets[] = {
     {"ERR", "ERROR", error_values, "Error codes."},
 };
 
+// clang-format on
+
 // Offsets by name, for C++ code of the model and its tests (the C header gives SYSTOLIC_REG_*).
 constexpr bool same(const char* a, const char* b) {
-    while (*a && *a == *b) ++a, ++b;
+    while (*a && *a == *b)
+        ++a, ++b;
     return *a == *b;
 }
 constexpr const reg& find(const char* name) {
@@ -211,7 +217,9 @@ constexpr const reg& find(const char* name) {
         if (same(r.name, name)) return r;
     throw "no such register";  // a compile-time error in constant evaluation
 }
-constexpr std::uint32_t offset_of(const char* name) { return find(name).offset; }
+constexpr std::uint32_t offset_of(const char* name) {
+    return find(name).offset;
+}
 template <std::size_t N>
 constexpr std::uint32_t code_of(const value (&set)[N], const char* name) {
     for (const value& v : set)
@@ -224,9 +232,21 @@ constexpr std::uint32_t bit_of(const reg& r, const char* name) {
     throw "no such field";
 }
 
-// The error codes as a C++ enum, checked against the table below.
+// The error codes as a C++ enum, checked against error_values above.
 enum class error_code : std::uint32_t {
-    none = 0, busy, zero_dim, dtype, option, align, stride, range, size, overlap, partial, dma, internal
+    none = 0,
+    busy,
+    zero_dim,
+    dtype,
+    option,
+    align,
+    stride,
+    range,
+    size,
+    overlap,
+    partial,
+    dma,
+    internal
 };
 constexpr bool error_codes_in_order() {
     std::uint32_t i = 0;

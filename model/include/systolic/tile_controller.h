@@ -143,7 +143,8 @@ private:
                     m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(), to_string(m_job.engine),
                     plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (const plan_step s : plan) {
-            if (m_abort) throw job_failure{job_status::aborted, "job aborted before " + std::string(to_string(s.kind))};
+            if (m_abort)
+                throw job_failure{job_status::aborted, std::string("job aborted before ") + to_string(s.kind)};
             switch (s.kind) {
                 case step_kind::clear:
                     if (s.chunk == 0) begin_tile(*s.where);
