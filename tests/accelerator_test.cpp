@@ -11,6 +11,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <memory>
 #include <systemc>
 #include <tlm>
 #include <vector>
@@ -84,10 +85,24 @@ struct rig {
     }
 };
 
-rig& bench() {
-    static rig* r = new rig;  // elaborated once; never destroyed, as SystemC needs
-    return *r;
-}
+rig* g_rig = nullptr;
+
+// Elaborated once per process, before the first test; destroyed with the environment at exit.
+class rig_environment : public ::testing::Environment {
+public:
+    void SetUp() override {
+        if (m_rig) return;
+        m_rig = std::make_unique<rig>();
+        g_rig = m_rig.get();
+    }
+
+private:
+    std::unique_ptr<rig> m_rig;
+};
+[[maybe_unused]] ::testing::Environment* const g_environment =
+    ::testing::AddGlobalTestEnvironment(new rig_environment);
+
+rig& bench() { return *g_rig; }
 
 // The driver's accessors over the test initiator: every access must be answered OK.
 std::uint32_t read32(void* ctx, std::uint32_t offset) {

@@ -103,13 +103,14 @@ TEST_F(VpCli, TheShippedScriptsPassAndTheDefaultIsBuiltIn) {
 // A wrong expectation, a wrong register value and a hung wait are failures (exit 1), each named
 // with its line; a bad script is bad input (exit 2), refused before anything runs.
 TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
-    write("wrong.vps", "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\n");
+    write("wrong.vps", "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\njob q out=int8 scale=abc\n");
     auto r = run_tool(k_vp, "--script wrong.vps");
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAIL line 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("FAIL line 2 (read ID == 0): ID is 0x53594143"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("FAIL line 3 (wait-irq 1us): no interrupt"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("3 failures"), std::string::npos);
+    EXPECT_NE(r.out.find("FAIL line 4"), std::string::npos) << r.out;  // a bad number, not a crash
+    EXPECT_NE(r.out.find("4 failures"), std::string::npos) << r.out;
     write("bad.vps", "job a\nfly away\n");
     r = run_tool(k_vp, "--script bad.vps");
     EXPECT_EQ(r.status, 2);

@@ -144,6 +144,8 @@ void cpu::run() {
             exec(c);
         } catch (const step_failure& f) {
             fail(c, f.message);
+        } catch (const std::exception& e) {  // a value the parser could not judge, e.g. scale=abc
+            fail(c, e.what());
         }
     }
     m_finished = true;  // nothing else is scheduled now: the simulation ends by starvation
