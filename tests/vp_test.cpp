@@ -8,6 +8,7 @@
 
 #include <systolic/accelerator_regs.h>
 
+#include <algorithm>
 #include <cmath>
 #include <fstream>
 #include <set>
@@ -70,7 +71,7 @@ protected:
 };
 
 TEST_F(VpCli, TheDefaultRunPasses) {
-    const auto r = run_tool(k_vp, "--json report.json");
+    const auto r = run_tool(k_vp, "--json report.json --vcd irq");
     EXPECT_EQ(r.status, 0) << r.out << r.err;
     EXPECT_NE(r.out.find("job seed: C = A*B with M=3 K=3 P=3 on a 2x2 array"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("C=[[7,2,5],[16,5,14],[25,8,23]]"), std::string::npos);
@@ -88,7 +89,12 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     for (const auto& job : j.at("jobs"))
         dtypes.insert(job.at("dtype").get<std::string>());
     EXPECT_EQ(dtypes, (std::set<std::string>{"int8", "int32", "fp32", "bf16"}));
+    EXPECT_NE(r.out.find(" bus transactions checked, 0 protocol violations\nPASS"), std::string::npos) << r.out;
     EXPECT_EQ(r.err, "");
+    // The interrupt in the waveform: it rises at the seed job's end (265 ns after systolic_start).
+    const std::string vcd = slurp(path("irq.vcd"));
+    EXPECT_NE(vcd.find("irq       $end"), std::string::npos) << vcd;
+    EXPECT_GE(std::count(vcd.begin(), vcd.end(), '#'), 12) << "six interrupts rise and fall";
 }
 
 TEST_F(VpCli, TheShippedScriptsPassAndTheDefaultIsBuiltIn) {

@@ -19,6 +19,7 @@
 #include "cpu.h"
 #include "job_script.h"
 #include "npy.h"
+#include "protocol_checker.h"
 #include "report.h"
 #include "router.h"
 #include "systolic/accelerator.h"
@@ -38,7 +39,11 @@ struct platform : sc_core::sc_module {
     memory ram;
     accelerator accel;
     vp::cpu cpu;
+    // Both initiators reach the bus through a TLM-2.0 base-protocol checker.
+    tb::protocol_checker cpu_checker;
+    tb::protocol_checker dma_checker;
     sc_core::sc_signal<bool> irq;
+    std::vector<std::string> violations;
 
     platform(const sc_core::sc_module_name& name, const vp::cpu::config& cc, const accelerator::config& ac,
              std::vector<vp::command> script, std::ostream& out)
@@ -47,9 +52,15 @@ struct platform : sc_core::sc_module {
           ram("ram", memory::config{0, cc.ram_size}),
           accel("accel", ac),
           cpu("cpu", cc, std::move(script), out),
+          cpu_checker("cpu_checker"),
+          dma_checker("dma_checker"),
           irq("irq") {
-        cpu.initiator_socket.bind(bus.target_socket);
-        accel.dma.bind(bus.target_socket);
+        cpu.initiator_socket.bind(cpu_checker.target_socket);
+        cpu_checker.initiator_socket.bind(bus.target_socket);
+        accel.dma.bind(dma_checker.target_socket);
+        dma_checker.initiator_socket.bind(bus.target_socket);
+        for (auto* c : {&cpu_checker, &dma_checker})
+            c->on_violation([this](const std::string& v) { violations.push_back(v); });
         bus.initiator_socket.bind(ram.target_socket);  // port 0
         bus.initiator_socket.bind(accel.regs);         // port 1
         bus.map(cc.ram_base, cc.ram_size, 0, "ram");
@@ -77,6 +88,8 @@ int sc_main(int argc, char* argv[]) {
     app.add_option("--array", array, "array size N (default 2)")->check(CLI::Range(1, 1024));
     app.add_option("--json", json_path, "write a JSON report of the jobs to this file");
     app.add_option("--c-out", c_dir, "write each completed job's C as <dir>/<job>.npy");
+    std::string vcd_path;
+    app.add_option("--vcd", vcd_path, "trace the interrupt line to FILE.vcd (GTKWave)");
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
     bool print_default = false;
     app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
@@ -114,7 +127,16 @@ int sc_main(int argc, char* argv[]) {
     platform vp("vp", cc, ac, std::move(script), std::cout);
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"
               << cc.regs_base << std::dec << ", " << array << "x" << array << " array\n";
+    sc_core::sc_trace_file* vcd = nullptr;
+    if (!vcd_path.empty()) {
+        vcd = sc_core::sc_create_vcd_trace_file(vcd_path.c_str());  // SystemC appends ".vcd"
+        vcd->set_time_unit(1, sc_core::SC_NS);
+        sc_core::sc_trace(vcd, vp.irq, "irq");
+    }
     sc_core::sc_start();
+    if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
+    for (const auto& v : vp.violations)
+        std::cout << "protocol violation: " << v << "\n";
 
     const auto& jobs = vp.cpu.jobs();
     int failed_jobs = 0, refusals = 0;
@@ -122,10 +144,13 @@ int sc_main(int argc, char* argv[]) {
         failed_jobs += !j.pass;
         refusals += j.expected != "ok";
     }
-    const bool pass = vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0;
+    const bool pass =
+        vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && vp.violations.empty();
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
-              << sc_core::sc_time_stamp().to_string() << "\n"
+              << sc_core::sc_time_stamp().to_string() << ", "
+              << vp.cpu_checker.checked() + vp.dma_checker.checked() << " bus transactions checked, "
+              << vp.violations.size() << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
