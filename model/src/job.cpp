@@ -115,6 +115,8 @@ const char* to_string(job_status status) {
             return "bus_error";
         case job_status::rejected:
             return "rejected";
+        case job_status::aborted:
+            return "aborted";
     }
     return "?";
 }

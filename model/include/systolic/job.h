@@ -65,7 +65,7 @@ inline std::uint64_t output_size(const quantization& quant, std::uint64_t accumu
 // would overwrite operands that later tiles still read).
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size);
 
-enum class job_status { idle, running, completed, watchdog, bus_error, rejected };
+enum class job_status { idle, running, completed, watchdog, bus_error, rejected, aborted };
 const char* to_string(job_status status);
 
 struct tile_report {

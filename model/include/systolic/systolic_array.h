@@ -68,11 +68,19 @@ public:
     // See the header comment for why this order. Any number of oldest PEs above the count of
     // modules made after the array works; 64 covers the kernel's module and a platform's few.
     ~systolic_array() override {
-        const std::size_t n = size(), first = std::min<std::size_t>(64, n * n);
-        for (std::size_t p = 0; p < first; ++p)
-            m_rows[p / n]->destroy_pe(p % n);
-        pe_row<Format>::destroy_newest_first(m_rows);
+        destroy_oldest_pes(64);
+        destroy_pes_newest_first();
     }
+
+    // The two steps of the teardown, for a platform that owns several arrays and tears them down in
+    // one order (the oldest PEs of its oldest array first, then everything newest first; see
+    // accelerator.cpp). Each is safe to repeat; the PE modules are gone afterwards.
+    void destroy_oldest_pes(std::size_t count) {
+        const std::size_t n = m_cycle.size(), first = std::min<std::size_t>(count, n * n);
+        for (std::size_t p = 0; p < first && p / n < m_rows.size(); ++p)
+            m_rows[p / n]->destroy_pe(p % n);
+    }
+    void destroy_pes_newest_first() { pe_row<Format>::destroy_newest_first(m_rows); }
 
     std::size_t size() const { return m_cycle.size(); }
     const pe<Format>& at(std::size_t i, std::size_t j) const { return m_rows[i]->at(j); }

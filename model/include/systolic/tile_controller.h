@@ -76,6 +76,7 @@ public:
         if (!err.empty()) throw std::invalid_argument(err);
         m_job = job;
         m_busy = true;
+        m_abort = false;
         m_result = job_result{};
         m_result.status = job_status::running;
         m_result.engine = job.engine;
@@ -84,6 +85,10 @@ public:
             m_start_event.notify(sc_core::SC_ZERO_TIME);
         }
     }
+
+    // Ends the running (or queued) job before its next plan step, so at most one K chunk later, with
+    // job_status::aborted; done_event() follows as for any other end. No effect when idle.
+    void abort() { m_abort = m_busy; }
 
     // Called after every advance edge of the cycle engine, at each step's begin and end, and for
     // every DMA transfer (null: none). Not owned.
@@ -121,7 +126,10 @@ private:
             } catch (const job_failure& f) {
                 m_result.status = f.status;
                 m_result.error = f.message;
-                m_log->error("{}", f.message);
+                if (f.status == job_status::aborted)
+                    m_log->info("{}", f.message);
+                else
+                    m_log->error("{}", f.message);
             }
             m_qk.sync();
             m_result.end = sc_core::sc_time_stamp();
@@ -139,6 +147,8 @@ private:
                     m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(), to_string(m_job.engine),
                     plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (const plan_step s : plan) {
+            if (m_abort)
+                throw job_failure{job_status::aborted, std::string("job aborted before ") + to_string(s.kind)};
             switch (s.kind) {
                 case step_kind::clear:
                     if (s.chunk == 0) begin_tile(*s.where);
@@ -311,6 +321,7 @@ private:
     matmul_job m_job;
     job_result m_result;
     bool m_busy = false;
+    bool m_abort = false;
     sc_core::sc_event m_start_event;
     sc_core::sc_event m_done_event;
 };

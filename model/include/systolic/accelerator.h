@@ -1,0 +1,136 @@
+// The register-programmed accelerator, the model as a virtual platform sees it: software writes the
+// job into 32-bit registers (`regs`), sets CTRL.START, and the accelerator reads A and B and writes C
+// anywhere in the platform's address space through `dma`, then raises the level interrupt `irq`.
+// The register map is declared once in accelerator_map.h (docs/registers.md, <systolic/accelerator_regs.h>).
+//
+// Inside, one systolic_array and one tile_controller per number format (docs/accelerator.md says
+// why); the controller of the job's format runs it, so the time comes from its engine and DMA port,
+// with annotated delays, a quantum keeper and DMI where the platform's memory grants it. Their
+// initiator sockets meet in a funnel in front of `dma`, which also notes the address of a failed
+// transaction for ERROR_ADDR. Bad programming is answered by a TLM error response or an ERROR code;
+// a refused job touches no memory.
+#pragma once
+
+#include <spdlog/spdlog.h>
+
+#include <tlm_utils/multi_passthrough_target_socket.h>
+#include <tlm_utils/simple_initiator_socket.h>
+#include <tlm_utils/simple_target_socket.h>
+#include <cstdint>
+#include <memory>
+#include <systemc>
+#include <tlm>
+
+#include "systolic/accelerator_job.h"
+#include "systolic/job.h"
+#include "systolic/number_format.h"
+#include "systolic/register_block.h"
+#include "systolic/systolic_array.h"
+#include "systolic/tile_controller.h"
+
+namespace systolic {
+
+class accelerator : public sc_core::sc_module {
+public:
+    struct config {
+        std::size_t array_size = 4;  // N: an N x N array per number format
+        sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS);
+        // The address, as `regs` sees it, of the first register. 0 when the interconnect strips the
+        // block's platform address (as a router usually does); the platform address otherwise.
+        std::uint64_t base = 0;
+        sc_core::sc_time register_latency = sc_core::sc_time(1, sc_core::SC_NS);  // per register access
+        engine_kind engine = engine_kind::cycle;
+        std::uint64_t max_job_bytes = std::uint64_t{256} << 20;  // see ERR_SIZE
+    };
+
+    tlm_utils::simple_target_socket<accelerator> regs;
+    tlm_utils::simple_initiator_socket<accelerator> dma;
+    sc_core::sc_out<bool> irq;
+
+    SC_HAS_PROCESS(accelerator);
+    accelerator(const sc_core::sc_module_name& name, const config& cfg);
+    ~accelerator() override;
+
+    const config& cfg() const { return m_cfg; }
+    // For platforms and tests that look inside: the registers (as software would read them), whether a
+    // job is running, and the controller's record of the last job that ended.
+    const register_block& registers() const { return m_regs; }
+    bool busy() const { return m_busy; }
+    const job_result& last_result() const { return m_last; }
+    // Ends of jobs seen (completed, failed or aborted), for tests that wait for one.
+    const sc_core::sc_event& job_end_event() const { return m_end_event; }
+
+private:
+    // One number format's array and controller. Torn down newest first: the controller, the PEs
+    // (rows newest first), the array module.
+    template <class Format>
+    struct lane {
+        std::unique_ptr<systolic_array<Format>> array;
+        std::unique_ptr<tile_controller<Format>> ctrl;
+        lane(const std::string& format, const config& cfg)
+            : array(std::make_unique<systolic_array<Format>>(("array_" + format).c_str(), cfg.array_size)),
+              ctrl(std::make_unique<tile_controller<Format>>(("ctrl_" + format).c_str(), *array,
+                                                             controller_config(cfg))) {}
+        ~lane() {
+            ctrl.reset();
+            array->destroy_pes_newest_first();
+            array.reset();
+        }
+        static typename tile_controller<Format>::config controller_config(const config& cfg) {
+            typename tile_controller<Format>::config c;
+            c.clock_period = cfg.clock_period;
+            return c;
+        }
+    };
+
+    template <class F>
+    void with_lane(dtype_code d, F&& f);
+
+    // regs
+    void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    unsigned int transport_dbg(tlm::tlm_generic_payload& trans);
+    bool get_direct_mem_ptr(tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+    tlm::tlm_response_status check_access(const tlm::tlm_generic_payload& trans, std::uint64_t& offset) const;
+
+    // the funnel in front of dma
+    void funnel_b_transport(int id, tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
+    unsigned int funnel_transport_dbg(int id, tlm::tlm_generic_payload& trans);
+    bool funnel_get_direct_mem_ptr(int id, tlm::tlm_generic_payload& trans, tlm::tlm_dmi& dmi);
+    void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end);
+
+    // register side effects
+    void write_ctrl(std::uint32_t value);
+    void start();
+    void soft_reset();
+    void refuse(regmap::error_code code, const std::string& message);
+    void update_status();
+    void update_irq() { m_irq_event.notify(sc_core::SC_ZERO_TIME); }
+
+    // processes
+    void run();
+    void drive_irq();
+    void finish(const job_result& r);
+
+    config m_cfg;
+    std::shared_ptr<spdlog::logger> m_log;
+    register_block m_regs;
+    tlm_utils::multi_passthrough_target_socket<accelerator> m_funnel;
+    std::unique_ptr<lane<int8_format>> m_int8;
+    std::unique_ptr<lane<int32_format>> m_int32;
+    std::unique_ptr<lane<fp32_format>> m_fp32;
+    std::unique_ptr<lane<bf16_format>> m_bf16;
+
+    sc_core::sc_time m_access_delay = sc_core::SC_ZERO_TIME;  // of the register write being handled
+    bool m_busy = false;      // START accepted, and the job has not ended (or stopped after a reset)
+    bool m_launched = false;  // the job has gone to its controller
+    bool m_aborting = false;  // soft reset while busy: the job's end is not reported
+    bool m_done = false;
+    decoded_job m_pending;
+    sc_core::sc_time m_start_time = sc_core::SC_ZERO_TIME;
+    bool m_dma_failed = false;
+    std::uint64_t m_dma_fail_address = 0;
+    job_result m_last;
+    sc_core::sc_event m_start_event, m_irq_event, m_end_event;
+};
+
+}  // namespace systolic

@@ -1,0 +1,265 @@
+// The accelerator's register map, declared once: every register's name, offset, access rule, reset
+// value and fields, and the named values some registers take (number formats, error codes, ...).
+// Everything else comes from this table:
+//  - the model's register block (register_block.h) is built from it at construction;
+//  - `systolic-regs` (tools/regs) prints the C99/C++ header <systolic/accelerator_regs.h> and
+//    docs/registers.md from it; a CTest test fails when the committed copies differ.
+// Plain C++17, constexpr, no SystemC. Offsets are bytes from the block's base; every register is
+// 32 bits wide and 32-bit aligned.
+#pragma once
+
+#include <cstddef>
+#include <cstdint>
+
+namespace systolic::regmap {
+
+enum class access {
+    ro,   // read-only: a write gets TLM_COMMAND_ERROR_RESPONSE
+    rw,   // read-write
+    w1c,  // read, write 1 to clear a bit
+};
+
+struct field {
+    const char* name;  // C name: <register's field prefix>_<name>, e.g. SYSTOLIC_CTRL_START
+    unsigned shift;
+    unsigned width;
+    const char* doc;
+};
+
+// A named value of a register (or of one of its fields): SYSTOLIC_<set>_<name>, e.g. SYSTOLIC_DTYPE_INT8.
+struct value {
+    const char* name;
+    std::uint32_t code;
+    const char* doc;
+};
+
+template <class T>
+struct list {
+    const T* items = nullptr;
+    std::size_t size = 0;
+    constexpr list() = default;
+    template <std::size_t N>
+    constexpr list(const T (&a)[N]) : items(a), size(N) {}
+    constexpr const T* begin() const { return items; }
+    constexpr const T* end() const { return items + size; }
+};
+
+struct reg {
+    const char* name;  // C name: SYSTOLIC_REG_<name>
+    std::uint32_t offset;
+    access rule;
+    std::uint32_t reset;
+    const char* reset_doc;     // non-null when the reset value depends on the configuration
+    const char* field_prefix;  // C names of fields: SYSTOLIC_<field_prefix>_<field> (null: no fields)
+    list<field> fields;
+    const char* doc;
+};
+
+struct value_set {
+    const char* prefix;   // C names: SYSTOLIC_<prefix>_<value>
+    const char* used_by;  // register names, for the docs
+    list<value> values;
+    const char* doc;
+};
+
+inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
+inline constexpr std::uint32_t version = 0x00010000u;   // major 1, minor 0 (16 bits each)
+inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
+
+// The tables read best one entry to a line.
+// clang-format off
+
+// Named fields (single bits unless the width says otherwise).
+inline constexpr field ctrl_fields[] = {
+    {"START", 0, 1,
+     "Write 1: start a job with the current configuration registers. Refused with ERR_BUSY while a job "
+     "runs. Reads as 0."},
+    {"RESET", 1, 1,
+     "Write 1: soft reset. Stops a running job at its next step (at most one K chunk later) and returns "
+     "every register to its reset value; BUSY stays set until the job has stopped. Reads as 0."},
+    {"IRQ_EN", 2, 1, "Drive `irq` while any IRQ_STATUS bit is set. Stays as written."},
+};
+inline constexpr field status_fields[] = {
+    {"BUSY", 0, 1, "A job is running (or stopping after a soft reset)."},
+    {"DONE", 1, 1, "The last job completed; cleared by an accepted START and by soft reset."},
+    {"ERROR", 2, 1, "ERROR holds a code other than ERR_NONE."},
+};
+inline constexpr field irq_fields[] = {
+    {"DONE", 0, 1, "A job completed. Write 1 to clear."},
+    {"ERROR", 1, 1, "A start was refused or a job failed (see ERROR). Write 1 to clear."},
+};
+
+inline constexpr reg registers[] = {
+    {"ID", 0x00, access::ro, id_magic, nullptr, nullptr, {}, "Magic value a driver probes: 0x53594143 (\"SYAC\")."},
+    {"VERSION", 0x04, access::ro, version, nullptr, nullptr, {},
+     "Register interface version: major in bits 31:16, minor in bits 15:0."},
+    {"ARRAY_SIZE", 0x08, access::ro, 0, "N", nullptr, {}, "N, the side of the N x N array."},
+    {"CTRL", 0x0c, access::rw, 0, nullptr, "CTRL", ctrl_fields, "Control."},
+    {"STATUS", 0x10, access::ro, 0, nullptr, "STATUS", status_fields, "Status."},
+    {"ERROR", 0x14, access::ro, 0, nullptr, nullptr, {},
+     "Error code of the last refused start or failed job (SYSTOLIC_ERR_*); cleared by an accepted START "
+     "and by soft reset."},
+    {"IRQ_STATUS", 0x18, access::w1c, 0, nullptr, "IRQ", irq_fields, "Interrupt causes."},
+    {"M", 0x20, access::rw, 0, nullptr, nullptr, {}, "Rows of A and C."},
+    {"K", 0x24, access::rw, 0, nullptr, nullptr, {}, "Columns of A, rows of B (the reduction length)."},
+    {"P", 0x28, access::rw, 0, nullptr, nullptr, {}, "Columns of B and C."},
+    {"A_ADDR_LO", 0x30, access::rw, 0, nullptr, nullptr, {}, "Address of A(0,0), bits 31:0."},
+    {"A_ADDR_HI", 0x34, access::rw, 0, nullptr, nullptr, {}, "Address of A(0,0), bits 63:32."},
+    {"B_ADDR_LO", 0x38, access::rw, 0, nullptr, nullptr, {}, "Address of B(0,0), bits 31:0."},
+    {"B_ADDR_HI", 0x3c, access::rw, 0, nullptr, nullptr, {}, "Address of B(0,0), bits 63:32."},
+    {"C_ADDR_LO", 0x40, access::rw, 0, nullptr, nullptr, {}, "Address of C(0,0), bits 31:0."},
+    {"C_ADDR_HI", 0x44, access::rw, 0, nullptr, nullptr, {}, "Address of C(0,0), bits 63:32."},
+    {"A_STRIDE", 0x48, access::rw, 0, nullptr, nullptr, {},
+     "Bytes from one row of A to the next; 0: packed (K elements)."},
+    {"B_STRIDE", 0x4c, access::rw, 0, nullptr, nullptr, {},
+     "Bytes from one row of B to the next; 0: packed (P elements)."},
+    {"C_STRIDE", 0x50, access::rw, 0, nullptr, nullptr, {},
+     "Bytes from one row of C to the next; 0: packed (P elements)."},
+    {"DTYPE", 0x54, access::rw, 0, nullptr, nullptr, {}, "Number format (SYSTOLIC_DTYPE_*)."},
+    {"ORDER", 0x58, access::rw, 0, nullptr, nullptr, {}, "Tile visiting order (SYSTOLIC_ORDER_*)."},
+    {"K_TILE", 0x5c, access::rw, 0, nullptr, nullptr, {}, "Reduction chunk length; 0: the whole K."},
+    {"K_POLICY", 0x60, access::rw, 0, nullptr, nullptr, {}, "How chunks combine (SYSTOLIC_K_POLICY_*)."},
+    {"OUT_DTYPE", 0x64, access::rw, 0, nullptr, nullptr, {},
+     "C's elements: the accumulators or int8 codes (SYSTOLIC_OUT_DTYPE_*)."},
+    {"SCALE", 0x68, access::rw, 0x3f800000u, nullptr, nullptr, {},
+     "int8 output: scale, IEEE-754 binary32 bits (reset: 1.0); positive and finite."},
+    {"ZERO_POINT", 0x6c, access::rw, 0, nullptr, nullptr, {}, "int8 output: zero point, two's complement."},
+    {"OVERFLOW", 0x70, access::rw, 0, nullptr, nullptr, {},
+     "Integer accumulator overflow (SYSTOLIC_OVERFLOW_*)."},
+    {"ROUNDING", 0x74, access::rw, 0, nullptr, nullptr, {}, "int8 output rounding (SYSTOLIC_ROUNDING_*)."},
+    {"PARTIAL_ADDR_LO", 0x80, access::rw, 0, nullptr, nullptr, {},
+     "K_POLICY_PARTIALS with two or more chunks: address of the M x P accumulator buffer, bits 31:0."},
+    {"PARTIAL_ADDR_HI", 0x84, access::rw, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"PARTIAL_STRIDE", 0x88, access::rw, 0, nullptr, nullptr, {},
+     "Bytes from one row of the partial-sum buffer to the next; 0: packed."},
+    {"ERROR_ADDR_LO", 0x90, access::ro, 0, nullptr, nullptr, {},
+     "ERR_DMA: the address of the failing bus transaction, bits 31:0."},
+    {"ERROR_ADDR_HI", 0x94, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"EDGES_LO", 0xa0, access::ro, 0, nullptr, nullptr, {}, "Advance edges of the last job, bits 31:0."},
+    {"EDGES_HI", 0xa4, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"MACS_LO", 0xa8, access::ro, 0, nullptr, nullptr, {},
+     "MACs of the last job, padding included (every PE, every term), bits 31:0."},
+    {"MACS_HI", 0xac, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"MACS_REAL_LO", 0xb0, access::ro, 0, nullptr, nullptr, {},
+     "MACs of the last job that belong to the product (M x K x P when complete), bits 31:0."},
+    {"MACS_REAL_HI", 0xb4, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"CYCLES_LO", 0xb8, access::ro, 0, nullptr, nullptr, {},
+     "Clock periods from START to the end of the last job (the simulated time it took), bits 31:0."},
+    {"CYCLES_HI", 0xbc, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+};
+
+inline constexpr value dtype_values[] = {
+    {"INT8", 0, "int8 operands, int32 accumulators"},
+    {"INT32", 1, "int32 operands, int64 accumulators"},
+    {"FP32", 2, "fp32 operands and accumulators"},
+    {"BF16", 3, "bf16 operands (16-bit), fp32 accumulators"},
+};
+inline constexpr value order_values[] = {
+    {"ROW", 0, "row-major tile order"},
+    {"COL", 1, "column-major tile order"},
+    {"SNAKE", 2, "serpentine tile order"},
+};
+inline constexpr value k_policy_values[] = {
+    {"PRESERVE", 0, "keep the accumulators between chunks, drain once"},
+    {"PARTIALS", 1, "drain each chunk's partial sums to the partial-sum buffer and combine them there"},
+};
+inline constexpr value out_dtype_values[] = {
+    {"ACC", 0, "C holds the accumulators"},
+    {"INT8", 1, "C holds int8 codes: saturate(round(acc x SCALE) + ZERO_POINT)"},
+};
+inline constexpr value overflow_values[] = {
+    {"WRAP", 0, "integer accumulators wrap modulo 2^bits"},
+    {"SATURATE", 1, "integer accumulators saturate"},
+};
+inline constexpr value rounding_values[] = {
+    {"NEAREST_EVEN", 0, "round half to even"},
+    {"NEAREST_AWAY", 1, "round half away from zero"},
+    {"TOWARD_ZERO", 2, "truncate"},
+};
+// Error codes. A configuration is checked in the order ZERO_DIM, DTYPE, OPTION, PARTIAL, ALIGN, STRIDE,
+// RANGE, SIZE, OVERLAP; the first that applies is reported and no memory is touched.
+inline constexpr value error_values[] = {
+    {"NONE", 0, "no error"},
+    {"BUSY", 1, "START while a job was running; the running job continues"},
+    {"ZERO_DIM", 2, "M, K or P is zero"},
+    {"DTYPE", 3, "DTYPE or OUT_DTYPE names no format"},
+    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, or SCALE is not positive and finite"},
+    {"ALIGN", 5, "an address or stride is not a multiple of its element size"},
+    {"STRIDE", 6, "a stride (non-zero) is smaller than a row"},
+    {"RANGE", 7, "a matrix runs past the end of the 64-bit address space, or K >= 2^31"},
+    {"SIZE", 8, "the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow"},
+    {"OVERLAP", 9, "C (or the partial-sum buffer) overlaps A, B or each other"},
+    {"PARTIAL", 10, "K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0)"},
+    {"DMA", 11, "a bus transaction failed; ERROR_ADDR holds its address, and the job stopped"},
+    {"INTERNAL", 12, "the array did not complete a chunk (the watchdog); a model defect"},
+};
+
+inline constexpr value_set value_sets[] = {
+    {"DTYPE", "DTYPE", dtype_values, "Number formats."},
+    {"OUT_DTYPE", "OUT_DTYPE", out_dtype_values, "Output formats."},
+    {"ORDER", "ORDER", order_values, "Tile orders."},
+    {"K_POLICY", "K_POLICY", k_policy_values, "Chunk policies."},
+    {"OVERFLOW", "OVERFLOW", overflow_values, "Overflow modes."},
+    {"ROUNDING", "ROUNDING", rounding_values, "Rounding modes."},
+    {"ERR", "ERROR", error_values, "Error codes."},
+};
+
+// clang-format on
+
+// Offsets by name, for C++ code of the model and its tests (the C header gives SYSTOLIC_REG_*).
+constexpr bool same(const char* a, const char* b) {
+    while (*a && *a == *b)
+        ++a, ++b;
+    return *a == *b;
+}
+constexpr const reg& find(const char* name) {
+    for (const reg& r : registers)
+        if (same(r.name, name)) return r;
+    throw "no such register";  // a compile-time error in constant evaluation
+}
+constexpr std::uint32_t offset_of(const char* name) {
+    return find(name).offset;
+}
+template <std::size_t N>
+constexpr std::uint32_t code_of(const value (&set)[N], const char* name) {
+    for (const value& v : set)
+        if (same(v.name, name)) return v.code;
+    throw "no such value";
+}
+constexpr std::uint32_t bit_of(const reg& r, const char* name) {
+    for (const field& f : r.fields)
+        if (same(f.name, name)) return ((1u << f.width) - 1u) << f.shift;
+    throw "no such field";
+}
+
+// The error codes as a C++ enum, checked against error_values above.
+enum class error_code : std::uint32_t {
+    none = 0,
+    busy,
+    zero_dim,
+    dtype,
+    option,
+    align,
+    stride,
+    range,
+    size,
+    overlap,
+    partial,
+    dma,
+    internal
+};
+constexpr bool error_codes_in_order() {
+    std::uint32_t i = 0;
+    for (const value& v : error_values)
+        if (v.code != i++) return false;
+    return i == std::uint32_t(error_code::internal) + 1;
+}
+static_assert(error_codes_in_order(), "error_code must list error_values in order");
+static_assert(code_of(error_values, "DMA") == std::uint32_t(error_code::dma));
+
+namespace off {
+inline constexpr std::uint32_t id = offset_of("ID"), ctrl = offset_of("CTRL"), status = offset_of("STATUS"),
+                               error = offset_of("ERROR"), irq_status = offset_of("IRQ_STATUS");
+}  // namespace off
+
+}  // namespace systolic::regmap

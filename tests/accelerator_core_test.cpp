@@ -1,0 +1,128 @@
+// The accelerator's plain C++ parts, without SystemC: the register block built from the map, the
+// C header generated from it, and the decoding of a job from the configuration registers.
+#include <gtest/gtest.h>
+
+#include <systolic/accelerator_regs.h>
+
+#include <cstring>
+#include <iterator>
+#include <set>
+
+#include "systolic/accelerator_job.h"
+#include "systolic/accelerator_map.h"
+#include "systolic/register_block.h"
+
+namespace {
+
+using namespace systolic;
+
+TEST(RegisterMap, OffsetsAreUniqueAlignedAndInsideTheBlock) {
+    std::set<std::uint32_t> offsets;
+    for (const auto& r : regmap::registers) {
+        EXPECT_EQ(r.offset % 4, 0u) << r.name;
+        EXPECT_LT(r.offset, regmap::block_size) << r.name;
+        EXPECT_TRUE(offsets.insert(r.offset).second) << r.name << " shares its offset";
+        std::uint32_t used = 0;
+        for (const auto& f : r.fields) {
+            const std::uint32_t mask = ((1u << f.width) - 1u) << f.shift;
+            EXPECT_EQ(used & mask, 0u) << r.name << "." << f.name << " overlaps another field";
+            used |= mask;
+        }
+    }
+}
+
+// The committed C header is what the map generates (CTest also diffs the whole text); spot-check
+// that its names carry the map's numbers.
+TEST(RegisterMap, TheCHeaderAgreesWithTheMap) {
+    EXPECT_EQ(SYSTOLIC_REG_ID, regmap::offset_of("ID"));
+    EXPECT_EQ(SYSTOLIC_REG_CTRL, regmap::offset_of("CTRL"));
+    EXPECT_EQ(SYSTOLIC_REG_IRQ_STATUS, regmap::offset_of("IRQ_STATUS"));
+    EXPECT_EQ(SYSTOLIC_REG_SCALE, regmap::offset_of("SCALE"));
+    EXPECT_EQ(SYSTOLIC_REG_CYCLES_HI, regmap::offset_of("CYCLES_HI"));
+    EXPECT_EQ(SYSTOLIC_CTRL_IRQ_EN, regmap::bit_of(regmap::find("CTRL"), "IRQ_EN"));
+    EXPECT_EQ(SYSTOLIC_STATUS_ERROR, regmap::bit_of(regmap::find("STATUS"), "ERROR"));
+    EXPECT_EQ(SYSTOLIC_IRQ_ERROR, regmap::bit_of(regmap::find("IRQ_STATUS"), "ERROR"));
+    EXPECT_EQ(SYSTOLIC_ERR_DMA, std::uint32_t(regmap::error_code::dma));
+    EXPECT_EQ(SYSTOLIC_DTYPE_BF16, std::uint32_t(dtype_code::bf16));
+    EXPECT_EQ(SYSTOLIC_ID_MAGIC, regmap::id_magic);
+}
+
+TEST(RegisterBlock, AccessRules) {
+    register_block regs([](const regmap::reg&) { return 16u; });
+    std::uint32_t v = 0;
+    EXPECT_EQ(regs.read(SYSTOLIC_REG_ARRAY_SIZE, v), register_block::result::ok);
+    EXPECT_EQ(v, 16u);
+    EXPECT_EQ(regs.write(SYSTOLIC_REG_ID, 1), register_block::result::command_error);
+    EXPECT_EQ(regs.read(0x1c, v), register_block::result::address_error);
+    EXPECT_EQ(regs.read(SYSTOLIC_REGS_SIZE, v), register_block::result::address_error);
+    regs.set(SYSTOLIC_REG_IRQ_STATUS, 3);
+    EXPECT_EQ(regs.write(SYSTOLIC_REG_IRQ_STATUS, 1), register_block::result::ok);  // write 1 to clear
+    EXPECT_EQ(regs.get(SYSTOLIC_REG_IRQ_STATUS), 2u);
+    std::uint32_t seen = 0;
+    regs.on_write(SYSTOLIC_REG_M, [&](std::uint32_t w) { seen = w; });
+    EXPECT_EQ(regs.write(SYSTOLIC_REG_M, 9), register_block::result::ok);
+    EXPECT_EQ(seen, 9u);
+    regs.set64(SYSTOLIC_REG_EDGES_LO, 0x100000002ull);
+    EXPECT_EQ(regs.get(SYSTOLIC_REG_EDGES_HI), 1u);
+    regs.reset();
+    EXPECT_EQ(regs.get(SYSTOLIC_REG_M), 0u);
+    EXPECT_EQ(regs.get(SYSTOLIC_REG_SCALE), 0x3f800000u);
+}
+
+job_request good() {
+    job_request r;
+    r.m = 5;
+    r.k = 6;
+    r.p = 7;
+    r.dtype = SYSTOLIC_DTYPE_INT32;
+    r.a = 0x1000;
+    r.b = 0x2000;
+    r.c = 0x3000;
+    return r;
+}
+
+TEST(DecodeJob, AGoodRequestBecomesTheJob) {
+    auto r = good();
+    r.c_stride = 64;
+    r.order = SYSTOLIC_ORDER_SNAKE;
+    r.k_tile = 2;
+    r.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+    r.partial = 0x4000;
+    r.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
+    r.zero_point = static_cast<std::uint32_t>(-5);
+    const float half = 0.5f;
+    std::memcpy(&r.scale_bits, &half, 4);
+    const auto d = decode_job(r, job_limits{4});
+    ASSERT_TRUE(d.ok()) << d.message;
+    EXPECT_EQ(d.job.a.row_stride, 24u);  // packed
+    EXPECT_EQ(d.job.c.row_stride, 64u);
+    EXPECT_EQ(d.job.c.elem_size, 1u);
+    EXPECT_EQ(d.job.order, tile_order::serpentine);
+    EXPECT_TRUE(d.job.uses_partial_buffer());
+    EXPECT_EQ(d.job.partial.base, 0x4000u);
+    EXPECT_EQ(d.job.partial.elem_size, 8u);
+    EXPECT_EQ(d.job.quant.zero_point, -5);
+    EXPECT_EQ(d.job.quant.scale, 0.5);
+}
+
+TEST(DecodeJob, TheFirstProblemFoundIsReported) {
+    auto r = good();
+    r.m = 0;
+    r.dtype = 9;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::zero_dim);
+    r.m = 5;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::dtype);
+    r = good();
+    r.b = 0x2002;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::align);
+    r = good();
+    r.k = 0x80000000u;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::range);
+    r = good();
+    r.c = 0x2000 + 6 * 7 * 4 - 8;  // the tail of B
+    const auto d = decode_job(r, {});
+    EXPECT_EQ(d.error, regmap::error_code::overlap);
+    EXPECT_EQ(d.message, "C overlaps B");
+}
+
+}  // namespace

@@ -1,0 +1,659 @@
+// The register-programmed accelerator, driven as software drives it: through its registers, with the
+// C names of <systolic/accelerator_regs.h> and the driver of <systolic/accelerator_driver.h>. The
+// rig is elaborated once per process:
+//   cpu : test_initiator -> reg_checker : protocol_checker -> accel.regs
+//   accel.dma -> dma_checker : protocol_checker -> memory (at a non-zero base)
+//   accel.irq -> irq signal
+// plus a second accelerator whose block sits at a non-zero base on its socket.
+#include <gtest/gtest.h>
+
+#include <systolic/accelerator_driver.h>
+
+#include <cstdint>
+#include <cstring>
+#include <memory>
+#include <systemc>
+#include <tlm>
+#include <vector>
+
+#include "problem.h"
+#include "protocol_checker.h"
+#include "reference_gemm.h"
+#include "systolic/accelerator.h"
+#include "systolic/counting.h"
+#include "systolic/memory.h"
+#include "test_initiator.h"
+#include "tlm_expect.h"
+
+namespace {
+
+using namespace systolic;
+using systolic::tb::problem;
+using systolic::tb::protocol_checker;
+using systolic::tb::test_initiator;
+
+constexpr std::uint64_t k_mem_base = 0x80000000;
+constexpr std::uint64_t k_mem_size = 0x40000;
+constexpr std::size_t k_n = 4;
+constexpr std::uint64_t k_other_base = 0x1000;
+
+accelerator::config accel_config(std::uint64_t base = 0) {
+    accelerator::config c;
+    c.array_size = k_n;
+    c.base = base;
+    return c;
+}
+
+// When the interrupt line last rose.
+struct irq_watch : sc_core::sc_module {
+    sc_core::sc_in<bool> in{"in"};
+    sc_core::sc_time last_rise = sc_core::SC_ZERO_TIME;
+    SC_HAS_PROCESS(irq_watch);
+    explicit irq_watch(const sc_core::sc_module_name& name) : sc_core::sc_module(name) {
+        SC_METHOD(rise);
+        sensitive << in.pos();
+        dont_initialize();
+    }
+    void rise() { last_rise = sc_core::sc_time_stamp(); }
+};
+
+struct rig {
+    test_initiator cpu{"cpu"};
+    protocol_checker reg_checker{"reg_checker"};
+    accelerator accel{"accel", accel_config()};
+    protocol_checker dma_checker{"dma_checker"};
+    memory mem{"memory", memory::config{k_mem_base, k_mem_size}};
+    sc_core::sc_signal<bool> irq{"irq"};
+    irq_watch watch{"irq_watch"};
+
+    test_initiator cpu2{"cpu2"};
+    accelerator other{"other", accel_config(k_other_base)};
+    memory mem2{"memory2", memory::config{0, 0x1000}};
+    sc_core::sc_signal<bool> irq2{"irq2"};
+
+    rig() {
+        tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
+        cpu.initiator_socket.bind(reg_checker.target_socket);
+        reg_checker.initiator_socket.bind(accel.regs);
+        accel.dma.bind(dma_checker.target_socket);
+        dma_checker.initiator_socket.bind(mem.target_socket);
+        accel.irq.bind(irq);
+        watch.in.bind(irq);
+        cpu2.initiator_socket.bind(other.regs);
+        other.dma.bind(mem2.target_socket);
+        other.irq.bind(irq2);
+    }
+};
+
+rig* g_rig = nullptr;
+
+// Elaborated once per process, before the first test; destroyed with the environment at exit.
+class rig_environment : public ::testing::Environment {
+public:
+    void SetUp() override {
+        if (m_rig) return;
+        m_rig = std::make_unique<rig>();
+        g_rig = m_rig.get();
+    }
+
+private:
+    std::unique_ptr<rig> m_rig;
+};
+[[maybe_unused]] ::testing::Environment* const g_environment =
+    ::testing::AddGlobalTestEnvironment(new rig_environment);
+
+rig& bench() { return *g_rig; }
+
+// The driver's accessors over the test initiator: every access must be answered OK.
+std::uint32_t read32(void* ctx, std::uint32_t offset) {
+    std::uint32_t v = 0xdeadbeef;
+    EXPECT_TLM_OK(static_cast<test_initiator*>(ctx)->read(offset, v)) << "offset " << offset;
+    return v;
+}
+void write32(void* ctx, std::uint32_t offset, std::uint32_t value) {
+    EXPECT_TLM_OK(static_cast<test_initiator*>(ctx)->write(offset, value)) << "offset " << offset;
+}
+systolic_dev device() {
+    return systolic_dev{&bench().cpu, read32, write32};
+}
+
+std::uint32_t rd(std::uint32_t offset) {
+    return read32(&bench().cpu, offset);
+}
+void wr(std::uint32_t offset, std::uint32_t v) {
+    write32(&bench().cpu, offset, v);
+}
+
+// Runs the simulation until nothing is left to do (or the limit, a hang).
+void settle(sc_core::sc_time limit = sc_core::sc_time(10, sc_core::SC_MS)) {
+    if (sc_core::sc_pending_activity()) sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+}
+
+// Every test starts from reset, with a zeroed memory and idle, low interrupt.
+void fresh() {
+    auto& b = bench();
+    const auto dev = device();
+    systolic_reset(&dev);
+    settle();
+    std::memset(b.mem.core().data(), 0, k_mem_size);
+    ASSERT_FALSE(b.accel.busy());
+    ASSERT_EQ(rd(SYSTOLIC_REG_STATUS), 0u);
+    ASSERT_FALSE(b.irq.read());
+}
+
+std::vector<std::uint8_t> snapshot() {
+    const auto& core = bench().mem.core();
+    return {core.data(), core.data() + core.size()};
+}
+
+// Operands placed in memory: A at +0x100, B after it, C after B, all with padded rows, and a guard
+// pattern everywhere else so that a stray write shows.
+template <class Format>
+struct placed {
+    problem<Format> pr;
+    systolic_job job;
+    std::vector<std::uint8_t> expected_c;  // C's bytes, row-major, packed
+    std::uint64_t c_elem = 0;
+};
+
+template <class Format>
+placed<Format> place(const problem_shape& s, std::uint32_t dtype, std::uint64_t seed, bool int8_out = false,
+                     std::uint32_t k_tile = 0, bool partials = false) {
+    auto& b = bench();
+    placed<Format> p;
+    p.pr = tb::random_problem<Format>(s, seed);
+    using op_t = typename Format::operand_type;
+    using acc_t = typename Format::accumulator_type;
+    const std::uint64_t osz = sizeof(op_t), asz = sizeof(acc_t);
+    p.c_elem = int8_out ? 1 : asz;
+    systolic_job_init(&p.job);
+    auto& j = p.job;
+    j.m = static_cast<std::uint32_t>(s.m);
+    j.k = static_cast<std::uint32_t>(s.k);
+    j.p = static_cast<std::uint32_t>(s.p);
+    j.dtype = dtype;
+    j.a_stride = static_cast<std::uint32_t>(s.k * osz + 8);
+    j.b_stride = static_cast<std::uint32_t>(s.p * osz + 8);
+    j.c_stride = static_cast<std::uint32_t>(s.p * p.c_elem + 8);
+    j.a_addr = k_mem_base + 0x100;
+    j.b_addr = (j.a_addr + s.m * j.a_stride + 0x40 + 7) & ~std::uint64_t{7};
+    j.c_addr = (j.b_addr + s.k * j.b_stride + 0x40 + 7) & ~std::uint64_t{7};
+    const std::uint64_t c_end = j.c_addr + s.m * j.c_stride;
+    if (int8_out) {
+        j.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
+        j.scale = 0.25f;
+        j.zero_point = -3;
+    }
+    j.k_tile = k_tile;
+    if (partials) {
+        j.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+        j.partial_addr = (c_end + 0x40 + 7) & ~std::uint64_t{7};
+    }
+    auto& core = b.mem.core();
+    for (std::uint64_t i = 0; i < k_mem_size; ++i)
+        core.data()[i] = static_cast<std::uint8_t>(0xa5 ^ (i * 7));
+    for (std::uint64_t r = 0; r < s.m; ++r)
+        core.write(j.a_addr + r * j.a_stride, &p.pr.a[r * s.k], s.k * osz);
+    for (std::uint64_t r = 0; r < s.k; ++r)
+        core.write(j.b_addr + r * j.b_stride, &p.pr.b[r * s.p], s.p * osz);
+    tb::reference_options ref;
+    ref.k_tile = k_tile;
+    ref.policy = partials ? k_policy::partials : k_policy::preserve;
+    quantization q;
+    if (int8_out) {
+        q.enabled = true;
+        q.scale = 0.25;
+        q.zero_point = -3;
+    }
+    p.expected_c = tb::encode_c<Format>(tb::reference_gemm<Format>(s, p.pr.a, p.pr.b, ref), q);
+    return p;
+}
+
+// C as the accelerator left it (packed), and whether every byte outside C (and the partial-sum
+// buffer) is what it was.
+template <class Format>
+std::vector<std::uint8_t> read_c(const placed<Format>& p) {
+    std::vector<std::uint8_t> c(p.job.m * p.job.p * p.c_elem);
+    for (std::uint64_t r = 0; r < p.job.m; ++r)
+        bench().mem.core().read(p.job.c_addr + r * p.job.c_stride, &c[r * p.job.p * p.c_elem],
+                                p.job.p * p.c_elem);
+    return c;
+}
+
+bool inside(std::uint64_t addr, std::uint64_t base, std::uint32_t rows, std::uint32_t stride,
+            std::uint64_t row_bytes) {
+    if (addr < base || addr >= base + std::uint64_t{rows} * stride) return false;
+    return (addr - base) % stride < row_bytes;
+}
+
+template <class Format>
+std::uint64_t changed_outside(const placed<Format>& p, const std::vector<std::uint8_t>& before) {
+    const auto& core = bench().mem.core();
+    const std::uint64_t asz = sizeof(typename Format::accumulator_type);
+    std::uint64_t changed = 0;
+    for (std::uint64_t i = 0; i < k_mem_size; ++i) {
+        const std::uint64_t addr = k_mem_base + i;
+        if (inside(addr, p.job.c_addr, p.job.m, p.job.c_stride, p.job.p * p.c_elem)) continue;
+        if (p.job.partial_addr && inside(addr, p.job.partial_addr, p.job.m, p.job.p * asz, p.job.p * asz))
+            continue;
+        changed += core.data()[i] != before[i];
+    }
+    return changed;
+}
+
+// ---- identity and register access rules ----------------------------------------------------------
+
+TEST(Registers, IdentityAndResetValuesFollowTheMap) {
+    fresh();
+    const auto dev = device();
+    std::uint32_t n = 0;
+    EXPECT_EQ(systolic_probe(&dev, &n), 0);
+    EXPECT_EQ(n, k_n);
+    EXPECT_EQ(rd(SYSTOLIC_REG_ID), 0x53594143u);
+    EXPECT_EQ(rd(SYSTOLIC_REG_VERSION), SYSTOLIC_VERSION_VALUE);
+    for (const auto& r : regmap::registers) {
+        const std::uint32_t expected = r.reset_doc ? k_n : r.reset;
+        EXPECT_EQ(rd(r.offset), expected) << r.name;
+    }
+    EXPECT_EQ(rd(SYSTOLIC_REG_SCALE), 0x3f800000u);  // 1.0f
+}
+
+TEST(Registers, ReadWriteRegistersKeepWhatIsWritten) {
+    fresh();
+    for (const auto& r : regmap::registers) {
+        if (r.rule != regmap::access::rw || r.offset == SYSTOLIC_REG_CTRL) continue;
+        wr(r.offset, 0x12345678u ^ r.offset);
+        EXPECT_EQ(rd(r.offset), 0x12345678u ^ r.offset) << r.name;
+    }
+    wr(SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_IRQ_EN);
+    EXPECT_EQ(rd(SYSTOLIC_REG_CTRL), SYSTOLIC_CTRL_IRQ_EN);
+    fresh();  // soft reset restores every reset value
+    EXPECT_EQ(rd(SYSTOLIC_REG_M), 0u);
+    EXPECT_EQ(rd(SYSTOLIC_REG_CTRL), 0u);
+}
+
+TEST(Registers, WritesToReadOnlyRegistersGetCommandError) {
+    fresh();
+    auto& cpu = bench().cpu;
+    int ro = 0;
+    for (const auto& r : regmap::registers) {
+        if (r.rule != regmap::access::ro) continue;
+        ++ro;
+        const std::uint32_t before = rd(r.offset);
+        EXPECT_TLM_RESPONSE(tlm::TLM_COMMAND_ERROR_RESPONSE, cpu.write<std::uint32_t>(r.offset, ~before))
+            << r.name;
+        EXPECT_EQ(rd(r.offset), before) << r.name;
+    }
+    EXPECT_GE(ro, 15);
+}
+
+TEST(Registers, BadAccessesGetTheirErrorResponses) {
+    fresh();
+    auto& cpu = bench().cpu;
+    std::uint32_t v = 0;
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REGS_SIZE, v));        // past the block
+    EXPECT_TLM_ADDRESS_ERROR(cpu.write<std::uint32_t>(0x10000, 1u));  // far outside
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(0x1c, v));                      // a hole between registers
+    EXPECT_TLM_ADDRESS_ERROR(cpu.read(SYSTOLIC_REG_M + 2, v));        // misaligned
+    std::uint16_t half = 0;
+    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, half));  // 16-bit
+    std::uint64_t wide = 0;
+    EXPECT_TLM_BURST_ERROR(cpu.read(SYSTOLIC_REG_M, wide));  // 64-bit
+    EXPECT_TLM_BURST_ERROR(cpu.write(SYSTOLIC_REG_M, wide));
+
+    tlm::tlm_generic_payload t;
+    std::uint32_t data = 7;
+    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
+    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_address(SYSTOLIC_REG_M);
+    t.set_data_ptr(reinterpret_cast<unsigned char*>(&data));
+    t.set_data_length(4);
+    t.set_streaming_width(2);  // streaming
+    EXPECT_TLM_BURST_ERROR(cpu.transport(t, delay));
+    unsigned char be[4] = {0xff, 0xff, 0, 0};
+    t.set_streaming_width(4);
+    t.set_byte_enable_ptr(be);
+    t.set_byte_enable_length(4);
+    EXPECT_TLM_BYTE_ENABLE_ERROR(cpu.transport(t, delay));
+    t.set_byte_enable_ptr(nullptr);
+    t.set_byte_enable_length(0);
+    t.set_command(tlm::TLM_IGNORE_COMMAND);
+    EXPECT_TLM_OK(cpu.transport(t, delay));
+    EXPECT_EQ(rd(SYSTOLIC_REG_M), 0u);        // none of them wrote
+    EXPECT_GT(delay, sc_core::SC_ZERO_TIME);  // accesses take time
+    EXPECT_TRUE(bench().reg_checker.violations().empty());
+}
+
+TEST(Registers, DebugReadsHaveNoSideEffectsAndDebugWritesAreRefused) {
+    fresh();
+    auto& cpu = bench().cpu;
+    wr(SYSTOLIC_REG_K, 5);
+    std::uint32_t regs[SYSTOLIC_REGS_SIZE / 4] = {};
+    EXPECT_EQ(cpu.debug_read(0, regs, sizeof regs), sizeof regs);
+    EXPECT_EQ(regs[SYSTOLIC_REG_ID / 4], SYSTOLIC_ID_MAGIC);
+    EXPECT_EQ(regs[SYSTOLIC_REG_K / 4], 5u);
+    const std::uint32_t start = SYSTOLIC_CTRL_START;
+    EXPECT_EQ(cpu.debug_write(SYSTOLIC_REG_CTRL, &start, 4), 0u);
+    settle();
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), 0u);  // nothing started, nothing refused
+    std::uint32_t v = 0;
+    EXPECT_EQ(cpu.debug_read(SYSTOLIC_REGS_SIZE, &v, 4), 0u);
+    EXPECT_TRUE(bench().reg_checker.violations().empty());
+}
+
+TEST(Registers, DirectMemoryAccessIsRefusedForTheWholeBlock) {
+    fresh();
+    tlm::tlm_dmi dmi;
+    EXPECT_FALSE(bench().cpu.get_dmi(SYSTOLIC_REG_M, dmi));
+    EXPECT_FALSE(dmi.is_read_allowed());
+    EXPECT_EQ(dmi.get_start_address(), 0u);
+    EXPECT_EQ(dmi.get_end_address(), SYSTOLIC_REGS_SIZE - 1u);
+}
+
+TEST(Registers, ABlockAtANonZeroBaseDecodesFromThere) {
+    auto& cpu2 = bench().cpu2;
+    std::uint32_t v = 0;
+    EXPECT_TLM_OK(cpu2.read(k_other_base + SYSTOLIC_REG_ID, v));
+    EXPECT_EQ(v, SYSTOLIC_ID_MAGIC);
+    EXPECT_TLM_ADDRESS_ERROR(cpu2.read(SYSTOLIC_REG_ID, v));
+    EXPECT_TLM_ADDRESS_ERROR(cpu2.read(k_other_base + SYSTOLIC_REGS_SIZE, v));
+}
+
+// ---- jobs ----------------------------------------------------------------------------------------
+
+// The seeds' example through the registers: C, counters, cycles, and the interrupt at the job's end.
+TEST(Jobs, SeedExampleRaisesTheInterruptAtItsEnd) {
+    fresh();
+    auto& b = bench();
+    auto p = place<int32_format>({3, 3, 3}, SYSTOLIC_DTYPE_INT32, 1);
+    p.pr = tb::seed_example<int32_format>();
+    for (std::uint64_t r = 0; r < 3; ++r) {
+        b.mem.core().write(p.job.a_addr + r * p.job.a_stride, &p.pr.a[r * 3], 12);
+        b.mem.core().write(p.job.b_addr + r * p.job.b_stride, &p.pr.b[r * 3], 12);
+    }
+    const auto before = snapshot();
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
+    systolic_start(&dev, 1);
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_BUSY});
+    EXPECT_EQ(rd(SYSTOLIC_REG_CTRL), std::uint32_t{SYSTOLIC_CTRL_IRQ_EN});  // START reads as 0
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_NS));
+    EXPECT_FALSE(b.irq.read());
+    settle();
+    ASSERT_TRUE(b.irq.read());
+    const sc_core::sc_time irq_time = b.watch.last_rise;
+    EXPECT_EQ(b.accel.last_result().end, irq_time);  // the interrupt rises at the job's simulated end
+    EXPECT_EQ(systolic_outcome(&dev), 1);
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_DONE});
+    EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), std::uint32_t{SYSTOLIC_IRQ_DONE});
+    const std::vector<std::int64_t> expected = {7, 2, 5, 16, 5, 14, 25, 8, 23};
+    std::vector<std::int64_t> c(9);
+    const auto bytes = read_c(p);
+    std::memcpy(c.data(), bytes.data(), bytes.size());
+    EXPECT_EQ(c, expected);
+    EXPECT_EQ(changed_outside(p, before), 0u);
+
+    systolic_counters cnt{};
+    systolic_read_counters(&dev, &cnt);
+    const auto e = count_job({3, 3, 3}, k_n);
+    EXPECT_EQ(cnt.edges, e.advance_edges);
+    EXPECT_EQ(cnt.macs, e.macs_padded);
+    EXPECT_EQ(cnt.macs_real, 27u);
+    // One tile on a 4x4 array: clear, 3 + 2(4-1) edges, 3 + 3 reads and 3 writes of 10 ns each.
+    EXPECT_EQ(cnt.cycles, 1u + 9u + 60u + 30u);
+    EXPECT_EQ(irq_time - t0, sc_core::sc_time(100, sc_core::SC_NS));
+
+    EXPECT_EQ(systolic_irq_ack(&dev), std::uint32_t{SYSTOLIC_IRQ_DONE});
+    settle();
+    EXPECT_FALSE(b.irq.read());
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_DONE});
+}
+
+template <class Format>
+void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t seed, bool int8_out = false,
+                   std::uint32_t k_tile = 0, bool partials = false,
+                   std::uint32_t order = SYSTOLIC_ORDER_ROW) {
+    fresh();
+    auto p = place<Format>(s, dtype, seed, int8_out, k_tile, partials);
+    p.job.order = order;
+    const auto before = snapshot();
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 1);
+    settle();
+    ASSERT_EQ(systolic_outcome(&dev), 1) << "error " << systolic_error(&dev);
+    EXPECT_TRUE(bench().irq.read());
+    EXPECT_EQ(read_c(p), p.expected_c) << Format::name << " M=" << s.m << " K=" << s.k << " P=" << s.p;
+    EXPECT_EQ(changed_outside(p, before), 0u);
+    systolic_counters cnt{};
+    systolic_read_counters(&dev, &cnt);
+    const auto e = count_job(s, k_n, k_tile);
+    EXPECT_EQ(cnt.edges, e.advance_edges);
+    EXPECT_EQ(cnt.macs, e.macs_padded);
+    EXPECT_EQ(cnt.macs_real, e.macs_real);
+    EXPECT_GT(cnt.cycles, cnt.edges);
+    EXPECT_TRUE(bench().dma_checker.violations().empty());
+    EXPECT_GT(bench().dma_checker.checked(), 0u);
+}
+
+TEST(Jobs, EveryNumberFormatAtRunTime) {
+    run_and_check<int8_format>(SYSTOLIC_DTYPE_INT8, {9, 7, 6}, 3);
+    run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, {5, 11, 10}, 4);
+    run_and_check<fp32_format>(SYSTOLIC_DTYPE_FP32, {6, 5, 9}, 5);
+    run_and_check<bf16_format>(SYSTOLIC_DTYPE_BF16, {8, 13, 4}, 6);
+}
+
+TEST(Jobs, KSplittingInt8OutputAndTileOrders) {
+    run_and_check<int8_format>(SYSTOLIC_DTYPE_INT8, {7, 10, 9}, 7, true, 3, true, SYSTOLIC_ORDER_SNAKE);
+    run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, {6, 9, 6}, 8, false, 4, false, SYSTOLIC_ORDER_COL);
+    run_and_check<fp32_format>(SYSTOLIC_DTYPE_FP32, {5, 8, 5}, 9, false, 3, true);
+}
+
+// Reads go through DMI once the platform's memory grants it: far fewer transactions than rows.
+TEST(Jobs, OperandReadsUseDmiWhenTheMemoryGrantsIt) {
+    const std::uint64_t before = bench().mem.transactions();
+    run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, {16, 16, 16}, 10);
+    const std::uint64_t transactions = bench().mem.transactions() - before;
+    // 16 tiles x (4 A rows + 16 B rows) reads and 16 x 4 C writes without DMI.
+    EXPECT_LT(transactions, 16u * 20u / 4u);
+}
+
+// ---- errors --------------------------------------------------------------------------------------
+
+struct bad_case {
+    const char* what;
+    std::uint32_t error;
+    void (*spoil)(systolic_job&);
+};
+
+TEST(Errors, EachBadConfigurationHasItsCodeRaisesTheErrorInterruptAndTouchesNoMemory) {
+    const bad_case cases[] = {
+        {"zero M", SYSTOLIC_ERR_ZERO_DIM, [](systolic_job& j) { j.m = 0; }},
+        {"zero K", SYSTOLIC_ERR_ZERO_DIM, [](systolic_job& j) { j.k = 0; }},
+        {"zero P", SYSTOLIC_ERR_ZERO_DIM, [](systolic_job& j) { j.p = 0; }},
+        {"unknown dtype", SYSTOLIC_ERR_DTYPE, [](systolic_job& j) { j.dtype = 4; }},
+        {"unknown out dtype", SYSTOLIC_ERR_DTYPE, [](systolic_job& j) { j.out_dtype = 2; }},
+        {"unknown order", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.order = 3; }},
+        {"unknown k policy", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.k_policy = 2; }},
+        {"unknown overflow", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.overflow = 2; }},
+        {"unknown rounding", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.rounding = 3; }},
+        {"zero scale", SYSTOLIC_ERR_OPTION,
+         [](systolic_job& j) {
+             j.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
+             j.scale = 0;
+         }},
+        {"no partial buffer", SYSTOLIC_ERR_PARTIAL,
+         [](systolic_job& j) {
+             j.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+             j.k_tile = 2;
+         }},
+        {"misaligned A", SYSTOLIC_ERR_ALIGN, [](systolic_job& j) { j.a_addr += 2; }},
+        {"misaligned C", SYSTOLIC_ERR_ALIGN, [](systolic_job& j) { j.c_addr += 4; }},
+        {"misaligned stride", SYSTOLIC_ERR_ALIGN, [](systolic_job& j) { j.b_stride += 1; }},
+        {"A stride below a row", SYSTOLIC_ERR_STRIDE, [](systolic_job& j) { j.a_stride = 4 * (j.k - 1); }},
+        {"C stride below a row", SYSTOLIC_ERR_STRIDE, [](systolic_job& j) { j.c_stride = 8; }},
+        {"C past 2^64", SYSTOLIC_ERR_RANGE, [](systolic_job& j) { j.c_addr = ~std::uint64_t{0} - 15; }},
+        {"a job too large for the model", SYSTOLIC_ERR_SIZE,
+         [](systolic_job& j) {
+             j.m = 1u << 20;
+             j.p = 1u << 20;
+             j.a_stride = j.b_stride = j.c_stride = 0;
+             j.c_addr = 0x100000000ull;
+         }},
+        {"C overlaps A", SYSTOLIC_ERR_OVERLAP, [](systolic_job& j) { j.c_addr = j.a_addr + 8; }},
+        {"C overlaps B", SYSTOLIC_ERR_OVERLAP, [](systolic_job& j) { j.c_addr = j.b_addr; }},
+    };
+    for (const auto& c : cases) {
+        fresh();
+        auto& b = bench();
+        auto p = place<int32_format>({5, 6, 7}, SYSTOLIC_DTYPE_INT32, 2);
+        c.spoil(p.job);
+        const auto before = snapshot();
+        const std::uint64_t dma_before = b.dma_checker.checked();
+        const auto dev = device();
+        systolic_program(&dev, &p.job);
+        systolic_start(&dev, 1);
+        settle();
+        EXPECT_EQ(systolic_error(&dev), c.error) << c.what;
+        EXPECT_EQ(systolic_outcome(&dev), -1) << c.what;
+        EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_ERROR}) << c.what;
+        EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), std::uint32_t{SYSTOLIC_IRQ_ERROR}) << c.what;
+        EXPECT_TRUE(b.irq.read()) << c.what;
+        EXPECT_EQ(b.dma_checker.checked(), dma_before) << c.what << ": a refused job made a bus access";
+        EXPECT_TRUE(snapshot() == before) << c.what << ": memory changed";
+    }
+}
+
+TEST(Errors, WithoutIrqEnableTheErrorIsLatchedButTheLineStaysLow) {
+    fresh();
+    wr(SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_START);  // M = K = P = 0
+    settle();
+    EXPECT_EQ(rd(SYSTOLIC_REG_ERROR), std::uint32_t{SYSTOLIC_ERR_ZERO_DIM});
+    EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), std::uint32_t{SYSTOLIC_IRQ_ERROR});
+    EXPECT_FALSE(bench().irq.read());
+    wr(SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_IRQ_EN);  // enabling shows the pending cause
+    settle();
+    EXPECT_TRUE(bench().irq.read());
+    wr(SYSTOLIC_REG_IRQ_STATUS, SYSTOLIC_IRQ_DONE);  // clearing another cause changes nothing
+    settle();
+    EXPECT_TRUE(bench().irq.read());
+    wr(SYSTOLIC_REG_IRQ_STATUS, SYSTOLIC_IRQ_ERROR);
+    settle();
+    EXPECT_FALSE(bench().irq.read());
+    EXPECT_EQ(rd(SYSTOLIC_REG_ERROR), std::uint32_t{SYSTOLIC_ERR_ZERO_DIM});  // the code stays until START
+}
+
+TEST(Errors, StartWhileBusyIsRefusedAndTheRunningJobCompletes) {
+    fresh();
+    auto p = place<int32_format>({12, 20, 12}, SYSTOLIC_DTYPE_INT32, 11);
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 1);
+    sc_core::sc_start(sc_core::sc_time(50, sc_core::SC_NS));
+    ASSERT_TRUE(bench().accel.busy());
+    systolic_start(&dev, 1);
+    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_NS));
+    EXPECT_EQ(systolic_error(&dev), std::uint32_t{SYSTOLIC_ERR_BUSY});
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_BUSY | SYSTOLIC_STATUS_ERROR});
+    EXPECT_TRUE(bench().irq.read());
+    settle();
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_DONE | SYSTOLIC_STATUS_ERROR});
+    EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), std::uint32_t{SYSTOLIC_IRQ_DONE | SYSTOLIC_IRQ_ERROR});
+    EXPECT_EQ(read_c(p), p.expected_c);
+}
+
+// C's last rows lie past the end of the platform's memory: the bus answers with an error, the job
+// stops, the failing address is readable, and every write made stays inside C.
+TEST(Errors, ABusErrorAbortsTheJobWithTheFailingAddress) {
+    fresh();
+    auto p = place<int32_format>({9, 4, 5}, SYSTOLIC_DTYPE_INT32, 12);
+    p.job.c_stride = 0x40;
+    p.job.c_addr = k_mem_base + k_mem_size - 5 * 0x40;  // rows 0-4 fit, rows 5-8 do not
+    const auto before = snapshot();
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 1);
+    settle();
+    EXPECT_EQ(systolic_outcome(&dev), -1);
+    EXPECT_EQ(systolic_error(&dev), std::uint32_t{SYSTOLIC_ERR_DMA});
+    EXPECT_EQ(systolic_error_address(&dev), k_mem_base + k_mem_size);  // row 5, the first outside
+    EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), std::uint32_t{SYSTOLIC_IRQ_ERROR});
+    EXPECT_TRUE(bench().irq.read());
+    EXPECT_FALSE(rd(SYSTOLIC_REG_STATUS) & SYSTOLIC_STATUS_DONE);
+    // Nothing outside C's rows changed; C's first rows were written.
+    const auto& core = bench().mem.core();
+    std::uint64_t outside = 0, inside_c = 0;
+    for (std::uint64_t i = 0; i < k_mem_size; ++i) {
+        const bool in_c = inside(k_mem_base + i, p.job.c_addr, 5, 0x40, 5 * 8);
+        if (core.data()[i] != before[i]) (in_c ? inside_c : outside) += 1;
+    }
+    EXPECT_EQ(outside, 0u);
+    EXPECT_GT(inside_c, 0u);
+    EXPECT_TRUE(bench().dma_checker.violations().empty());
+
+    // A on the far side of memory: the first read fails, and C is never written.
+    fresh();
+    auto q = place<int32_format>({4, 4, 4}, SYSTOLIC_DTYPE_INT32, 13);
+    q.job.a_addr = 0x1000;
+    const auto before_q = snapshot();
+    systolic_program(&dev, &q.job);
+    systolic_start(&dev, 1);
+    settle();
+    EXPECT_EQ(systolic_error(&dev), std::uint32_t{SYSTOLIC_ERR_DMA});
+    EXPECT_EQ(systolic_error_address(&dev), 0x1000u);
+    EXPECT_TRUE(snapshot() == before_q);
+}
+
+// ---- soft reset ----------------------------------------------------------------------------------
+
+TEST(SoftReset, StopsARunningJobWithinOneChunkAndANewJobThenRuns) {
+    fresh();
+    auto& b = bench();
+    // 64 tiles of K = 64 in chunks of 16: the job takes far longer than one chunk.
+    auto big = place<int32_format>({32, 64, 32}, SYSTOLIC_DTYPE_INT32, 14, false, 16);
+    const auto dev = device();
+    systolic_program(&dev, &big.job);
+    systolic_start(&dev, 1);
+    sc_core::sc_start(sc_core::sc_time(3, sc_core::SC_US));
+    ASSERT_TRUE(b.accel.busy());
+    const sc_core::sc_time reset_at = sc_core::sc_time_stamp();
+    systolic_reset(&dev);
+    for (const auto& r : regmap::registers)  // back to reset values at once
+        if (r.offset != SYSTOLIC_REG_STATUS) EXPECT_EQ(rd(r.offset), r.reset_doc ? k_n : r.reset) << r.name;
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_BUSY});  // still stopping
+    settle();
+    EXPECT_FALSE(b.accel.busy());
+    EXPECT_EQ(b.accel.last_result().status, job_status::aborted);
+    // One chunk: clear, load (4 + 16 reads at 10 ns), 16 + 6 edges and a drain (4 writes), plus the
+    // quantum the controller may have run ahead of the reset.
+    const sc_core::sc_time chunk = sc_core::sc_time(1 + 20 * 10 + 22 + 4 * 10, sc_core::SC_NS);
+    EXPECT_LE(b.accel.last_result().end - reset_at, chunk + tlm::tlm_global_quantum::instance().get());
+    EXPECT_LT(b.accel.last_result().macs_padded, count_job({32, 64, 32}, k_n, 16).macs_padded);
+    // No stale report: no interrupt, no DONE, no error, nothing left scheduled.
+    EXPECT_FALSE(b.irq.read());
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), 0u);
+    EXPECT_EQ(rd(SYSTOLIC_REG_IRQ_STATUS), 0u);
+    EXPECT_FALSE(sc_core::sc_pending_activity());
+
+    // A new job runs correctly on the same accelerator.
+    run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, {6, 5, 7}, 15);
+}
+
+TEST(SoftReset, BeforeTheJobReachesTheArrayNothingRuns) {
+    fresh();
+    auto p = place<int32_format>({4, 4, 4}, SYSTOLIC_DTYPE_INT32, 16);
+    const auto before = snapshot();
+    const std::uint64_t dma_before = bench().dma_checker.checked();
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 1);
+    systolic_reset(&dev);  // in the same instant
+    settle();
+    EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), 0u);
+    EXPECT_FALSE(bench().irq.read());
+    EXPECT_EQ(bench().dma_checker.checked(), dma_before);
+    EXPECT_TRUE(snapshot() == before);
+}
+
+}  // namespace

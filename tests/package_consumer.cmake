@@ -1,0 +1,27 @@
+# CTest package_consumer: install this build into a scratch prefix, then configure, build and run
+# tests/consumer against it with find_package(systolic), as a user's platform would.
+# -D BUILD_DIR=... -D CONSUMER_DIR=... -D WORK_DIR=...
+file(REMOVE_RECURSE ${WORK_DIR})
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err)
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}" PARENT_SCOPE)
+endfunction()
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h include/systolic/accelerator_driver.h
+          include/systolic/accelerator_map.h)
+  if(NOT EXISTS ${WORK_DIR}/prefix/${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+step(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -DCMAKE_BUILD_TYPE=Release
+     -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
+step(${WORK_DIR}/build/consumer)
+message("${last_output}")
+if(NOT last_output MATCHES "consumer: C\\(0,0\\)=7 C\\(2,2\\)=23 irq=1, PASS")
+  message(FATAL_ERROR "unexpected output: ${last_output}")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})
