@@ -108,7 +108,9 @@ public:
     tally functional;  // the timed functional-engine runs
     tally reference;   // the timed reference GEMM runs
 
-    tally& tally_of(run_kind k) { return k == run_kind::cycle ? model : k == run_kind::observed ? observed : functional; }
+    tally& tally_of(run_kind k) {
+        return k == run_kind::cycle ? model : k == run_kind::observed ? observed : functional;
+    }
 
     std::size_t n() const { return m_n; }
     const problem_shape& shape() const { return m_shape; }
@@ -354,7 +356,8 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
         const double model = cpu ? rig.model.cpu_rate() : rig.model.rate();
         const double ref = cpu ? rig.reference.cpu_rate() : rig.reference.rate();
         auto rate = [cpu](const tally& t) { return mega(cpu ? t.cpu_rate() : t.rate()); };
-        out += rig.model.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
+        out +=
+            rig.model.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
         if (rig.observed.ran()) out += " with an observer " + rate(rig.observed) + ",";
         if (rig.functional.ran()) out += " functional engine " + rate(rig.functional) + ",";
         out += rig.reference.ran() ? " reference GEMM " + mega(ref) + " M MAC/s" : " reference GEMM not run";
@@ -368,7 +371,8 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
 
     double wall = 0, cpu = 0;
     for (const auto& rig : rigs) {
-        if (!rig->model.ran() && !rig->reference.ran() && !rig->functional.ran() && !rig->observed.ran()) continue;
+        if (!rig->model.ran() && !rig->reference.ran() && !rig->functional.ran() && !rig->observed.ran())
+            continue;
         if (wall == 0) std::fprintf(out, "\nsummary, per wall second over every timed run above:\n");
         std::fprintf(out, "%s\n", line(*rig, false).c_str());
         for (const tally* t : {&rig->model, &rig->observed, &rig->functional, &rig->reference}) {
@@ -409,7 +413,8 @@ void print_verilator(const std::vector<std::unique_ptr<rig_base>>& rigs, const s
             continue;
         }
         const double rtl = std::strtod(text.c_str() + at + 13, nullptr);
-        std::fprintf(out, "int32 N=%zu: verilator %s M PE-updates/s, cycle engine %s M (%.2fx per wall second)\n",
+        std::fprintf(out,
+                     "int32 N=%zu: verilator %s M PE-updates/s, cycle engine %s M (%.2fx per wall second)\n",
                      rig->n(), mega(rtl).c_str(), mega(rig->model.rate()).c_str(), rig->model.rate() / rtl);
     }
     std::fflush(out);
@@ -482,10 +487,12 @@ int sc_main(int argc, char* argv[]) {
 
     for (auto& rig : rigs) {
         rig_base* r = rig.get();
-        for (auto [prefix, kind] : {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
-                                    std::pair{"model_functional/", run_kind::functional}}) {
-            benchmark::RegisterBenchmark((prefix + r->label("/")).c_str(),
-                                         [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })
+        for (auto [prefix, kind] :
+             {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
+              std::pair{"model_functional/", run_kind::functional}}) {
+            benchmark::RegisterBenchmark(
+                (prefix + r->label("/")).c_str(),
+                [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })
                 ->Unit(benchmark::kMillisecond)
                 ->UseRealTime();
         }

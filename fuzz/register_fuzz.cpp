@@ -29,7 +29,8 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
             (void)regs.write(offset, value);
         } else {
             std::uint32_t got = 0;
-            if (regs.read(offset, got) != register_block::result::ok && got != 0) std::abort();  // refused: no value
+            if (regs.read(offset, got) != register_block::result::ok && got != 0)
+                std::abort();  // refused: no value
         }
     }
     const decoded_job d = decode_job(read_request(regs), limits);

@@ -103,6 +103,17 @@ std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const run_
     return bytes;
 }
 
+// The job fields that run options set: tile order, K-splitting, overflow, output, engine.
+inline void apply_run_options(matmul_job& job, const run_options& opt) {
+    job.order = opt.order;
+    job.seed = opt.order_seed;
+    job.k_tile = opt.k_tile;
+    job.policy = opt.policy;
+    job.overflow = opt.overflow;
+    job.quant = opt.quant;
+    job.engine = opt.engine;
+}
+
 template <class Format>
 class testbench : public sc_core::sc_module {
 public:
@@ -205,13 +216,7 @@ public:
         const std::uint64_t b_base = round_up(a_base + s.m * a_stride + g, 16);
         const std::uint64_t c_base = round_up(b_base + s.k * b_stride + g, 16);
         matmul_job job = make_job(s, osz, csz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
-        job.order = opt.order;
-        job.seed = opt.order_seed;
-        job.k_tile = opt.k_tile;
-        job.policy = opt.policy;
-        job.overflow = opt.overflow;
-        job.quant = opt.quant;
-        job.engine = opt.engine;
+        apply_run_options(job, opt);
         if (job.uses_partial_buffer()) {
             const std::uint64_t p_stride = stride(s.p * asz);
             job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);

@@ -95,13 +95,7 @@ SC_MODULE(platform) {
             // The driver's memory map: A, B, C and the partial-sum buffer in fixed regions.
             const std::uint64_t csz = o.quant.enabled ? 1 : sizeof(fmt::accumulator_type);
             matmul_job job = make_job(s, sizeof(fmt::operand_type), csz, 0, region, 2 * region);
-            job.order = o.order;
-            job.seed = o.order_seed;
-            job.k_tile = o.k_tile;
-            job.policy = o.policy;
-            job.overflow = o.overflow;
-            job.quant = o.quant;
-            job.engine = o.engine;
+            apply_run_options(job, o);
             if (job.uses_partial_buffer())
                 job.partial = make_layout(3 * region, s.m, s.p, sizeof(fmt::accumulator_type));
             mem.core().write(job.a.base, pr.a.data(), pr.a.size() * sizeof(fmt::operand_type));

@@ -72,27 +72,10 @@ cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<com
     SC_THREAD(run);
 }
 
-std::uint32_t cpu::reg_read(std::uint32_t offset) {
-    std::uint32_t v = 0;
+// One 32-bit register access through the bus, timed by its annotated delay.
+void cpu::reg_access(tlm::tlm_command cmd, std::uint32_t offset, std::uint32_t& value) {
     tlm::tlm_generic_payload t;
-    t.set_command(tlm::TLM_READ_COMMAND);
-    t.set_address(m_cfg.regs_base + offset);
-    t.set_data_ptr(reinterpret_cast<unsigned char*>(&v));
-    t.set_data_length(4);
-    t.set_streaming_width(4);
-    t.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = sc_core::SC_ZERO_TIME;
-    initiator_socket->b_transport(t, delay);
-    sc_core::wait(delay);
-    if (!t.is_response_ok())
-        throw step_failure{"register read at " + hex(m_cfg.regs_base + offset) + ": " +
-                           t.get_response_string()};
-    return v;
-}
-
-void cpu::reg_write(std::uint32_t offset, std::uint32_t value) {
-    tlm::tlm_generic_payload t;
-    t.set_command(tlm::TLM_WRITE_COMMAND);
+    t.set_command(cmd);
     t.set_address(m_cfg.regs_base + offset);
     t.set_data_ptr(reinterpret_cast<unsigned char*>(&value));
     t.set_data_length(4);
@@ -102,8 +85,18 @@ void cpu::reg_write(std::uint32_t offset, std::uint32_t value) {
     initiator_socket->b_transport(t, delay);
     sc_core::wait(delay);
     if (!t.is_response_ok())
-        throw step_failure{"register write at " + hex(m_cfg.regs_base + offset) + ": " +
-                           t.get_response_string()};
+        throw step_failure{std::string(cmd == tlm::TLM_READ_COMMAND ? "register read" : "register write") +
+                           " at " + hex(m_cfg.regs_base + offset) + ": " + t.get_response_string()};
+}
+
+std::uint32_t cpu::reg_read(std::uint32_t offset) {
+    std::uint32_t v = 0;
+    reg_access(tlm::TLM_READ_COMMAND, offset, v);
+    return v;
+}
+
+void cpu::reg_write(std::uint32_t offset, std::uint32_t value) {
+    reg_access(tlm::TLM_WRITE_COMMAND, offset, value);
 }
 
 void cpu::debug_write(std::uint64_t addr, const void* data, std::uint64_t len) {

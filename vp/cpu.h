@@ -57,6 +57,7 @@ public:
     const std::vector<job_record>& jobs() const { return m_jobs; }
 
     // Register accesses for the driver (offsets from the block's base). A bus error is a failure.
+    void reg_access(tlm::tlm_command cmd, std::uint32_t offset, std::uint32_t& value);
     std::uint32_t reg_read(std::uint32_t offset);
     void reg_write(std::uint32_t offset, std::uint32_t value);
 

@@ -23,7 +23,8 @@ dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t l
 }
 
 dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes,
-                                std::uint64_t stride, void* data, std::uint64_t data_stride, const char* what) {
+                                std::uint64_t stride, void* data, std::uint64_t data_stride,
+                                const char* what) {
     if (rows == 0 || row_bytes == 0) return {};
     auto* out = static_cast<unsigned char*>(data);
     const std::uint64_t span = (rows - 1) * stride + row_bytes;
@@ -54,8 +55,8 @@ const tlm::tlm_dmi* dma_port::find_dmi(std::uint64_t addr, std::uint64_t len, bo
     return nullptr;
 }
 
-dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
-                              const char* what) {
+dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
+                              std::uint64_t len, const char* what) {
     if (len == 0) return {};
     const bool is_read = cmd == tlm::TLM_READ_COMMAND;
     const sc_core::sc_time begin = m_listener ? now() : sc_core::SC_ZERO_TIME;

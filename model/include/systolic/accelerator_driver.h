@@ -17,9 +17,9 @@ extern "C" {
 #endif
 
 typedef struct systolic_dev {
-    void *ctx; /* passed back to the accessors */
-    uint32_t (*read32)(void *ctx, uint32_t offset);
-    void (*write32)(void *ctx, uint32_t offset, uint32_t value);
+    void* ctx; /* passed back to the accessors */
+    uint32_t (*read32)(void* ctx, uint32_t offset);
+    void (*write32)(void* ctx, uint32_t offset, uint32_t value);
 } systolic_dev;
 
 /* One job: C = A * B. Addresses are the platform's, as the accelerator's DMA sees them. */
@@ -45,24 +45,24 @@ typedef struct systolic_counters {
 } systolic_counters;
 
 /* A job with the registers' reset values: int32, packed rows, row order, no K split, scale 1. */
-static inline void systolic_job_init(systolic_job *job) {
+static inline void systolic_job_init(systolic_job* job) {
     memset(job, 0, sizeof *job);
     job->dtype = SYSTOLIC_DTYPE_INT32;
     job->scale = 1.0f;
 }
 
-static inline uint64_t systolic_read64(const systolic_dev *dev, uint32_t lo_offset) {
+static inline uint64_t systolic_read64(const systolic_dev* dev, uint32_t lo_offset) {
     const uint32_t lo = dev->read32(dev->ctx, lo_offset);
     return (uint64_t)dev->read32(dev->ctx, lo_offset + 4u) << 32 | lo;
 }
 
-static inline void systolic_write64(const systolic_dev *dev, uint32_t lo_offset, uint64_t value) {
+static inline void systolic_write64(const systolic_dev* dev, uint32_t lo_offset, uint64_t value) {
     dev->write32(dev->ctx, lo_offset, (uint32_t)value);
     dev->write32(dev->ctx, lo_offset + 4u, (uint32_t)(value >> 32));
 }
 
 /* 0 when the ID register holds the magic value and the major version is 1; the array size N in *n. */
-static inline int systolic_probe(const systolic_dev *dev, uint32_t *n) {
+static inline int systolic_probe(const systolic_dev* dev, uint32_t* n) {
     if (dev->read32(dev->ctx, SYSTOLIC_REG_ID) != SYSTOLIC_ID_MAGIC) return -1;
     if ((dev->read32(dev->ctx, SYSTOLIC_REG_VERSION) >> 16) != (SYSTOLIC_VERSION_VALUE >> 16)) return -1;
     if (n) *n = dev->read32(dev->ctx, SYSTOLIC_REG_ARRAY_SIZE);
@@ -70,7 +70,7 @@ static inline int systolic_probe(const systolic_dev *dev, uint32_t *n) {
 }
 
 /* Writes every configuration register of the job (not CTRL). */
-static inline void systolic_program(const systolic_dev *dev, const systolic_job *job) {
+static inline void systolic_program(const systolic_dev* dev, const systolic_job* job) {
     uint32_t scale_bits;
     memcpy(&scale_bits, &job->scale, sizeof scale_bits);
     dev->write32(dev->ctx, SYSTOLIC_REG_M, job->m);
@@ -98,45 +98,45 @@ static inline void systolic_program(const systolic_dev *dev, const systolic_job 
 /* Starts the programmed job; with irq non-zero the interrupt line follows IRQ_STATUS. Causes left
  * over from earlier jobs are cleared first, so that the line (or IRQ_STATUS) then speaks of this job
  * only. Whether the start was accepted shows in STATUS: BUSY, or ERROR with the code in ERROR. */
-static inline void systolic_start(const systolic_dev *dev, int irq) {
+static inline void systolic_start(const systolic_dev* dev, int irq) {
     dev->write32(dev->ctx, SYSTOLIC_REG_IRQ_STATUS, SYSTOLIC_IRQ_DONE | SYSTOLIC_IRQ_ERROR);
     dev->write32(dev->ctx, SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_START | (irq ? SYSTOLIC_CTRL_IRQ_EN : 0u));
 }
 
-static inline uint32_t systolic_status(const systolic_dev *dev) {
+static inline uint32_t systolic_status(const systolic_dev* dev) {
     return dev->read32(dev->ctx, SYSTOLIC_REG_STATUS);
 }
 
 /* 1: the job completed; -1: refused or failed (see systolic_error); 0: still running. */
-static inline int systolic_outcome(const systolic_dev *dev) {
+static inline int systolic_outcome(const systolic_dev* dev) {
     const uint32_t s = systolic_status(dev);
     if (s & SYSTOLIC_STATUS_ERROR) return -1;
     if (s & SYSTOLIC_STATUS_BUSY) return 0;
     return (s & SYSTOLIC_STATUS_DONE) ? 1 : -1;
 }
 
-static inline uint32_t systolic_error(const systolic_dev *dev) {
+static inline uint32_t systolic_error(const systolic_dev* dev) {
     return dev->read32(dev->ctx, SYSTOLIC_REG_ERROR);
 }
 
 /* ERR_DMA: the address of the failing bus transaction. */
-static inline uint64_t systolic_error_address(const systolic_dev *dev) {
+static inline uint64_t systolic_error_address(const systolic_dev* dev) {
     return systolic_read64(dev, SYSTOLIC_REG_ERROR_ADDR_LO);
 }
 
 /* Clears every pending interrupt cause and returns them (SYSTOLIC_IRQ_*). */
-static inline uint32_t systolic_irq_ack(const systolic_dev *dev) {
+static inline uint32_t systolic_irq_ack(const systolic_dev* dev) {
     const uint32_t causes = dev->read32(dev->ctx, SYSTOLIC_REG_IRQ_STATUS);
     dev->write32(dev->ctx, SYSTOLIC_REG_IRQ_STATUS, causes);
     return causes;
 }
 
 /* Soft reset: stops a running job (STATUS.BUSY clears once it has) and resets every register. */
-static inline void systolic_reset(const systolic_dev *dev) {
+static inline void systolic_reset(const systolic_dev* dev) {
     dev->write32(dev->ctx, SYSTOLIC_REG_CTRL, SYSTOLIC_CTRL_RESET);
 }
 
-static inline void systolic_read_counters(const systolic_dev *dev, systolic_counters *c) {
+static inline void systolic_read_counters(const systolic_dev* dev, systolic_counters* c) {
     c->edges = systolic_read64(dev, SYSTOLIC_REG_EDGES_LO);
     c->macs = systolic_read64(dev, SYSTOLIC_REG_MACS_LO);
     c->macs_real = systolic_read64(dev, SYSTOLIC_REG_MACS_REAL_LO);

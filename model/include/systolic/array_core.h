@@ -203,28 +203,31 @@ private:
         }
         switch (mode) {  // chosen once per edge, not per row
             case count_mode::none:
-                mac_rows<overflow_mode::wrap, false>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed, overflows);
+                mac_rows<overflow_mode::wrap, false>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed,
+                                                     overflows);
                 break;
             case count_mode::wrap:
-                mac_rows<overflow_mode::wrap, true>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed, overflows);
+                mac_rows<overflow_mode::wrap, true>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed,
+                                                    overflows);
                 break;
             case count_mode::saturate:
-                mac_rows<overflow_mode::saturate, true>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed, overflows);
+                mac_rows<overflow_mode::saturate, true>(n, a_head, b_top, a, a_ok, b, b_ok, acc, consumed,
+                                                        overflows);
                 break;
         }
     }
 
     template <overflow_mode Mode, bool Count>
-    static inline __attribute__((always_inline)) void mac_rows(std::size_t n, std::size_t a_head, std::size_t b_top,
-                                                               const operand_type* a, const std::uint8_t* a_ok,
-                                                               const operand_type* b, const std::uint8_t* b_ok,
-                                                               accumulator_type* acc, std::uint32_t* consumed,
-                                                               std::uint32_t* overflows) {
+    static inline __attribute__((always_inline)) void mac_rows(
+        std::size_t n, std::size_t a_head, std::size_t b_top, const operand_type* a, const std::uint8_t* a_ok,
+        const operand_type* b, const std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed,
+        std::uint32_t* overflows) {
         const std::size_t w = 2 * n;
         for (std::size_t i = 0; i < n; ++i) {
-            const std::size_t a0 = i * w + a_head, b_row = b_top + i, b0 = (b_row < n ? b_row : b_row - n) * n,
-                              p0 = i * n;
-            mac_row<Mode, Count>(n, &acc[p0], &consumed[p0], &overflows[p0], &a[a0], &a_ok[a0], &b[b0], &b_ok[b0]);
+            const std::size_t a0 = i * w + a_head, b_row = b_top + i,
+                              b0 = (b_row < n ? b_row : b_row - n) * n, p0 = i * n;
+            mac_row<Mode, Count>(n, &acc[p0], &consumed[p0], &overflows[p0], &a[a0], &a_ok[a0], &b[b0],
+                                 &b_ok[b0]);
         }
     }
 
@@ -233,18 +236,22 @@ private:
     // value, so for integers the product of a bubble is 0 and adding it changes nothing: the sum
     // needs no select, only the term count looks at the valid bits.
     template <overflow_mode Mode, bool Count>
-    static inline __attribute__((always_inline)) void mac_row(
-        std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
-        std::uint32_t* __restrict overflows, const operand_type* __restrict a, const std::uint8_t* __restrict a_ok,
-        const operand_type* __restrict b, const std::uint8_t* __restrict b_ok) {
+    static inline __attribute__((always_inline)) void mac_row(std::size_t n, accumulator_type* __restrict acc,
+                                                              std::uint32_t* __restrict consumed,
+                                                              std::uint32_t* __restrict overflows,
+                                                              const operand_type* __restrict a,
+                                                              const std::uint8_t* __restrict a_ok,
+                                                              const operand_type* __restrict b,
+                                                              const std::uint8_t* __restrict b_ok) {
         mac_span<Mode, Count>(n, acc, consumed, overflows, a, a_ok, b, b_ok);
     }
 
     template <overflow_mode Mode, bool Count>
     static inline __attribute__((always_inline)) void mac_span(
         std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
-        std::uint32_t* __restrict overflows, const operand_type* __restrict a, const std::uint8_t* __restrict a_ok,
-        const operand_type* __restrict b, const std::uint8_t* __restrict b_ok) {
+        std::uint32_t* __restrict overflows, const operand_type* __restrict a,
+        const std::uint8_t* __restrict a_ok, const operand_type* __restrict b,
+        const std::uint8_t* __restrict b_ok) {
         for (std::size_t j = 0; j < n; ++j) {
             const std::uint8_t both = a_ok[j] & b_ok[j];
             bool overflowed = false;

@@ -16,8 +16,10 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/tlm_quantumkeeper.h>
 #include <vector>
+
+// After <systemc>: the keeper's header uses sc_core without including it.
+#include <tlm_utils/tlm_quantumkeeper.h>
 
 namespace systolic {
 
@@ -71,8 +73,8 @@ public:
     // A 2-D block: `rows` rows of `row_bytes`, `stride` bytes apart in the target, into `data` with
     // rows `data_stride` bytes apart. Through DMI when one granted range covers the whole block (one
     // copy per row, the same latency as row-by-row transfers, one sync check), else row by row.
-    dma_status read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes, std::uint64_t stride,
-                          void* data, std::uint64_t data_stride, const char* what);
+    dma_status read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes,
+                          std::uint64_t stride, void* data, std::uint64_t data_stride, const char* what);
     // Told about each transfer after it ended (null: none). Not owned.
     void set_listener(dma_listener* listener) { m_listener = listener; }
 

@@ -19,10 +19,10 @@ namespace systolic {
 
 template <class Format>
 struct edge_event {
-    const plan_step& step;           // the advance step: tile (step.where), chunk, terms, edges
-    std::uint64_t edge;              // 0 .. step.edges - 1 within the chunk
-    sc_core::sc_time time;           // simulated time of this edge
-    const array_core<Format>& array; // the PEs after the edge
+    const plan_step& step;            // the advance step: tile (step.where), chunk, terms, edges
+    std::uint64_t edge;               // 0 .. step.edges - 1 within the chunk
+    sc_core::sc_time time;            // simulated time of this edge
+    const array_core<Format>& array;  // the PEs after the edge
 };
 
 // A step of the plan beginning or ending (with either engine).

@@ -26,7 +26,8 @@ public:
     virtual void continue_chunk(const plan_step&, engine<Format>&) {}
     // The block of PEs a drain writes, at most the array size n; the output mask (the tile's real
     // rows x cols) comes in.
-    virtual void drain_block(const plan_step&, std::size_t /*n*/, std::size_t& /*rows*/, std::size_t& /*cols*/) {}
+    virtual void drain_block(const plan_step&, std::size_t /*n*/, std::size_t& /*rows*/,
+                             std::size_t& /*cols*/) {}
 };
 
 }  // namespace systolic

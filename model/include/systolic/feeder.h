@@ -54,10 +54,10 @@ public:
         m_b.assign(kc * m_n, operand_type{});
     }
     std::uint64_t chunk_length() const { return m_kc; }
-    operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }  // kc terms of row i
+    operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }   // kc terms of row i
     operand_type* b_row(std::uint64_t k) { return &m_b[k * m_n]; }  // term k of every column
-    const operand_type* a() const { return m_a.data(); }           // N x kc, row-major
-    const operand_type* b() const { return m_b.data(); }           // kc x N, row-major
+    const operand_type* a() const { return m_a.data(); }            // N x kc, row-major
+    const operand_type* b() const { return m_b.data(); }            // kc x N, row-major
 
     // The edge inputs for advance edge e: values and valid bits, N each side. Branch-free: a
     // stream's term index is e - delay, which wraps to a huge value before the stream starts, and

@@ -88,7 +88,7 @@ struct phase_times {
 struct job_result {
     job_status status = job_status::idle;
     engine_kind engine = engine_kind::cycle;  // cycle: counters stepped; functional: modelled
-    std::string error;  // one line, empty unless the status is an error
+    std::string error;                        // one line, empty unless the status is an error
     std::vector<tile_report> tiles;
     std::uint64_t advance_edges = 0;
     std::uint64_t macs_padded = 0;

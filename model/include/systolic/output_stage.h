@@ -76,7 +76,8 @@ public:
                 m_acc[j] = canonical_nan_of(m_acc[j]);
             dma_status st;
             if (s.target == drain_target::partial) {
-                st = dma.write(job.partial.address(t.r0 + i, t.c0), m_acc.data(), cols * acc_size, "partial sums");
+                st = dma.write(job.partial.address(t.r0 + i, t.c0), m_acc.data(), cols * acc_size,
+                               "partial sums");
             } else {
                 const std::uint64_t bytes = encode(job.quant, cols, counts);
                 st = dma.write(job.c.address(t.r0 + i, t.c0), m_out.data(), bytes, "C");

@@ -58,7 +58,8 @@ public:
     using core_type = array_core<Format>;
     using engine_type = engine<Format>;
 
-    systolic_array(const sc_core::sc_module_name& name, std::size_t n) : sc_core::sc_module(name), m_cycle(n) {
+    systolic_array(const sc_core::sc_module_name& name, std::size_t n)
+        : sc_core::sc_module(name), m_cycle(n) {
         m_rows.reserve(n);
         for (std::size_t i = 0; i < n; ++i) {
             const std::string row_name = "row_" + std::to_string(i);

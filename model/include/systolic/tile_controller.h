@@ -61,7 +61,8 @@ public:
           m_dma(m_qk, m_log, cfg.dma),
           m_feeder(array.size()),
           m_output(array.size()) {
-        initiator_socket.register_invalidate_direct_mem_ptr(this, &tile_controller::invalidate_direct_mem_ptr);
+        initiator_socket.register_invalidate_direct_mem_ptr(this,
+                                                            &tile_controller::invalidate_direct_mem_ptr);
         SC_THREAD(run);
     }
 
@@ -143,12 +144,13 @@ private:
         engine_type& eng = m_array.engine_for(m_job.engine);
         eng.set_overflow(m_job.overflow);
         m_result.k_chunks = plan.chunks();
-        m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}", m_job.shape.m,
-                    m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(), to_string(m_job.engine),
-                    plan.tiles().size(), plan.chunks(), to_string(m_job.order));
+        m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}",
+                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(),
+                    to_string(m_job.engine), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (const plan_step s : plan) {
             if (m_abort)
-                throw job_failure{job_status::aborted, std::string("job aborted before ") + to_string(s.kind)};
+                throw job_failure{job_status::aborted,
+                                  std::string("job aborted before ") + to_string(s.kind)};
             switch (s.kind) {
                 case step_kind::clear:
                     if (s.chunk == 0) begin_tile(*s.where);
@@ -190,10 +192,10 @@ private:
         using operand_type = typename Format::operand_type;
         constexpr std::uint64_t osz = sizeof(operand_type);
         m_feeder.begin_chunk(s.kc);
-        check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride, m_feeder.a_row(0),
-                               s.kc * osz, "A"));
-        check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride, m_feeder.b_row(0),
-                               m_array.size() * osz, "B"));
+        check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
+                               m_feeder.a_row(0), s.kc * osz, "A"));
+        check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
+                               m_feeder.b_row(0), m_array.size() * osz, "B"));
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
@@ -206,8 +208,8 @@ private:
                             real_before = eng.macs_in(t.rows, t.cols);
         edge_relay relay{*this, s, now(), eng};
         edge_callback* after = m_observer && m_observer->wants_edges() && eng.array() ? &relay : nullptr;
-        const std::uint64_t slice = std::max<std::uint64_t>(
-            1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
+        const std::uint64_t slice =
+            std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
         for (std::uint64_t e = 0; e < edges;) {
             const std::uint64_t count = std::min(slice, edges - e);
             eng.advance(m_feeder, t, e, count, after);
@@ -260,7 +262,8 @@ private:
             os << (i ? ", " : "") << m_array.pe_name(stuck[i].row, stuck[i].col) << " consumed "
                << stuck[i].consumed << " of " << s.terms << " terms";
         }
-        if (stuck.size() > m_cfg.watchdog_names) os << " (and " << stuck.size() - m_cfg.watchdog_names << " more)";
+        if (stuck.size() > m_cfg.watchdog_names)
+            os << " (and " << stuck.size() - m_cfg.watchdog_names << " more)";
         throw job_failure{job_status::watchdog, os.str()};
     }
 
