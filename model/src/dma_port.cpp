@@ -35,6 +35,7 @@ dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uin
             std::memcpy(out + r * data_stride, p + r * stride, row_bytes);
         m_qk.inc(d->get_read_latency() * double(rows));
         m_dmi_accesses += rows;
+        count(tlm::TLM_READ_COMMAND, what, rows * row_bytes);
         if (m_listener) tell(tlm::TLM_READ_COMMAND, addr, span, what, begin, true, true);  // the whole block
         if (m_qk.need_sync()) m_qk.sync();
         return {};
@@ -70,6 +71,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
             m_qk.inc(d->get_write_latency());
         }
         ++m_dmi_accesses;
+        count(cmd, what, len);
         if (m_listener) tell(cmd, addr, len, what, begin, true, true);
         if (m_qk.need_sync()) m_qk.sync();
         return {};
@@ -91,6 +93,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
     ++m_transport_accesses;
     m_log->trace("{}", txn_to_string(m_trans));
     if (m_listener) tell(cmd, addr, len, what, begin, false, m_trans.is_response_ok());
+    if (m_trans.is_response_ok()) count(cmd, what, len);
     if (!m_trans.is_response_ok())
         return {m_trans.get_response_status(),
                 "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
@@ -119,6 +122,18 @@ void dma_port::tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len,
     t.dmi = dmi;
     t.ok = ok;
     m_listener->on_transfer(t);
+}
+
+void dma_port::count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes) {
+    const bool read = cmd == tlm::TLM_READ_COMMAND;
+    if (std::strcmp(what, "A") == 0 && read)
+        m_traffic.a_read += bytes;
+    else if (std::strcmp(what, "B") == 0 && read)
+        m_traffic.b_read += bytes;
+    else if (std::strcmp(what, "C") == 0 && !read)
+        m_traffic.c_written += bytes;
+    else if (std::strcmp(what, "partial sums") == 0)
+        (read ? m_traffic.partials_read : m_traffic.partials_written) += bytes;
 }
 
 bool dma_port::denied(std::uint64_t addr) const {

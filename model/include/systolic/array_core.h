@@ -35,6 +35,7 @@ struct stuck_pe {
     std::size_t row = 0;
     std::size_t col = 0;
     std::uint64_t consumed = 0;
+    std::size_t array = 0;  // which array, where an engine steps several (a fabric's index)
 };
 
 template <class Format>
@@ -82,6 +83,15 @@ public:
     void clear_accumulators() {
         std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
         std::fill(m_overflows.begin(), m_overflows.end(), 0);
+        m_partials_in = false;
+    }
+
+    // PE(i, j) takes a partial sum handed on by another array (a fabric's C link): its sum goes on
+    // from v. The overflow bound below assumes sums that started from zero at the last clear, so from
+    // here on every edge counts overflows.
+    void load_accumulator(std::size_t i, std::size_t j, accumulator_type v) {
+        m_acc[i * m_n + j] = v;
+        m_partials_in = true;
     }
 
     // One advance edge. west[i] enters PE(i, 0) and north[j] enters PE(0, j); every other token
@@ -132,7 +142,7 @@ public:
                                    ? ~std::uint64_t{0}
                                    : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
             }
-            if (m_edges + 1 > m_safe_edges)
+            if (m_partials_in || m_edges + 1 > m_safe_edges)
                 mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
         }
         edge_kernel(mode, n, m_a_head, m_b_top, west, west_ok, north, north_ok, m_a.data(), m_a_valid.data(),
@@ -311,6 +321,7 @@ private:
     std::uint64_t m_a_max = 0;
     std::uint64_t m_b_max = 0;
     std::uint64_t m_safe_edges = ~std::uint64_t{0};  // edges after a clear during which none can overflow
+    bool m_partials_in = false;                      // an accumulator was loaded since the last clear
     std::vector<operand_type> m_in;                  // advance(token*, token*) as values and valid bits
     std::vector<std::uint8_t> m_in_ok;
 };

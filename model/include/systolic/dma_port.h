@@ -21,6 +21,8 @@
 // After <systemc>: the keeper's header uses sc_core without including it.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
+#include "systolic/job.h"
+
 namespace systolic {
 
 struct dma_status {
@@ -85,6 +87,8 @@ public:
     std::uint64_t dmi_accesses() const { return m_dmi_accesses; }
     std::uint64_t transport_accesses() const { return m_transport_accesses; }
     std::size_t cached_ranges() const { return m_dmi.size(); }
+    // Since the port was made.
+    const memory_traffic& traffic() const { return m_traffic; }
 
 private:
     dma_status transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
@@ -96,6 +100,7 @@ private:
     void tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, const char* what,
               const sc_core::sc_time& begin, bool dmi, bool ok);
     void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
+    void count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes);
 
     tlm::tlm_fw_transport_if<>* m_fw = nullptr;
     tlm_utils::tlm_quantumkeeper& m_qk;
@@ -109,6 +114,7 @@ private:
     std::vector<range> m_denied;  // ranges targets refused to grant
     std::uint64_t m_dmi_accesses = 0;
     std::uint64_t m_transport_accesses = 0;
+    memory_traffic m_traffic;
     dma_listener* m_listener = nullptr;
 };
 

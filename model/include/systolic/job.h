@@ -78,6 +78,21 @@ struct tile_report {
     std::uint64_t macs_real = 0;       // terms consumed by PEs with an in-range output
 };
 
+// Bytes a job's DMA port moved, by what they carried (successful transfers only).
+struct memory_traffic {
+    std::uint64_t a_read = 0;
+    std::uint64_t b_read = 0;
+    std::uint64_t c_written = 0;
+    std::uint64_t partials_read = 0;
+    std::uint64_t partials_written = 0;
+
+    std::uint64_t partials() const { return partials_read + partials_written; }
+    memory_traffic operator-(const memory_traffic& o) const {
+        return {a_read - o.a_read, b_read - o.b_read, c_written - o.c_written,
+                partials_read - o.partials_read, partials_written - o.partials_written};
+    }
+};
+
 struct phase_times {
     sc_core::sc_time clear = sc_core::SC_ZERO_TIME;
     sc_core::sc_time load = sc_core::SC_ZERO_TIME;
@@ -100,6 +115,7 @@ struct job_result {
     std::uint64_t partial_overflows = 0;  // ... and combinations of partial sums that did
     std::uint64_t saturated_outputs = 0;  // int8 outputs clipped to [-128, 127]
     phase_times phases;
+    memory_traffic traffic;
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;
 

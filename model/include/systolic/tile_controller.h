@@ -121,6 +121,7 @@ private:
                 sc_core::wait(m_start_event);
             m_qk.reset();
             m_result.start = sc_core::sc_time_stamp();
+            const memory_traffic traffic_before = m_dma.traffic();
             try {
                 run_job();
                 m_result.status = job_status::completed;
@@ -133,6 +134,7 @@ private:
                     m_log->error("{}", f.message);
             }
             m_qk.sync();
+            m_result.traffic = m_dma.traffic() - traffic_before;
             m_result.end = sc_core::sc_time_stamp();
             m_busy = false;
             m_done_event.notify(sc_core::SC_ZERO_TIME);
