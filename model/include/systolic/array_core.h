@@ -161,6 +161,17 @@ public:
         const std::size_t k = (m_b_top + i) % m_n * m_n + j;
         return {m_b[k], m_b_valid[k] != 0};
     }
+    // The tokens that leave the array on the next edge: the A tokens of the last column (one per row,
+    // copied out) and the B tokens of the last row (contiguous, in place).
+    void east_column(operand_type* value, std::uint8_t* valid) const {
+        const std::size_t w = 2 * m_n, k = m_a_head + m_n - 1;
+        for (std::size_t i = 0; i < m_n; ++i) {
+            value[i] = m_a[i * w + k];
+            valid[i] = m_a_valid[i * w + k];
+        }
+    }
+    const operand_type* south_row() const { return &m_b[last_b_row() * m_n]; }
+    const std::uint8_t* south_row_valid() const { return &m_b_valid[last_b_row() * m_n]; }
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_n + j]; }
     // Row i's N accumulators (the rows are contiguous: row i + 1 follows row i).
     const accumulator_type* accumulator_row(std::size_t i) const { return &m_acc[i * m_n]; }
@@ -190,6 +201,8 @@ public:
     }
 
 private:
+    std::size_t last_b_row() const { return m_b_top == 0 ? m_n - 1 : m_b_top - 1; }
+
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
     enum class count_mode { none, wrap, saturate };
 

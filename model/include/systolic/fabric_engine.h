@@ -326,33 +326,34 @@ private:
             x.core.advance(west, west_ok, north, north_ok);
             const std::size_t out_slot = std::size_t(e % m_span) * n;
             if (x.east >= 0 && x.c + 1 < m_ca) {  // the east column leaves; only into an active array
-                const std::size_t real =
-                    std::min<std::uint64_t>(n, m_tile.rows - std::min<std::uint64_t>(m_tile.rows, x.r * n));
-                send(m_links[x.east], m_rings[x.east], out_slot, e, real,
-                     [&](std::size_t i) { return x.core.a(i, n - 1); });
+                token_ring& ring = m_rings[std::size_t(x.east)];
+                x.core.east_column(&ring.value[out_slot], &ring.ok[out_slot]);
+                tally(m_links[std::size_t(x.east)], &ring.ok[out_slot], real_part(m_tile.rows, x.r), e);
             }
             if (x.south >= 0 && x.r + 1 < m_ra) {
-                const std::size_t real =
-                    std::min<std::uint64_t>(n, m_tile.cols - std::min<std::uint64_t>(m_tile.cols, x.c * n));
-                send(m_links[x.south], m_rings[x.south], out_slot, e, real,
-                     [&](std::size_t j) { return x.core.b(n - 1, j); });
+                token_ring& ring = m_rings[std::size_t(x.south)];
+                std::copy_n(x.core.south_row(), n, &ring.value[out_slot]);
+                std::copy_n(x.core.south_row_valid(), n, &ring.ok[out_slot]);
+                tally(m_links[std::size_t(x.south)], &ring.ok[out_slot], real_part(m_tile.cols, x.c), e);
             }
         }
     }
 
-    // Puts the N tokens that leave an edge of an array into the link's slot and counts them: the
-    // first `real` belong to real rows (or columns), the rest are padding.
-    template <class Get>
-    void send(fabric_link& link, token_ring& ring, std::size_t slot, std::uint64_t e, std::size_t real,
-              Get get) {
-        const std::size_t n = m_geo.n;
+    // Of the N rows (or columns) of the array at position `at` along an axis, those inside the
+    // tile's `real` ones.
+    std::size_t real_part(std::uint64_t real, std::size_t at) const {
+        const std::uint64_t first = std::uint64_t(at) * m_geo.n;
+        return std::size_t(std::min<std::uint64_t>(m_geo.n, real - std::min(real, first)));
+    }
+
+    // Counts the tokens an edge put on a link: the valid ones of the first `real` lanes are real
+    // words, the valid ones of the others padding zeros.
+    void tally(fabric_link& link, const std::uint8_t* ok, std::size_t real, std::uint64_t e) {
         std::uint64_t words = 0, padding = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const auto tok = get(i);
-            ring.value[slot + i] = tok.value;
-            ring.ok[slot + i] = tok.valid;
-            (i < real ? words : padding) += tok.valid;
-        }
+        for (std::size_t i = 0; i < real; ++i)
+            words += ok[i];
+        for (std::size_t i = real; i < m_geo.n; ++i)
+            padding += ok[i];
         link.words += words;
         link.padding_words += padding;
         if (words + padding) link.last_edge = e;
