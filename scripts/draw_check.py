@@ -35,6 +35,21 @@ def check(tb, args, tile, out):
     print(f"ok: {' '.join(args) or 'seed example'}: 3 PNGs, GIF of {edges} frames")
 
 
+def check_fabric(report_path, out_dir):
+    """Draws fabric.png alone from a report with a `fabric` object (systolic-tb on a fabric of arrays) and
+    reads it back: a PNG at least as big as the picture of a 1x1x1 fabric. Returns its size."""
+    subprocess.run([sys.executable, DRAW, "--json", report_path, "--out-dir", out_dir, "--only", "fabric"],
+                   check=True)
+    with Image.open(os.path.join(out_dir, "fabric.png")) as im:
+        assert im.format == "PNG", ("fabric.png", im.format)
+        assert im.size[0] >= 600 and im.size[1] >= 400, ("fabric.png", im.size)
+        size = im.size
+    with open(report_path, encoding="utf-8") as f:
+        shape = json.load(f)["fabric"].get("shape", "?")
+    print(f"ok: fabric {shape}: fabric.png {size[0]}x{size[1]}")
+    return size
+
+
 def main():
     tb = sys.argv[1]
     with tempfile.TemporaryDirectory() as out:
