@@ -166,3 +166,34 @@ TEST(FabricEngine, RandomShapesMatchTheSequentialSum) {
 }
 
 }  // namespace
+
+namespace {
+
+TEST(FabricCounts, OneArrayCountsAsCountJob) {
+    for (std::uint64_t n : {1u, 3u, 8u})
+        for (std::uint64_t kt : {0u, 5u})
+            for (problem_shape s :
+                 {problem_shape{7, 11, 5}, problem_shape{16, 3, 24}, problem_shape{1, 1, 1}}) {
+                const auto f = count_fabric_job(s, fabric_geometry{{1, 1, 1}, n, 1}, kt);
+                const auto c = count_job(s, n, kt);
+                EXPECT_EQ(f.counts.tiles, c.tiles);
+                EXPECT_EQ(f.counts.advance_edges, c.advance_edges);
+                EXPECT_EQ(f.counts.advance_edges_per_tile, c.advance_edges_per_tile);
+                EXPECT_EQ(f.counts.macs_padded, c.macs_padded);
+                EXPECT_EQ(f.counts.outputs_masked, c.outputs_masked);
+            }
+}
+
+TEST(FabricCounts, EdgeTilesUseOnlyTheirActiveArrays) {
+    // 12 x 9 outputs on a 2x2 fabric of 4x4 (tiles of 8 x 8): tiles (8,8) (8,1) (4,8) (4,1); the
+    // short ones have one active array along their short side.
+    const fabric_geometry g{{2, 2, 1}, 4, 1};
+    const auto f = count_fabric_job({12, 10, 9}, g);
+    EXPECT_EQ(f.counts.tiles, 4u);
+    // kc + (Ra*N - 1) + (Ca*N - 1): 10+7+7, 10+7+3, 10+3+7, 10+3+3
+    EXPECT_EQ(f.counts.advance_edges, 24u + 20u + 20u + 16u);
+    EXPECT_EQ(f.counts.macs_padded, (64u + 32u + 32u + 16u) * 10u);
+    EXPECT_EQ(f.passes, 4u * 3u);  // a pass covers D*N = 4 terms: K = 10 takes three
+}
+
+}  // namespace

@@ -65,6 +65,58 @@ struct fabric_geometry {
         return kc + (ra * n - 1) + (ca * n - 1) + (ra + ca - 2) * link_extra() +
                (nb > 0 ? (nb - 1) * (block_stride() - n) : 0);
     }
+
+    // The advance edges of a whole tile with `rows` x `cols` real outputs: every K chunk's.
+    std::uint64_t tile_edges(std::uint64_t rows, std::uint64_t cols, std::uint64_t k,
+                             std::uint64_t k_tile) const {
+        std::uint64_t e = 0;
+        for (std::uint64_t c = 0; c < k_chunks(k, k_tile); ++c)
+            e += advance_edges(rows, cols, chunk_length(k, k_tile, c));
+        return e;
+    }
+    // Passes of a tile: its K chunks' rounds of the depth ring.
+    std::uint64_t tile_passes(std::uint64_t k, std::uint64_t k_tile) const {
+        std::uint64_t p = 0;
+        for (std::uint64_t c = 0; c < k_chunks(k, k_tile); ++c)
+            p += passes(chunk_length(k, k_tile, c));
+        return p;
+    }
 };
+
+// What a job on the fabric counts (count_job for one array is the 1x1x1 case): tiles of
+// (R*N) x (C*N), the advance edges of all of them (tiles at C's bottom and right edges may have
+// fewer active arrays, so fewer edges), every active array's PEs consuming their terms.
+struct fabric_counts {
+    expected_counts counts;    // advance_edges_per_tile: a tile of (R*N) x (C*N) real outputs
+    std::uint64_t passes = 0;  // tiles x chunks x rounds of the depth ring
+};
+
+inline fabric_counts count_fabric_job(const problem_shape& s, const fabric_geometry& g,
+                                      std::uint64_t k_tile = 0) {
+    fabric_counts f;
+    expected_counts& c = f.counts;
+    const std::uint64_t tr = g.tile_rows(), tc = g.tile_cols();
+    c.tiles = ceil_div(s.m, tr) * ceil_div(s.p, tc);
+    c.k_chunks = k_chunks(s.k, k_tile);
+    c.advance_edges_per_tile = g.tile_edges(tr, tc, s.k, k_tile);
+    // Tiles fall into at most four classes of real extent: full, short at the bottom, short at the
+    // right, and the corner.
+    const std::uint64_t row_extent[2] = {tr, s.m % tr}, col_extent[2] = {tc, s.p % tc};
+    const std::uint64_t row_count[2] = {s.m / tr, s.m % tr ? 1u : 0u},
+                        col_count[2] = {s.p / tc, s.p % tc ? 1u : 0u};
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j) {
+            const std::uint64_t tiles = row_count[i] * col_count[j];
+            if (tiles == 0) continue;
+            const std::uint64_t rows = row_extent[i], cols = col_extent[j];
+            c.advance_edges += tiles * g.tile_edges(rows, cols, s.k, k_tile);
+            c.macs_padded += tiles * (g.active_rows(rows) * g.n) * (g.active_cols(cols) * g.n) * s.k;
+        }
+    c.macs_real = s.m * s.k * s.p;
+    c.outputs_real = s.m * s.p;
+    c.outputs_masked = c.tiles * tr * tc - c.outputs_real;
+    f.passes = c.tiles * g.tile_passes(s.k, k_tile);
+    return f;
+}
 
 }  // namespace systolic
