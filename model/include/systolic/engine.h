@@ -37,7 +37,9 @@ public:
     virtual ~engine() = default;
 
     virtual engine_kind kind() const = 0;
-    std::size_t size() const { return m_n; }
+    // The array: R rows of C PEs.
+    std::size_t rows() const { return m_rows; }
+    std::size_t cols() const { return m_cols; }
 
     virtual void set_overflow(overflow_mode mode) = 0;
     // Clear phase: accumulators, tokens and counters to zero.
@@ -52,7 +54,7 @@ public:
     virtual void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                          edge_callback* after) = 0;
 
-    // The N x N accumulators, row-major.
+    // The R x C accumulators, row-major (row stride C).
     virtual const accumulator_type* accumulators() const = 0;
 
     // Counters since the last clear: advance edges, terms consumed by all PEs (the MACs with
@@ -70,8 +72,9 @@ public:
     virtual const array_core<Format>* array() const { return nullptr; }
 
 protected:
-    explicit engine(std::size_t n) : m_n(n) {}
-    std::size_t m_n;
+    engine(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {}
+    std::size_t m_rows;
+    std::size_t m_cols;
 };
 
 }  // namespace systolic

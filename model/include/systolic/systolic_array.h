@@ -1,16 +1,16 @@
-// The N x N systolic array as a SystemC module: rows (row_0 ... row_<N-1>) of PE children
-// (pe_<i>_0 ... pe_<i>_<N-1>) over the engines that hold the state. The array has no process:
+// The R x C systolic array as a SystemC module: R rows (row_0 ... row_<R-1>) of C PE children
+// (pe_<i>_0 ... pe_<i>_<C-1>) over the engines that hold the state. The array has no process:
 // the tile controller runs a chunk on one of its engines from its single thread.
 //  - The cycle engine steps the array_core that the PE modules show.
 //  - The functional engine (made on first use) computes chunks without stepping.
 // Teardown is ordered for speed (docs/performance.md). SystemC removes a destroyed module from
 // one flat registry by a linear search from the front and fills the hole with the registry's last
 // module; it also searches the parent's list of children. So:
-//  - N rows of N PEs keep the search of a parent's children short (N, not N^2);
+//  - R rows of C PEs keep the search of a parent's children short (C, not R x C);
 //  - the first few PEs go first, then everything else newest first. The holes the first ones leave
 //    near the front take the registry's last modules (the kernel's own, made at elaboration, and
 //    then our newest), so every later module is found within a few steps of the array's start.
-//    Plain newest-first or oldest-first order scans about N^2 entries per PE instead.
+//    Plain newest-first or oldest-first order scans about R x C entries per PE instead.
 #pragma once
 
 #include <algorithm>
@@ -30,9 +30,9 @@ class pe_row : public sc_core::sc_module {
 public:
     pe_row(const sc_core::sc_module_name& name, const array_core<Format>& core, std::size_t row)
         : sc_core::sc_module(name) {
-        const std::size_t n = core.size();
-        m_pes.reserve(n);
-        for (std::size_t j = 0; j < n; ++j) {
+        const std::size_t cols = core.cols();
+        m_pes.reserve(cols);
+        for (std::size_t j = 0; j < cols; ++j) {
             const std::string pe_name = "pe_" + std::to_string(row) + "_" + std::to_string(j);
             m_pes.push_back(std::make_unique<pe<Format>>(pe_name.c_str(), core, row, j));
         }
@@ -58,14 +58,17 @@ public:
     using core_type = array_core<Format>;
     using engine_type = engine<Format>;
 
-    systolic_array(const sc_core::sc_module_name& name, std::size_t n)
-        : sc_core::sc_module(name), m_cycle(n) {
-        m_rows.reserve(n);
-        for (std::size_t i = 0; i < n; ++i) {
+    // R = rows rows of C = cols PEs.
+    systolic_array(const sc_core::sc_module_name& name, std::size_t rows, std::size_t cols)
+        : sc_core::sc_module(name), m_cycle(rows, cols) {
+        m_rows.reserve(rows);
+        for (std::size_t i = 0; i < rows; ++i) {
             const std::string row_name = "row_" + std::to_string(i);
             m_rows.push_back(std::make_unique<pe_row<Format>>(row_name.c_str(), core(), i));
         }
     }
+    // The square N x N array.
+    systolic_array(const sc_core::sc_module_name& name, std::size_t n) : systolic_array(name, n, n) {}
     // See the header comment for why this order. Any number of oldest PEs above the count of
     // modules made after the array works; 64 covers the kernel's module and a platform's few.
     ~systolic_array() override {
@@ -77,20 +80,21 @@ public:
     // one order (the oldest PEs of its oldest array first, then everything newest first; see
     // accelerator.cpp). Each is safe to repeat; the PE modules are gone afterwards.
     void destroy_oldest_pes(std::size_t count) {
-        const std::size_t n = m_cycle.size(), first = std::min<std::size_t>(count, n * n);
-        for (std::size_t p = 0; p < first && p / n < m_rows.size(); ++p)
-            m_rows[p / n]->destroy_pe(p % n);
+        const std::size_t cols = m_cycle.cols(), first = std::min<std::size_t>(count, m_cycle.rows() * cols);
+        for (std::size_t p = 0; p < first && p / cols < m_rows.size(); ++p)
+            m_rows[p / cols]->destroy_pe(p % cols);
     }
     void destroy_pes_newest_first() { pe_row<Format>::destroy_newest_first(m_rows); }
 
-    std::size_t size() const { return m_cycle.size(); }
+    std::size_t rows() const { return m_cycle.rows(); }
+    std::size_t cols() const { return m_cycle.cols(); }
     const pe<Format>& at(std::size_t i, std::size_t j) const { return m_rows[i]->at(j); }
     // The PEs' state: the cycle engine's array.
     const core_type& core() const { return *m_cycle.array(); }
 
     engine_type& engine_for(engine_kind kind) {
         if (kind == engine_kind::cycle) return m_cycle;
-        if (!m_functional) m_functional = std::make_unique<functional_engine<Format>>(size());
+        if (!m_functional) m_functional = std::make_unique<functional_engine<Format>>(rows(), cols());
         return *m_functional;
     }
 

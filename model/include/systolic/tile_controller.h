@@ -59,8 +59,8 @@ public:
           m_cfg(cfg),
           m_log(get_logger(this->name())),
           m_dma(m_qk, m_log, cfg.dma),
-          m_feeder(array.size()),
-          m_output(array.size()) {
+          m_feeder(array.rows(), array.cols()),
+          m_output(array.cols()) {
         initiator_socket.register_invalidate_direct_mem_ptr(this,
                                                             &tile_controller::invalidate_direct_mem_ptr);
         SC_THREAD(run);
@@ -140,12 +140,12 @@ private:
     }
 
     void run_job() {
-        const tile_plan plan(m_job, m_array.size());
+        const tile_plan plan(m_job, m_array.rows(), m_array.cols());
         engine_type& eng = m_array.engine_for(m_job.engine);
         eng.set_overflow(m_job.overflow);
         m_result.k_chunks = plan.chunks();
         m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}",
-                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(),
+                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
                     to_string(m_job.engine), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (const plan_step s : plan) {
             if (m_abort)
@@ -195,7 +195,7 @@ private:
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
                                m_feeder.a_row(0), s.kc * osz, "A"));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
-                               m_feeder.b_row(0), m_array.size() * osz, "B"));
+                               m_feeder.b_row(0), m_array.cols() * osz, "B"));
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
@@ -233,7 +233,7 @@ private:
     void drain(const plan_step& s, engine_type& eng) {
         const tile& t = *s.where;
         std::size_t rows = t.rows, cols = t.cols;
-        m_hooks->drain_block(s, m_array.size(), rows, cols);
+        m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
         m_result.overflows += eng.overflows_in(t.rows, t.cols);
         drain_counts d;
         const dma_status st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
@@ -243,7 +243,7 @@ private:
         m_result.saturated_outputs += d.saturated_outputs;
         check(st);
         if (s.last_chunk) {
-            rep.masked_outputs = m_array.size() * m_array.size() - rep.real_outputs;
+            rep.masked_outputs = m_array.rows() * m_array.cols() - rep.real_outputs;
             m_result.real_outputs += rep.real_outputs;
             m_result.masked_outputs += rep.masked_outputs;
         }
