@@ -33,7 +33,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
     auto given = [&](const char* name) { return app.count(name) > 0; };
     // Dimensions are range-checked with their own messages later; here they must be integers.
-    o.array = parse_int("--array", raw.array, i64_min, i64_max);
+    parse_array_shape("--array", raw.array, o.array_rows, o.array_cols);
     if (given("--m")) o.m = parse_int("--m", raw.m, i64_min, i64_max);
     if (given("--k")) o.k = parse_int("--k", raw.k, i64_min, i64_max);
     if (given("--p")) o.p = parse_int("--p", raw.p, i64_min, i64_max);
@@ -68,6 +68,26 @@ std::string one_line(const std::string& text) {
         }
     }
     return out;
+}
+
+void parse_array_shape(const std::string& option, const std::string& text, std::int64_t& rows,
+                       std::int64_t& cols) {
+    constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
+    constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
+    const auto x = text.find_first_of("xX");
+    if (x == std::string::npos) {  // N: the square array, as before
+        rows = cols = parse_int(option, text, i64_min, i64_max);
+        return;
+    }
+    if (!all_digits(text.substr(0, x), 0) || !all_digits(text.substr(x + 1), 0))
+        throw usage_error(option + " " + quoted(text) +
+                          " must be N or RxC (rows x columns of PEs, e.g. 16 or 12x14)");
+    rows = parse_int(option, text.substr(0, x), i64_min, i64_max);
+    cols = parse_int(option, text.substr(x + 1), i64_min, i64_max);
+}
+
+std::string array_shape_text(std::int64_t rows, std::int64_t cols) {
+    return rows == cols ? std::to_string(rows) : std::to_string(rows) + "x" + std::to_string(cols);
 }
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
@@ -162,7 +182,8 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         "Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
         "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
     app.option_defaults()->always_capture_default();
-    app.add_option("--array", raw.array, "Array size N (an N x N grid of PEs)")->type_name("INT");
+    app.add_option("--array", raw.array, "Array size: N (an N x N grid of PEs) or RxC (R rows of C PEs)")
+        ->type_name("N|RxC");
     app.add_option("--m", raw.m, "Rows of A and C (random data when no --a/--b)")->type_name("INT");
     app.add_option("--k", raw.k, "Columns of A, rows of B (the reduction length)")->type_name("INT");
     app.add_option("--p", raw.p, "Columns of B and C")->type_name("INT");

@@ -17,7 +17,8 @@ struct usage_error : std::runtime_error {
 };
 
 struct options {
-    std::int64_t array = 2;
+    // --array N (N x N) or RxC: R rows of C PEs. Range-checked later, with its own message.
+    std::int64_t array_rows = 2, array_cols = 2;
     std::optional<std::int64_t> m, k, p;
     std::string a_path, b_path;
     std::optional<std::string> c_out, json;  // set (possibly to "") when the option was given
@@ -60,6 +61,13 @@ double parse_real(const std::string& option, const std::string& text);
 // A size in bytes: digits with an optional binary suffix K, M, G, T (optionally followed by "iB" or
 // "B"), e.g. "1G", "512MiB", "1048576". Fractions such as "1.5G" are accepted.
 std::uint64_t parse_size(const std::string& option, const std::string& text);
+
+// --array as typed: "N" (rows = cols = N) or "RxC", each an integer (range-checked later). Any
+// other form ("4x", "x", "4x4x4") is a usage_error quoting the text.
+void parse_array_shape(const std::string& option, const std::string& text, std::int64_t& rows,
+                       std::int64_t& cols);
+// "N" for a square array, "RxC" otherwise.
+std::string array_shape_text(std::int64_t rows, std::int64_t cols);
 
 // text with control characters (a newline typed into an argument) shown as \xNN, so that an error
 // message quoting it stays on one line.

@@ -16,7 +16,7 @@ enum class fault {
     none,
     clear_between_k,  // zero the accumulators between K chunks (k_policy::preserve)
     invalid_padding,  // feed padding rows and columns as invalid tokens instead of valid zeros
-    no_mask,          // drain all N x N results, in range or not
+    no_mask,          // drain all R x C results, in range or not
     global_skew,      // skew the streams by global row/column instead of local
     skip_advance,     // issue one advance edge too few per tile
     extra_advance,    // issue one advance edge too many per tile (only the edge count shows it)
@@ -35,16 +35,13 @@ public:
     fault get() const { return m_fault; }
 
     void feed(const tile& t, feed_tables& tables) override {
-        const std::size_t n = tables.row_delay.size();
-        for (std::size_t i = 0; i < n; ++i) {
-            if (m_fault == fault::global_skew) {
-                tables.row_delay[i] = t.r0 + i;
-                tables.col_delay[i] = t.c0 + i;
-            }
-            if (m_fault == fault::invalid_padding) {
-                tables.row_valid[i] = i < t.rows;
-                tables.col_valid[i] = i < t.cols;
-            }
+        for (std::size_t i = 0; i < tables.row_delay.size(); ++i) {
+            if (m_fault == fault::global_skew) tables.row_delay[i] = t.r0 + i;
+            if (m_fault == fault::invalid_padding) tables.row_valid[i] = i < t.rows;
+        }
+        for (std::size_t j = 0; j < tables.col_delay.size(); ++j) {
+            if (m_fault == fault::global_skew) tables.col_delay[j] = t.c0 + j;
+            if (m_fault == fault::invalid_padding) tables.col_valid[j] = j < t.cols;
         }
     }
     std::uint64_t edges(const plan_step& s, std::uint64_t planned) override {
@@ -56,8 +53,12 @@ public:
     void continue_chunk(const plan_step&, engine<Format>& e) override {
         if (m_fault == fault::clear_between_k) e.clear_accumulators();
     }
-    void drain_block(const plan_step&, std::size_t n, std::size_t& rows, std::size_t& cols) override {
-        if (m_fault == fault::no_mask) rows = cols = n;
+    void drain_block(const plan_step&, std::size_t array_rows, std::size_t array_cols, std::size_t& rows,
+                     std::size_t& cols) override {
+        if (m_fault == fault::no_mask) {
+            rows = array_rows;
+            cols = array_cols;
+        }
     }
 
 private:

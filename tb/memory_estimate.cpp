@@ -25,7 +25,8 @@ double round16(double v) {
 }  // namespace
 
 memory_estimate estimate_memory(const memory_job& j) {
-    const double m = double(j.m), k = double(j.k), p = double(j.p), n = double(j.n);
+    const double m = double(j.m), k = double(j.k), p = double(j.p), rows = double(j.rows),
+                 cols = double(j.cols);
     const double osz = double(j.operand_bytes), asz = double(j.accumulator_bytes),
                  csz = double(j.output_bytes);
     const double g = j.packed ? 0 : guard;
@@ -39,9 +40,9 @@ memory_estimate estimate_memory(const memory_job& j) {
     if (j.file_bytes)
         inputs += std::max(a, b) * (double(j.file_bytes) + (osz != double(j.file_bytes) ? 4 : 0));
     const double kt = j.k_tile && j.k_tile < j.k ? double(j.k_tile) : k;
-    const double buffers = 2 * n * kt * osz;
-    const double pes = n * n * pe_bytes;
-    const double tiles = std::ceil(m / n) * std::ceil(p / n);
+    const double buffers = (rows + cols) * kt * osz;
+    const double pes = rows * cols * pe_bytes;
+    const double tiles = std::ceil(m / rows) * std::ceil(p / cols);
     const double tile_records = tiles * (tile_bytes + tile_json_bytes);
     // Expected C and the write counts stay for the whole job, C read back joins them at the end; the
     // wide reference lives only while it is encoded. --quantize-partials computes a second reference.

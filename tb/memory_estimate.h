@@ -16,7 +16,7 @@ namespace systolic::tb {
 
 struct memory_job {
     std::uint64_t m = 0, k = 0, p = 0;
-    std::uint64_t n = 1;                  // array size
+    std::uint64_t rows = 1, cols = 1;     // the array: rows of PEs, PEs per row
     std::uint64_t operand_bytes = 4;      // per element of A and B in the model
     std::uint64_t file_bytes = 0;         // per element of A and B in the input files (0: random data)
     std::uint64_t accumulator_bytes = 8;  // per wide result

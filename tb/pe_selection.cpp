@@ -28,21 +28,22 @@ void parse_range(const std::string& whole, const std::string& part, const char* 
 
 }  // namespace
 
-pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t n) {
+pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t rows, std::size_t cols) {
     pe_selection s;
     if (!text) {
-        if (n <= default_traced_array) s = {0, n - 1, 0, n - 1, true};
+        if (rows <= default_traced_array && cols <= default_traced_array)
+            s = {0, rows - 1, 0, cols - 1, true};
         return s;
     }
     if (*text == "none") return s;
-    if (*text == "all") return {0, n - 1, 0, n - 1, true};
+    if (*text == "all") return {0, rows - 1, 0, cols - 1, true};
     const auto comma = text->find(',');
     if (comma == std::string::npos || text->find(',', comma + 1) != std::string::npos)
         throw usage_error(
             "--vcd-pes must be all, none or R0:R1,C0:C1 (inclusive PE rows and columns), got '" +
             one_line(*text) + "'");
-    parse_range(*text, text->substr(0, comma), "row", n, s.row0, s.row1);
-    parse_range(*text, text->substr(comma + 1), "column", n, s.col0, s.col1);
+    parse_range(*text, text->substr(0, comma), "row", rows, s.row0, s.row1);
+    parse_range(*text, text->substr(comma + 1), "column", cols, s.col0, s.col1);
     s.any = true;
     return s;
 }

@@ -1,5 +1,6 @@
 // Which PEs a waveform traces: --vcd-pes all | none | R0:R1,C0:C1 (inclusive ranges of rows and
-// columns; "R,C" is one PE, "R0:R1,C" one column segment). Default: all PEs up to 16x16, none above.
+// columns; "R,C" is one PE, "R0:R1,C" one column segment). Default: all PEs of an array up to 16
+// rows of 16, none of a larger one.
 // Plain C++.
 #pragma once
 
@@ -19,11 +20,11 @@ struct pe_selection {
     std::size_t count() const { return any ? (row1 - row0 + 1) * (col1 - col0 + 1) : 0; }
 };
 
-// Largest array whose PEs are all traced by default.
+// Largest array side (rows and columns) whose PEs are all traced by default.
 inline constexpr std::size_t default_traced_array = 16;
 
-// The selection for an array of n x n PEs; `text` unset means the default. Throws usage_error with
-// one line for a malformed or out-of-range selection.
-pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t n);
+// The selection for an array of rows x cols PEs; `text` unset means the default. Throws usage_error
+// with one line for a malformed or out-of-range selection.
+pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t rows, std::size_t cols);
 
 }  // namespace systolic::tb

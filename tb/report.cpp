@@ -14,7 +14,7 @@ nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
     const scoreboard_summary& sb = *in.scoreboard;
     const matmul_job& job = *in.job;
-    const auto counts = count_job(job.shape, in.n, job.k_tile);
+    const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.k_tile);
 
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles) {
@@ -31,7 +31,12 @@ nlohmann::json make_report(const report_input& in) {
     const auto per_tile = uniform_edges_per_tile(r);
     const auto& q = job.quant;
     return {
-        {"array", in.n},
+        // "array": N for a square array (as before rectangular arrays existed), "RxC" otherwise.
+        {"array", in.rows == in.cols
+                      ? nlohmann::json(in.rows)
+                      : nlohmann::json(std::to_string(in.rows) + "x" + std::to_string(in.cols))},
+        {"array_rows", in.rows},
+        {"array_cols", in.cols},
         {"m", job.shape.m},
         {"k", job.shape.k},
         {"p", job.shape.p},

@@ -11,7 +11,7 @@
 namespace systolic::tb {
 
 struct report_input {
-    std::uint64_t n = 0;
+    std::uint64_t rows = 0, cols = 0;  // the array: R rows of C PEs
     const matmul_job* job = nullptr;
     std::string dtype;
     std::string accumulator_dtype;

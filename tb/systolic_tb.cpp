@@ -113,7 +113,8 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.m = s.m;
     mj.k = s.k;
     mj.p = s.p;
-    mj.n = std::uint64_t(o.array);
+    mj.rows = std::uint64_t(o.array_rows);
+    mj.cols = std::uint64_t(o.array_cols);
     mj.operand_bytes = sizeof(typename Format::operand_type);
     mj.file_bytes = o.a_path.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
     mj.accumulator_bytes = sizeof(typename Format::accumulator_type);
@@ -122,7 +123,9 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
     mj.per_partial = o.quantize_partials;
     mj.packed = o.packed;
-    if (o.vcd) mj.vcd_signals = 6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array)).count();
+    if (o.vcd)
+        mj.vcd_signals =
+            6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols)).count();
     const memory_estimate est = estimate_memory(mj);
     const std::uint64_t limit = o.max_memory ? *o.max_memory : default_memory_limit();
     if (est.total > limit) {
@@ -246,8 +249,8 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     const auto& s = job.shape;
     const auto& r = out.result;
     const auto& sb = out.scoreboard;
-    os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a " << o.array << "x"
-       << o.array << " array, " << Format::name << " operands, " << Format::accumulator_name
+    os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a " << o.array_rows
+       << "x" << o.array_cols << " array, " << Format::name << " operands, " << Format::accumulator_name
        << " accumulators, " << o.order << " tile order\n";
     if (o.inject != "none") os << "injected fault: " << o.inject << "\n";
     if (r.completed()) {
@@ -348,9 +351,9 @@ bool write_outputs(const options& o, const run_outcome<Format>& out, const std::
 
 template <class Format>
 int run(const options& o) {
-    if (o.array <= 0 || o.array > max_array)
+    if (o.array_rows <= 0 || o.array_rows > max_array || o.array_cols <= 0 || o.array_cols > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
-                          std::to_string(o.array));
+                          array_shape_text(o.array_rows, o.array_cols));
     std::vector<named_path> inputs;
     if (!o.a_path.empty()) inputs.push_back({"--a", o.a_path});
     if (!o.b_path.empty()) inputs.push_back({"--b", o.b_path});
@@ -361,7 +364,8 @@ int run(const options& o) {
     if (o.vcd && o.engine == "functional")
         throw usage_error("--vcd needs --engine cycle: the functional engine computes a chunk without "
                           "stepping the array, so there are no edges to dump");
-    const pe_selection traced = parse_pe_selection(o.vcd_pes, std::size_t(o.array));
+    const pe_selection traced =
+        parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
     const problem<Format> pr = problem_from_options<Format>(o);
     const run_options ro = make_run_options<Format>(o, pr.shape);
@@ -369,10 +373,11 @@ int run(const options& o) {
     // The model's own time: a quantum that lets the controller run thousands of edges per sync.
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     typename testbench<Format>::config cfg;
-    cfg.n = std::size_t(o.array);
-    auto bench =
-        allocating("building the " + std::to_string(o.array) + "x" + std::to_string(o.array) + " array",
-                   [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
+    cfg.rows = std::size_t(o.array_rows);
+    cfg.cols = std::size_t(o.array_cols);
+    auto bench = allocating(
+        "building the " + std::to_string(o.array_rows) + "x" + std::to_string(o.array_cols) + " array",
+        [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
     // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
     // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
     output_set files;
@@ -398,7 +403,7 @@ int run(const options& o) {
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
-        const auto counts = count_job(pr.shape, std::size_t(o.array), ro.k_tile);
+        const auto counts = count_job(pr.shape, bench->shape(), ro.k_tile);
         bar = std::make_unique<progress_bar>(o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic,
                                              counts.tiles, counts.advance_edges);
         bar_obs = std::make_unique<progress_observer<Format>>(*bar);
@@ -422,7 +427,8 @@ int run(const options& o) {
     print_summary(summary, o, out);
 
     report_input in;
-    in.n = std::uint64_t(o.array);
+    in.rows = std::uint64_t(o.array_rows);
+    in.cols = std::uint64_t(o.array_cols);
     in.job = &out.job;
     in.dtype = Format::name;
     in.accumulator_dtype = Format::accumulator_name;

@@ -121,7 +121,8 @@ public:
     using accumulator_type = typename Format::accumulator_type;
 
     struct config {
-        std::size_t n = 2;
+        std::size_t rows = 2;  // the array: rows of PEs (the tile's height)
+        std::size_t cols = 2;  // PEs per row (the tile's width)
         typename tile_controller<Format>::config controller{};
         systolic::memory::config mem{};
     };
@@ -137,7 +138,7 @@ public:
           mem("memory", cfg.mem),
           monitor("monitor"),
           checker("checker"),
-          array("array", cfg.n),
+          array("array", cfg.rows, cfg.cols),
           controller("controller", array, cfg.controller) {
         controller.initiator_socket.bind(checker.target_socket);
         checker.initiator_socket.bind(monitor.target_socket);
@@ -148,7 +149,9 @@ public:
         checker.on_violation([this](const std::string& line) { m_violations.push_back(line); });
     }
 
-    std::size_t size() const { return array.size(); }
+    std::size_t rows() const { return array.rows(); }
+    std::size_t cols() const { return array.cols(); }
+    array_shape shape() const { return {rows(), cols()}; }
 
     // Runs one job to completion (or failure) and checks it. Call from sc_main or a test, not from
     // a process: it calls sc_start.
@@ -158,7 +161,7 @@ public:
         if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
             throw std::invalid_argument("testbench: operand sizes do not match the shape");
         out.job = plan_memory(s, opt);
-        out.expected = count_job(s, size(), opt.k_tile);
+        out.expected = count_job(s, shape(), opt.k_tile);
 
         m_violations.clear();
         checker.clear_violations();
@@ -268,8 +271,9 @@ private:
 
     // Generous: ten times what every clock and every memory access of the job would take.
     sc_core::sc_time time_limit(const matmul_job& job) const {
-        const auto counts = count_job(job.shape, size(), job.k_tile);
-        const double accesses = double(counts.tiles) * double(counts.k_chunks * 3 * size() + job.shape.k) + 1;
+        const auto counts = count_job(job.shape, shape(), job.k_tile);
+        const double accesses =
+            double(counts.tiles) * double(counts.k_chunks * 3 * std::max(rows(), cols()) + job.shape.k) + 1;
         const auto& mc = mem.cfg();
         const sc_core::sc_time slowest = std::max(mc.read_latency, mc.write_latency);
         return (double(counts.advance_edges + 2 * counts.tiles * counts.k_chunks) *

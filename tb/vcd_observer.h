@@ -59,8 +59,8 @@ public:
         m_c_addr = m_w.add_wire(p + "c_addr", 64);
         m_c_row = m_w.add_wire(p + "c_row", 32);
         m_c_len = m_w.add_wire(p + "c_len", 32);
-        for (std::size_t i = 0; i < array.size(); ++i) {
-            for (std::size_t j = 0; j < array.size(); ++j) {
+        for (std::size_t i = 0; i < array.rows(); ++i) {
+            for (std::size_t j = 0; j < array.cols(); ++j) {
                 if (!sel.contains(i, j)) continue;
                 const std::string pe = std::string(array.at(i, j).name()) + ".";
                 pe_ids ids;

@@ -8,6 +8,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "testbench.h"
@@ -17,19 +18,30 @@ namespace systolic::tb {
 template <class Format>
 class bench_set {
 public:
+    // Square N x N benches.
     static void build(const std::vector<std::size_t>& sizes) {
-        for (auto n : sizes) {
-            typename testbench<Format>::config cfg;
-            cfg.n = n;
-            const std::string name = std::string("tb_") + Format::name + "_" + std::to_string(n);
-            map()[n] = std::make_unique<testbench<Format>>(name.c_str(), cfg);
-        }
+        for (auto n : sizes)
+            add(n, n, std::to_string(n));
     }
-    static testbench<Format>& get(std::size_t n) { return *map().at(n); }
+    // R x C benches (R rows of C PEs), as (R, C) pairs.
+    static void build_shapes(const std::vector<std::pair<std::size_t, std::size_t>>& shapes) {
+        for (const auto& [rows, cols] : shapes)
+            add(rows, cols, std::to_string(rows) + "x" + std::to_string(cols));
+    }
+    static testbench<Format>& get(std::size_t n) { return get(n, n); }
+    static testbench<Format>& get(std::size_t rows, std::size_t cols) { return *map().at({rows, cols}); }
 
 private:
-    static std::map<std::size_t, std::unique_ptr<testbench<Format>>>& map() {
-        static std::map<std::size_t, std::unique_ptr<testbench<Format>>> m;
+    using key = std::pair<std::size_t, std::size_t>;
+    static void add(std::size_t rows, std::size_t cols, const std::string& suffix) {
+        typename testbench<Format>::config cfg;
+        cfg.rows = rows;
+        cfg.cols = cols;
+        const std::string name = std::string("tb_") + Format::name + "_" + suffix;
+        map()[{rows, cols}] = std::make_unique<testbench<Format>>(name.c_str(), cfg);
+    }
+    static std::map<key, std::unique_ptr<testbench<Format>>>& map() {
+        static std::map<key, std::unique_ptr<testbench<Format>>> m;
         return m;
     }
 };

@@ -87,7 +87,7 @@ template <class Format>
 halo_totals run_case(const fabric_case& fc, std::uint64_t seed) {
     const fabric_geometry g{fc.shape, fc.n, fc.latency};
     fabric_engine<Format> eng(g, fc.threads);
-    feeder<Format> f(g.tile_rows());
+    feeder<Format> f(g.tile_rows(), g.tile_cols());
     const chunk_case<Format> cc(fc.rows, fc.cols, fc.kc, seed);
     const tile t{0, 0, 0, fc.rows, fc.cols};
     cc.load(f, t);
@@ -166,8 +166,7 @@ TEST(FabricEngine, OnePassLinksCarryThePartitionsHalos) {
     std::mt19937_64 rng(11);
     for (int i = 0; i < 40; ++i) {
         fabric_case fc;
-        const std::size_t side = 1 + rng() % 3;
-        fc.shape = {side, side, 1 + rng() % 3};
+        fc.shape = {1 + rng() % 3, 1 + rng() % 3, 1 + rng() % 3};
         fc.n = 1 + rng() % 4;
         fc.latency = 1 + rng() % 3;
         fc.rows = 1 + rng() % (fc.shape.rows * fc.n);
@@ -192,8 +191,7 @@ TEST(FabricEngine, RandomShapesMatchTheSequentialSum) {
     std::mt19937_64 rng(7);
     for (int i = 0; i < 120; ++i) {
         fabric_case fc;
-        const std::size_t side = 1 + rng() % 3;
-        fc.shape = {side, side, 1 + rng() % 3};
+        fc.shape = {1 + rng() % 3, 1 + rng() % 3, 1 + rng() % 3};
         fc.n = 1 + rng() % 5;
         fc.latency = 1 + rng() % 3;
         fc.rows = 1 + rng() % (fc.shape.rows * fc.n);

@@ -235,7 +235,7 @@ template <class Format>
 void step_array(array_core<Format>& core, const gemm_case<Format>& g) {
     using tok = typename array_core<Format>::token_type;
     using op_t = typename Format::operand_type;
-    const std::size_t n = core.size();
+    const std::size_t n = core.rows();  // square here
     const std::size_t edges = g.kc + 2 * (n - 1);
     std::vector<tok> west(n), north(n);
     for (std::size_t e = 0; e < edges; ++e) {

@@ -524,7 +524,7 @@ TEST(FaultPolicy, EachFaultChangesOnlyItsOwnHook) {
         EXPECT_EQ(p.edges(last, 10), want) << to_string(f);
         EXPECT_EQ(p.edges(early, 10), 10u) << to_string(f);
         std::size_t rows = 1, cols = 2;
-        p.drain_block(last, 3, rows, cols);
+        p.drain_block(last, 3, 3, rows, cols);
         EXPECT_EQ(rows, f == tb::fault::no_mask ? 3u : 1u) << to_string(f);
         EXPECT_EQ(tb::parse_fault(to_string(f)), f);
     }

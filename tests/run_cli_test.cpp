@@ -94,6 +94,40 @@ TEST_F(SystolicRun, SmallGemmTopologyCountsCyclesAndTraffic) {
     EXPECT_EQ(j.at("arrays")[0].at("array"), "4x4");
 }
 
+// SCALE-Sim's Eyeriss preset is 12 rows of 14 PEs: C tiles of 12 rows by 14 columns, each K + 12 +
+// 14 - 2 edges; the sweep holds it beside a square array, and the job lines name it 12x14.
+TEST_F(SystolicRun, RectangularArrayCountsTilesOfRowsByColumns) {
+    write("t.csv", "Layer, M, N, K,\nA, 30, 20, 9,\nB, 12, 14, 5,\nC, 1, 29, 3,\n");
+    const auto r = sr("--topology t.csv --array 4,12x14 --out res");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("6 jobs, PASS"), std::string::npos) << r.out;
+    const auto rows = csv_rows(slurp(path("res/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 6u);
+    const std::uint64_t shapes[3][3] = {{30, 20, 9}, {12, 14, 5}, {1, 29, 3}};  // M, N (our P), K
+    for (int i = 0; i < 3; ++i) {
+        SCOPED_TRACE(i);
+        const std::uint64_t m = shapes[i][0], p = shapes[i][1], k = shapes[i][2];
+        const auto& square = rows[i];
+        const auto& rect = rows[3 + i];
+        EXPECT_EQ(square[6], std::to_string(ceil_div(m, 4) * ceil_div(p, 4) * (k + 4 + 4 - 2)));
+        EXPECT_EQ(rect[6], std::to_string(ceil_div(m, 12) * ceil_div(p, 14) * (k + 12 + 14 - 2)));
+        EXPECT_EQ(rect[8], std::to_string(m * k * p));
+        EXPECT_EQ(rect[11], "12x14");
+        EXPECT_EQ(rect[15], std::to_string(ceil_div(m, 12) * ceil_div(p, 14)));
+        EXPECT_EQ(rect[17], "PASS");
+    }
+    const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    EXPECT_TRUE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("arrays")[1].at("array"), "12x14");
+    EXPECT_EQ(j.at("arrays")[1].at("array_rows"), 12);
+    EXPECT_EQ(j.at("arrays")[1].at("array_cols"), 14);
+    // The job lines of a cluster run name the array as given and run it.
+    const auto emitted = sr("--topology t.csv --array 4,12x14 --emit-jobs --out jobs");
+    ASSERT_EQ(emitted.status, 0) << emitted.err;
+    EXPECT_NE(emitted.out.find("--array 4x4,12x14"), std::string::npos) << emitted.out;
+    EXPECT_NE(emitted.out.find("--job 12x14:2"), std::string::npos) << emitted.out;
+}
+
 TEST_F(SystolicRun, EnginesGiveTheSameReports) {
     write("t.csv", small_gemm);
     ASSERT_EQ(sr("--topology t.csv --array 3 --dtype int32 --out cyc").status, 0);
@@ -166,8 +200,12 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
     const std::pair<const char*, const char*> cases[] = {
         {"--topology g.csv --array 4", "systolic-run: error: --out DIR is required\n"},
         {"--array 4 --out o", "systolic-run: error: --topology FILE is required (or --merge DIR)\n"},
-        {"--topology g.csv --array 12x14 --out o",
-         "systolic-run: error: --array: rectangular arrays (12x14) are not supported yet; give NxN\n"},
+        {"--topology g.csv --array 0x14 --out o",
+         "systolic-run: error: --array: array side 0 is out of range [1, 1024]\n"},
+        {"--topology g.csv --array 12x --out o",
+         "systolic-run: error: --array: '12x' is not an array size (N or RxC)\n"},
+        {"--topology g.csv --array 4x4x4 --out o",
+         "systolic-run: error: --array: '4x4x4' is not an array size (N or RxC)\n"},
         {"--topology g.csv --array 4 --dtype int4 --out o",
          "systolic-run: error: --dtype must be int8, int32, fp32 or bf16, got 'int4'\n"},
         {"--topology g.csv --array 4 --engine fast --out o",
@@ -248,17 +286,16 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
 
 TEST_F(SystolicRun, SweepFile) {
     write("t.csv", small_gemm);
-    write("sizes.txt", "# arrays\n2\n4, 3  # square only\n");
+    write("sizes.txt", "# arrays\n2\n4, 3  # and a rectangle\n2x5\n");
     auto r = sr("--topology t.csv --sweep sizes.txt --out a");
     ASSERT_EQ(r.status, 0) << r.err;
-    r = sr("--topology t.csv --array 2,4,3 --out b");
+    r = sr("--topology t.csv --array 2,4,3,2x5 --out b");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(slurp(path("a/report.json")), slurp(path("b/report.json")));
-    write("bad.txt", "2\n4x5\n");
+    write("bad.txt", "2\n4x\n");
     r = sr("--topology t.csv --sweep bad.txt --out c");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err,
-              "systolic-run: error: bad.txt:2: rectangular arrays (4x5) are not supported yet; give NxN\n");
+    EXPECT_EQ(r.err, "systolic-run: error: bad.txt:2: '4x' is not an array size (N or RxC)\n");
 }
 
 #ifdef SYSTOLIC_GNU_PARALLEL

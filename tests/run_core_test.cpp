@@ -142,9 +142,26 @@ TEST(Topology, ShippedWorkloads) {
     }
 }
 
-TEST(ArrayList, SizesSquaresAndErrors) {
-    EXPECT_EQ(parse_array_list("32,64,128", "--array"), (std::vector<std::uint64_t>{32, 64, 128}));
-    EXPECT_EQ(parse_array_list("128x128, 8X8", "--array"), (std::vector<std::uint64_t>{128, 8}));
+// The arrays of a list as "RxC" names, which gtest prints readably.
+std::vector<std::string> names(const std::vector<systolic::array_shape>& arrays) {
+    std::vector<std::string> out;
+    for (const auto& a : arrays)
+        out.push_back(array_name(a));
+    return out;
+}
+
+TEST(ArrayList, SizesSquaresRectanglesAndErrors) {
+    EXPECT_EQ(names(parse_array_list("32,64,128", "--array")),
+              (std::vector<std::string>{"32x32", "64x64", "128x128"}));
+    EXPECT_EQ(names(parse_array_list("128x128, 8X8", "--array")),
+              (std::vector<std::string>{"128x128", "8x8"}));
+    // R rows of C PEs: 12x14 is not 14x12, and both may be in one sweep.
+    EXPECT_EQ(names(parse_array_list("32,12x14,14x12", "--array")),
+              (std::vector<std::string>{"32x32", "12x14", "14x12"}));
+    const auto eyeriss = parse_array_list("12x14", "--array");
+    ASSERT_EQ(eyeriss.size(), 1u);
+    EXPECT_EQ(eyeriss[0].rows, 12u);
+    EXPECT_EQ(eyeriss[0].cols, 14u);
     auto err = [](const std::string& text) {
         try {
             parse_array_list(text, "--array");
@@ -153,17 +170,29 @@ TEST(ArrayList, SizesSquaresAndErrors) {
         }
         return std::string("no error");
     };
-    EXPECT_EQ(err("12x14"), "--array: rectangular arrays (12x14) are not supported yet; give NxN");
     EXPECT_EQ(err("0"), "--array: array side 0 is out of range [1, 1024]");
     EXPECT_EQ(err("2048"), "--array: array side 2048 is out of range [1, 1024]");
+    EXPECT_EQ(err("0x4"), "--array: array side 0 is out of range [1, 1024]");
+    EXPECT_EQ(err("4x2048"), "--array: array side 2048 is out of range [1, 1024]");
     EXPECT_EQ(err("32,32"), "--array: array 32x32 is given twice");
+    EXPECT_EQ(err("32,32x32"), "--array: array 32x32 is given twice");
     EXPECT_EQ(err("32,"), "--array: '32,' is not a list of array sizes");
-    EXPECT_EQ(err("abc"), "--array: 'abc' is not an array size (N or NxN)");
-    EXPECT_EQ(parse_job("64x64:3"), (std::pair<std::uint64_t, std::uint64_t>{64, 3}));
+    EXPECT_EQ(err("abc"), "--array: 'abc' is not an array size (N or RxC)");
+    EXPECT_EQ(err("4x"), "--array: '4x' is not an array size (N or RxC)");
+    EXPECT_EQ(err("x"), "--array: 'x' is not an array size (N or RxC)");
+    EXPECT_EQ(err("4x4x4"), "--array: '4x4x4' is not an array size (N or RxC)");
+    const auto job = parse_job("64x64:3");
+    EXPECT_EQ(array_name(job.first), "64x64");
+    EXPECT_EQ(job.second, 3u);
+    const auto rect = parse_job("12x14:2");
+    EXPECT_EQ(rect.first.rows, 12u);
+    EXPECT_EQ(rect.first.cols, 14u);
+    EXPECT_EQ(rect.second, 2u);
     EXPECT_THROW(parse_job("64x64"), systolic::tb::usage_error);
     EXPECT_EQ(shell_quote("/a/b.csv"), "/a/b.csv");
     EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
-    EXPECT_EQ(job_file_name(64, 3), "job-64x64-0003.json");
+    EXPECT_EQ(job_file_name({64, 64}, 3), "job-64x64-0003.json");
+    EXPECT_EQ(job_file_name({12, 14}, 3), "job-12x14-0003.json");
 }
 
 layer_record sample_record() {

@@ -103,23 +103,30 @@ TEST(file_sink_test, ReportsAWriteFailure) {
 }
 
 TEST(pe_selection_test, ParsesRangesAndDefaults) {
-    auto s = parse_pe_selection(std::nullopt, 16);
+    auto s = parse_pe_selection(std::nullopt, 16, 16);
     EXPECT_EQ(s.count(), 256u);
-    EXPECT_EQ(parse_pe_selection(std::nullopt, 17).count(), 0u);
-    EXPECT_EQ(parse_pe_selection(std::string("all"), 32).count(), 1024u);
-    EXPECT_EQ(parse_pe_selection(std::string("none"), 2).count(), 0u);
-    s = parse_pe_selection(std::string("1:2,0:3"), 4);
+    EXPECT_EQ(parse_pe_selection(std::nullopt, 17, 17).count(), 0u);
+    EXPECT_EQ(parse_pe_selection(std::string("all"), 32, 32).count(), 1024u);
+    EXPECT_EQ(parse_pe_selection(std::string("none"), 2, 2).count(), 0u);
+    s = parse_pe_selection(std::string("1:2,0:3"), 4, 4);
     EXPECT_EQ(s.count(), 8u);
     EXPECT_TRUE(s.contains(2, 3));
     EXPECT_FALSE(s.contains(0, 0));
-    s = parse_pe_selection(std::string("3,1"), 4);
+    s = parse_pe_selection(std::string("3,1"), 4, 4);
     EXPECT_EQ(s.count(), 1u);
     EXPECT_TRUE(s.contains(3, 1));
-    EXPECT_THROW(parse_pe_selection(std::string("0:4,0"), 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("2:1,0"), 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("-1,0"), 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("0,0,0"), 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string(""), 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("0:4,0"), 4, 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("2:1,0"), 4, 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("-1,0"), 4, 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("0,0,0"), 4, 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string(""), 4, 4), usage_error);
+    // Rectangular: 3 rows of 5 PEs; row indices stop at 2, column indices at 4.
+    EXPECT_EQ(parse_pe_selection(std::nullopt, 3, 5).count(), 15u);
+    EXPECT_EQ(parse_pe_selection(std::nullopt, 16, 17).count(), 0u);
+    EXPECT_EQ(parse_pe_selection(std::string("all"), 3, 5).count(), 15u);
+    EXPECT_TRUE(parse_pe_selection(std::string("2,4"), 3, 5).contains(2, 4));
+    EXPECT_THROW(parse_pe_selection(std::string("3,0"), 3, 5), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("0,5"), 3, 5), usage_error);
 }
 
 TEST(progress_line_test, SaysTilesRateAndTimeLeft) {

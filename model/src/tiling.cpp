@@ -41,9 +41,15 @@ std::uint64_t splitmix64(std::uint64_t& state) {
 
 std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t n, tile_order order,
                              std::uint64_t seed) {
-    if (m == 0 || p == 0 || n == 0) throw std::invalid_argument("plan_tiles: dimensions must be positive");
-    const std::uint64_t tile_rows = ceil_div(m, n);
-    const std::uint64_t tile_cols = ceil_div(p, n);
+    return plan_tiles(m, p, n, n, order, seed);
+}
+
+std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t height, std::uint64_t width,
+                             tile_order order, std::uint64_t seed) {
+    if (m == 0 || p == 0 || height == 0 || width == 0)
+        throw std::invalid_argument("plan_tiles: dimensions must be positive");
+    const std::uint64_t tile_rows = ceil_div(m, height);  // tiles down C
+    const std::uint64_t tile_cols = ceil_div(p, width);   // tiles across C
 
     std::vector<std::pair<std::uint64_t, std::uint64_t>> grid;  // (tile row, tile column)
     grid.reserve(tile_rows * tile_cols);
@@ -77,10 +83,10 @@ std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t n, 
     for (const auto& [ti, tj] : grid) {
         tile t;
         t.index = tiles.size();
-        t.r0 = ti * n;
-        t.c0 = tj * n;
-        t.rows = std::min(n, m - t.r0);
-        t.cols = std::min(n, p - t.c0);
+        t.r0 = ti * height;
+        t.c0 = tj * width;
+        t.rows = std::min(height, m - t.r0);
+        t.cols = std::min(width, p - t.c0);
         tiles.push_back(t);
     }
     return tiles;

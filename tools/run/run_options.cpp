@@ -30,7 +30,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     raw r;
     app.add_option("--topology", o.topology, "SCALE-Sim topology file (GEMM or convolution)");
     app.add_option("--array", o.array,
-                   "array size N (an NxN grid), or a comma list for a sweep (default 32)");
+                   "array size N (an NxN grid) or RxC (R rows of C PEs), or a comma list for a sweep "
+                   "(default 32)");
     app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
     app.add_option("--dtype", o.dtype, "int8 (default), int32, fp32 or bf16");
     app.add_option("--engine", o.engine, "cycle (default) or functional");
@@ -40,7 +41,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option("--jobs", r.jobs, "local processes for a sweep (default 1)");
     app.add_flag("--emit-jobs", o.emit_jobs, "print one command per (layer, array) and run nothing");
     app.add_option("--merge", o.merge, "combine the job files of DIR into the reports in --out");
-    app.add_option("--job", o.job, "NxN:ID: run only layer ID on the NxN array (with --job-out)");
+    app.add_option("--job", o.job, "RxC:ID: run only layer ID on the RxC array (with --job-out)");
     app.add_option("--job-out", o.job_out, "the job file --job writes");
     app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
     app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
@@ -98,13 +99,13 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     return res;
 }
 
-std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::string& what) {
-    std::vector<std::uint64_t> out;
+std::vector<array_shape> parse_array_list(const std::string& text, const std::string& what) {
+    std::vector<array_shape> out;
     std::string item;
     std::istringstream in(text);
     auto side = [&](const std::string& s, const std::string& whole) -> std::uint64_t {
         if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos)
-            throw usage_error(what + ": '" + tb::one_line(whole) + "' is not an array size (N or NxN)");
+            throw usage_error(what + ": '" + tb::one_line(whole) + "' is not an array size (N or RxC)");
         const std::uint64_t v = std::stoull(s);
         if (v < 1 || v > max_array)
             throw usage_error(what + ": array side " + s + " is out of range [1, " +
@@ -116,13 +117,11 @@ std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::
         item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
         const auto x = item.find_first_of("xX");
         if (x == std::string::npos) {
-            out.push_back(side(item, item));
+            const std::uint64_t n = side(item, item);
+            out.push_back({n, n});
             continue;
         }
-        const std::uint64_t rows = side(item.substr(0, x), item), cols = side(item.substr(x + 1), item);
-        if (rows != cols)
-            throw usage_error(what + ": rectangular arrays (" + item + ") are not supported yet; give NxN");
-        out.push_back(rows);
+        out.push_back({side(item.substr(0, x), item), side(item.substr(x + 1), item)});
     }
     if (out.empty() || (!text.empty() && text.back() == ','))
         throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of array sizes");
@@ -133,7 +132,7 @@ std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::
     return out;
 }
 
-std::vector<std::uint64_t> read_sweep_file(const std::string& path) {
+std::vector<array_shape> read_sweep_file(const std::string& path) {
     std::ifstream in(path);
     if (!in) throw usage_error("--sweep " + path + ": cannot open");
     std::string line, all;
@@ -156,18 +155,18 @@ std::vector<std::uint64_t> read_sweep_file(const std::string& path) {
     return parse_array_list(all, path);
 }
 
-std::string array_name(std::uint64_t n) {
-    return std::to_string(n) + "x" + std::to_string(n);
+std::string array_name(const array_shape& a) {
+    return std::to_string(a.rows) + "x" + std::to_string(a.cols);
 }
 
-std::pair<std::uint64_t, std::uint64_t> parse_job(const std::string& text) {
+std::pair<array_shape, std::uint64_t> parse_job(const std::string& text) {
     const auto colon = text.find(':');
-    if (colon == std::string::npos) throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
+    if (colon == std::string::npos) throw usage_error("--job '" + tb::one_line(text) + "' is not RxC:ID");
     const auto arrays = parse_array_list(text.substr(0, colon), "--job");
     const std::string id = text.substr(colon + 1);
     if (arrays.size() != 1 || id.empty() || id.size() > 9 ||
         id.find_first_not_of("0123456789") != std::string::npos)
-        throw usage_error("--job '" + tb::one_line(text) + "' is not NxN:ID");
+        throw usage_error("--job '" + tb::one_line(text) + "' is not RxC:ID");
     return {arrays[0], std::stoull(id)};
 }
 
@@ -182,9 +181,9 @@ std::string shell_quote(const std::string& word) {
     return out + "'";
 }
 
-std::string job_file_name(std::uint64_t n, std::uint64_t layer_id) {
+std::string job_file_name(const array_shape& a, std::uint64_t layer_id) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(n).c_str(),
+    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(a).c_str(),
                   static_cast<unsigned long long>(layer_id));
     return buf;
 }

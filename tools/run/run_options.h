@@ -7,11 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "systolic/counting.h"
+
 namespace systolic::run {
 
 struct run_cli {
     std::string topology;
-    std::string array = "32";          // --array: "N", "NxN" or a comma list of them
+    std::string array = "32";          // --array: "N", "RxC" or a comma list of them
     std::optional<std::string> sweep;  // --sweep FILE: the same, one or more per line, # comments
     std::string dtype = "int8";
     std::string engine = "cycle";
@@ -21,7 +23,7 @@ struct run_cli {
     std::uint64_t jobs = 1;
     bool emit_jobs = false;
     std::optional<std::string> merge;    // --merge DIR
-    std::optional<std::string> job;      // --job NxN:ID (with --job-out): run one (array, layer)
+    std::optional<std::string> job;      // --job RxC:ID (with --job-out): run one (array, layer)
     std::optional<std::string> job_out;  // --job-out FILE
     std::optional<std::uint64_t> max_memory;
     std::string log_level = "warn";
@@ -41,19 +43,19 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
 // Largest array side accepted.
 constexpr std::uint64_t max_array = 1024;
 
-// "32,64,128" or "64x64,128x128": the sides, in the order given, each in [1, max_array]. Rectangular
-// RxC with R != C is refused (not supported yet). `what` names the source in messages.
-std::vector<std::uint64_t> parse_array_list(const std::string& text, const std::string& what);
+// "32,64,128", "64x64,128x128" or "32,12x14": the arrays (N is N x N; RxC is R rows of C PEs), in
+// the order given, each side in [1, max_array]. `what` names the source in messages.
+std::vector<array_shape> parse_array_list(const std::string& text, const std::string& what);
 // A sweep file: array sizes separated by commas, spaces or lines; '#' starts a comment.
-std::vector<std::uint64_t> read_sweep_file(const std::string& path);
+std::vector<array_shape> read_sweep_file(const std::string& path);
 
-std::string array_name(std::uint64_t n);  // "NxN"
-// "NxN:ID" -> (N, ID).
-std::pair<std::uint64_t, std::uint64_t> parse_job(const std::string& text);
+std::string array_name(const array_shape& a);  // "RxC"
+// "RxC:ID" (or "N:ID") -> (R x C, ID).
+std::pair<array_shape, std::uint64_t> parse_job(const std::string& text);
 
 // A word for /bin/sh: unchanged when it is plain, else single-quoted.
 std::string shell_quote(const std::string& word);
-// The file a job writes in a job directory: job-NxN-LLLL.json.
-std::string job_file_name(std::uint64_t n, std::uint64_t layer_id);
+// The file a job writes in a job directory: job-RxC-LLLL.json.
+std::string job_file_name(const array_shape& a, std::uint64_t layer_id);
 
 }  // namespace systolic::run

@@ -165,10 +165,9 @@ public:
         tb::run_options opt;
         opt.engine = s.engine;
         opt.inject = s.inject;
-        const std::size_t n = m_bench.size();
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
-        m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, n);
+        m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
         const tb::run_outcome<Format> out = m_bench.run(pr, opt);
 
         layer_record r;
@@ -183,7 +182,8 @@ public:
             r.conv = {c.ifmap_h,  c.ifmap_w, c.filter_h, c.filter_w,
                       c.channels, c.filters, c.stride_h, c.stride_w};
         }
-        r.array_rows = r.array_cols = n;
+        r.array_rows = m_bench.rows();
+        r.array_cols = m_bench.cols();
         r.m = pr.shape.m;
         r.k = pr.shape.k;
         r.p = pr.shape.p;

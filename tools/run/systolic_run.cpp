@@ -48,19 +48,24 @@ constexpr int exit_usage = 2;
 
 // One (array, layer) pair of a run.
 struct job_spec {
-    std::uint64_t n;
+    array_shape array;
     const layer* l;
 };
 
 // The PE-updates of a job: the weight the progress bar gives it.
 double job_work(const job_spec& j) {
-    const auto c = count_job(j.l->gemm, j.n);
-    return double(c.advance_edges) * double(j.n) * double(j.n);
+    const auto c = count_job(j.l->gemm, j.array);
+    return double(c.advance_edges) * double(j.array.pes());
+}
+
+// Arrays as keys of the maps of testbenches.
+std::pair<std::uint64_t, std::uint64_t> key_of(const array_shape& a) {
+    return {a.rows, a.cols};
 }
 
 struct plan {
     topology topo;
-    std::vector<std::uint64_t> arrays;
+    std::vector<array_shape> arrays;
     run_settings settings;
     std::vector<job_spec> jobs;  // in report order: arrays as given, then layers
 };
@@ -75,8 +80,8 @@ plan make_plan(const run_cli& o) {
     p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
     p.settings.topology = p.topo.name;
     p.settings.layers_in_topology = p.topo.layers.size();
-    for (auto n : p.arrays)
-        p.settings.sweep.push_back(array_name(n));
+    for (const auto& a : p.arrays)
+        p.settings.sweep.push_back(array_name(a));
     p.settings.dtype = o.dtype;
     p.settings.engine = *parse_engine_kind(o.engine);
     p.settings.seed = o.seed;
@@ -97,17 +102,17 @@ plan make_plan(const run_cli& o) {
                                   std::to_string(names[l.name]) + "; --data names files by layer");
         }
     }
-    for (auto n : p.arrays)
+    for (const auto& a : p.arrays)
         for (const auto& l : p.topo.layers)
-            p.jobs.push_back({n, &l});
+            p.jobs.push_back({a, &l});
     if (o.job) {
-        const auto [n, id] = parse_job(*o.job);
-        if (std::find(p.arrays.begin(), p.arrays.end(), n) == p.arrays.end())
-            throw usage_error("--job " + *o.job + ": " + array_name(n) + " is not in the sweep");
+        const auto [a, id] = parse_job(*o.job);
+        if (std::find(p.arrays.begin(), p.arrays.end(), a) == p.arrays.end())
+            throw usage_error("--job " + *o.job + ": " + array_name(a) + " is not in the sweep");
         if (id >= p.topo.layers.size())
             throw usage_error("--job " + *o.job + ": the topology has layers 0 to " +
                               std::to_string(p.topo.layers.size() - 1));
-        p.jobs = {{n, &p.topo.layers[id]}};
+        p.jobs = {{a, &p.topo.layers[id]}};
     }
     return p;
 }
@@ -121,14 +126,15 @@ void check_memory(const plan& p, const run_cli& o) {
         mj.m = j.l->gemm.m;
         mj.k = j.l->gemm.k;
         mj.p = j.l->gemm.p;
-        mj.n = j.n;
+        mj.rows = j.array.rows;
+        mj.cols = j.array.cols;
         mj.operand_bytes = sizeof(typename Format::operand_type);
         mj.file_bytes = p.settings.data_dir.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
         mj.accumulator_bytes = mj.output_bytes = sizeof(typename Format::accumulator_type);
         const auto est = tb::estimate_memory(mj);
         if (est.total > limit)
             throw usage_error("layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) + ") on " +
-                              array_name(j.n) + " needs about " + tb::format_bytes(est.total) +
+                              array_name(j.array) + " needs about " + tb::format_bytes(est.total) +
                               " of memory, over the limit of " + tb::format_bytes(limit) +
                               (o.max_memory ? " set by --max-memory"
                                             : " (half of physical memory; --max-memory changes it)"));
@@ -142,15 +148,20 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
         for (const auto& j : p.jobs)
             check_data_files<Format>(*j.l, p.settings.data_dir);
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
-    std::map<std::uint64_t, std::unique_ptr<tb::testbench<Format>>> benches;
-    std::map<std::uint64_t, std::unique_ptr<layer_runner<Format>>> runners;
+    using key = std::pair<std::uint64_t, std::uint64_t>;
+    std::map<key, std::unique_ptr<tb::testbench<Format>>> benches;
+    std::map<key, std::unique_ptr<layer_runner<Format>>> runners;
     for (const auto& j : p.jobs) {
-        if (benches.count(j.n)) continue;
+        const key k = key_of(j.array);
+        if (benches.count(k)) continue;
         typename tb::testbench<Format>::config cfg;
-        cfg.n = j.n;
-        const std::string name = "tb_" + std::to_string(j.n);
-        benches[j.n] = std::make_unique<tb::testbench<Format>>(name.c_str(), cfg);
-        runners[j.n] = std::make_unique<layer_runner<Format>>(*benches[j.n]);
+        cfg.rows = j.array.rows;
+        cfg.cols = j.array.cols;
+        // "tb_32" for a square array, as before; "tb_12x14" otherwise.
+        const std::string name =
+            "tb_" + (j.array.rows == j.array.cols ? std::to_string(j.array.rows) : array_name(j.array));
+        benches[k] = std::make_unique<tb::testbench<Format>>(name.c_str(), cfg);
+        runners[k] = std::make_unique<layer_runner<Format>>(*benches[k]);
     }
     double total = 0;
     for (const auto& j : p.jobs)
@@ -161,11 +172,11 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
     for (std::size_t i = 0; i < p.jobs.size(); ++i) {
         const job_spec& j = p.jobs[i];
         const double work = job_work(j);
-        const std::uint64_t tiles = count_job(j.l->gemm, j.n).tiles;
+        const std::uint64_t tiles = count_job(j.l->gemm, j.array).tiles;
         std::ostringstream head;
         head << "job " << i + 1 << "/" << p.jobs.size() << ": layer " << j.l->id << " " << j.l->name << " on "
-             << array_name(j.n);
-        layer_runner<Format>& runner = *runners[j.n];
+             << array_name(j.array);
+        layer_runner<Format>& runner = *runners[key_of(j.array)];
         runner.on_c_write = [&](std::uint64_t writes, std::uint64_t all) {
             if (!bar.enabled() || all == 0) return;
             const double f = double(writes) / double(all);
@@ -213,8 +224,8 @@ std::string absolute(const std::string& path) {
 std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spec& j,
                                   const std::string& dir) {
     std::string arrays;
-    for (auto n : p.arrays)
-        arrays += (arrays.empty() ? "" : ",") + std::to_string(n);
+    for (const auto& a : p.arrays)
+        arrays += (arrays.empty() ? "" : ",") + array_name(a);
     std::vector<std::string> a = {self_exe(),
                                   "--topology",
                                   absolute(o.topology),
@@ -227,9 +238,9 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
                                   "--seed",
                                   std::to_string(o.seed),
                                   "--job",
-                                  array_name(j.n) + ":" + std::to_string(j.l->id),
+                                  array_name(j.array) + ":" + std::to_string(j.l->id),
                                   "--job-out",
-                                  absolute((fs::path(dir) / job_file_name(j.n, j.l->id)).string()),
+                                  absolute((fs::path(dir) / job_file_name(j.array, j.l->id)).string()),
                                   "--no-progress"};
     if (o.data) a.insert(a.end(), {"--data", absolute(*o.data)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
@@ -335,7 +346,7 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             const std::string why =
                 WIFEXITED(status) ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
                                   : "killed by signal " + std::to_string(WTERMSIG(status));
-            failure = "job " + array_name(j.n) + ":" + std::to_string(j.l->id) + " (" +
+            failure = "job " + array_name(j.array) + ":" + std::to_string(j.l->id) + " (" +
                       tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
         }
     }
@@ -344,7 +355,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     std::vector<layer_record> records;
     for (const auto& j : p.jobs) {
         try {
-            records.push_back(read_job_file((fs::path(scratch.path) / job_file_name(j.n, j.l->id)).string()));
+            records.push_back(
+                read_job_file((fs::path(scratch.path) / job_file_name(j.array, j.l->id)).string()));
         } catch (const report_error& e) {
             throw usage_error(e.what());
         }

@@ -16,21 +16,40 @@ struct problem_shape {
     std::uint64_t p = 0;  // columns of B and C
 };
 
+// The array: R rows of C PEs. R is the tile's height (rows of A and C), C its width (columns of B
+// and C). The square N x N array is R = C = N.
+struct array_shape {
+    std::uint64_t rows = 0;
+    std::uint64_t cols = 0;
+    constexpr std::uint64_t pes() const { return rows * cols; }
+};
+constexpr bool operator==(const array_shape& a, const array_shape& b) {
+    return a.rows == b.rows && a.cols == b.cols;
+}
+constexpr bool operator!=(const array_shape& a, const array_shape& b) {
+    return !(a == b);
+}
+
 struct expected_counts {
-    std::uint64_t tiles = 0;                   // ceil(M/N) x ceil(P/N)
+    std::uint64_t tiles = 0;                   // ceil(M/R) x ceil(P/C)
     std::uint64_t k_chunks = 0;                // ceil(K/KT) reduction chunks per tile (1 without K-splitting)
-    std::uint64_t advance_edges_per_tile = 0;  // K + chunks x 2(N-1)
-    std::uint64_t advance_edges = 0;           // tiles x (K + chunks x 2(N-1))
-    std::uint64_t macs_padded = 0;             // tiles x N^2 x K: every PE consumes K terms, padding included
-    std::uint64_t macs_real = 0;               // M x K x P: the MACs of the real product
-    std::uint64_t outputs_real = 0;            // M x P elements written to C
-    std::uint64_t outputs_masked = 0;          // tiles x N^2 - M x P PE results that are never written
+    std::uint64_t advance_edges_per_tile = 0;  // K + chunks x (R + C - 2)
+    std::uint64_t advance_edges = 0;           // tiles x (K + chunks x (R + C - 2))
+    std::uint64_t macs_padded = 0;     // tiles x R x C x K: every PE consumes K terms, padding included
+    std::uint64_t macs_real = 0;       // M x K x P: the MACs of the real product
+    std::uint64_t outputs_real = 0;    // M x P elements written to C
+    std::uint64_t outputs_masked = 0;  // tiles x R x C - M x P PE results that are never written
 };
 
-// A token entering row i at edge i reaches PE(i, j) j edges later, and the last of K terms
-// reaches PE(N-1, N-1) at edge (K-1) + 2(N-1); hence K + 2(N-1) edges per tile, or per chunk.
+// A token entering row i at edge i reaches PE(i, j) j edges later, and the last of kc terms
+// reaches PE(R-1, C-1) at edge (kc-1) + (R-1) + (C-1); hence kc + R + C - 2 edges per tile, or per
+// chunk.
+constexpr std::uint64_t advance_edges_per_tile(std::uint64_t rows, std::uint64_t cols, std::uint64_t kc) {
+    return kc + rows + cols - 2;
+}
+// The square N x N array: K + 2(N-1).
 constexpr std::uint64_t advance_edges_per_tile(std::uint64_t n, std::uint64_t k) {
-    return k + 2 * (n - 1);
+    return advance_edges_per_tile(n, n, k);
 }
 
 // K-splitting: the reduction of a tile runs as ceil(K/KT) chunks in k order, each KT long but the
@@ -46,17 +65,21 @@ constexpr std::uint64_t chunk_length(std::uint64_t k, std::uint64_t k_tile, std:
     return chunk * kt + kt <= k ? kt : k - chunk * kt;
 }
 
-constexpr expected_counts count_job(const problem_shape& s, std::uint64_t n, std::uint64_t k_tile = 0) {
+constexpr expected_counts count_job(const problem_shape& s, array_shape a, std::uint64_t k_tile = 0) {
     expected_counts c;
-    c.tiles = ceil_div(s.m, n) * ceil_div(s.p, n);
+    c.tiles = ceil_div(s.m, a.rows) * ceil_div(s.p, a.cols);
     c.k_chunks = k_chunks(s.k, k_tile);
-    c.advance_edges_per_tile = s.k + c.k_chunks * 2 * (n - 1);
+    c.advance_edges_per_tile = s.k + c.k_chunks * (a.rows + a.cols - 2);
     c.advance_edges = c.tiles * c.advance_edges_per_tile;
-    c.macs_padded = c.tiles * n * n * s.k;
+    c.macs_padded = c.tiles * a.rows * a.cols * s.k;
     c.macs_real = s.m * s.k * s.p;
     c.outputs_real = s.m * s.p;
-    c.outputs_masked = c.tiles * n * n - c.outputs_real;
+    c.outputs_masked = c.tiles * a.rows * a.cols - c.outputs_real;
     return c;
+}
+// The square N x N array.
+constexpr expected_counts count_job(const problem_shape& s, std::uint64_t n, std::uint64_t k_tile = 0) {
+    return count_job(s, array_shape{n, n}, k_tile);
 }
 
 }  // namespace systolic

@@ -15,8 +15,14 @@ public:
     using typename engine<Format>::accumulator_type;
     using operand_type = typename Format::operand_type;
 
-    explicit cycle_engine(std::size_t n)
-        : engine<Format>(n), m_core(n), m_west(n), m_north(n), m_west_ok(n), m_north_ok(n) {}
+    cycle_engine(std::size_t rows, std::size_t cols)
+        : engine<Format>(rows, cols),
+          m_core(rows, cols),
+          m_west(rows),
+          m_north(cols),
+          m_west_ok(rows),
+          m_north_ok(cols) {}
+    explicit cycle_engine(std::size_t n) : cycle_engine(n, n) {}
 
     engine_kind kind() const override { return engine_kind::cycle; }
     void set_overflow(overflow_mode mode) override { m_core.set_overflow(mode); }

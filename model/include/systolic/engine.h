@@ -9,10 +9,12 @@
 
 #include <cstdint>
 #include <optional>
+#include <string>
 #include <string_view>
 #include <vector>
 
 #include "systolic/array_core.h"
+#include "systolic/counting.h"
 #include "systolic/feeder.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
@@ -37,7 +39,9 @@ public:
     virtual ~engine() = default;
 
     virtual engine_kind kind() const = 0;
-    std::size_t size() const { return m_n; }
+    // The array: R rows of C PEs.
+    std::size_t rows() const { return m_rows; }
+    std::size_t cols() const { return m_cols; }
 
     virtual void set_overflow(overflow_mode mode) = 0;
     // Clear phase: accumulators, tokens and counters to zero.
@@ -52,7 +56,7 @@ public:
     virtual void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                          edge_callback* after) = 0;
 
-    // The N x N accumulators, row-major.
+    // The R x C accumulators, row-major (row stride C).
     virtual const accumulator_type* accumulators() const = 0;
 
     // Counters since the last clear: advance edges, terms consumed by all PEs (the MACs with
@@ -69,9 +73,31 @@ public:
     // The stepped array, for observers and PE modules; null for engines that do not step one.
     virtual const array_core<Format>* array() const { return nullptr; }
 
+    // The advance edges a chunk of kc terms takes on tile t: kc + R + C - 2 for one array.
+    virtual std::uint64_t advance_edges(const tile& /*t*/, std::uint64_t kc) const {
+        return advance_edges_per_tile(m_rows, m_cols, kc);
+    }
+
 protected:
-    explicit engine(std::size_t n) : m_n(n) {}
-    std::size_t m_n;
+    engine(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {}
+    std::size_t m_rows;
+    std::size_t m_cols;
+};
+
+// What a tile controller drives: R x C PEs and the engines that run chunks on them (systolic_array,
+// or a fabric of arrays).
+template <class Format>
+class engine_host {
+public:
+    virtual std::size_t rows() const = 0;
+    virtual std::size_t cols() const = 0;
+    // Throws std::invalid_argument for an engine the host does not have.
+    virtual engine<Format>& engine_for(engine_kind kind) = 0;
+    // A PE's name in watchdog messages: "pe_1_2", or "array_0_1_0.pe_1_2" in a fabric.
+    virtual std::string pe_name(const stuck_pe& pe) const = 0;
+
+protected:
+    ~engine_host() = default;
 };
 
 }  // namespace systolic

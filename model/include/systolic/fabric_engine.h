@@ -53,7 +53,7 @@ public:
     using core_type = array_core<Format>;
 
     fabric_engine(const fabric_geometry& g, unsigned threads = 1)
-        : engine<Format>(g.tile_rows()), m_geo(g), m_pool(std::max(1u, threads)) {
+        : engine<Format>(g.tile_rows(), g.tile_cols()), m_geo(g), m_pool(std::max(1u, threads)) {
         const std::size_t n = g.n, R = g.shape.rows, C = g.shape.cols, D = g.shape.depth;
         if (R == 0 || C == 0 || D == 0)
             throw std::invalid_argument("fabric: every extent needs at least one array");
@@ -197,7 +197,11 @@ public:
         }
         return out;
     }
+    // The first array (array_0_0_0); observers of the whole fabric reach the others through core().
     const core_type* array() const override { return &m_nodes.front()->core; }
+    std::uint64_t advance_edges(const tile& t, std::uint64_t kc) const override {
+        return m_geo.advance_edges(t.rows, t.cols, kc);
+    }
 
 private:
     // A link's tokens in flight: 2L slots of N values and valid bits, slot e mod 2L written after edge e.

@@ -24,10 +24,10 @@ public:
     virtual std::uint64_t edges(const plan_step&, std::uint64_t planned) { return planned; }
     // Before the advance of a chunk that continues an earlier chunk's sums (no clear before it).
     virtual void continue_chunk(const plan_step&, engine<Format>&) {}
-    // The block of PEs a drain writes, at most the array size n; the output mask (the tile's real
-    // rows x cols) comes in.
-    virtual void drain_block(const plan_step&, std::size_t /*n*/, std::size_t& /*rows*/,
-                             std::size_t& /*cols*/) {}
+    // The block of PEs a drain writes, at most the array's array_rows x array_cols; the output
+    // mask (the tile's real rows x cols) comes in.
+    virtual void drain_block(const plan_step&, std::size_t /*array_rows*/, std::size_t /*array_cols*/,
+                             std::size_t& /*rows*/, std::size_t& /*cols*/) {}
 };
 
 }  // namespace systolic

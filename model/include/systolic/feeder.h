@@ -1,5 +1,5 @@
 // The feeder: the skewed west (A) and north (B) token streams of one chunk. The load step fills
-// its buffers - the tile's A rows (N x kc) and B columns (kc x N), zero where a row or column lies
+// its buffers - the tile's A rows (R x kc) and B columns (kc x C), zero where a row or column lies
 // outside the matrix - and the feed tables say when each stream starts and whether its tokens are
 // valid. Row i of A and column j of B start i (or j) edges late, so term k meets at PE(i, j) on
 // edge k + i + j; padding rows and columns carry valid zeros, and outside a stream the token is a
@@ -28,20 +28,27 @@ public:
     using operand_type = typename Format::operand_type;
     using token_type = token<operand_type>;
 
-    explicit feeder(std::size_t n) : m_n(n) {
-        m_tables.row_delay.resize(n);
-        m_tables.col_delay.resize(n);
-        m_tables.row_valid.resize(n);
-        m_tables.col_valid.resize(n);
+    // The streams of an R x C array: `rows` west (A) streams and `cols` north (B) streams.
+    feeder(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {
+        m_tables.row_delay.resize(rows);
+        m_tables.col_delay.resize(cols);
+        m_tables.row_valid.resize(rows);
+        m_tables.col_valid.resize(cols);
     }
+    explicit feeder(std::size_t n) : feeder(n, n) {}
 
-    std::size_t size() const { return m_n; }
+    std::size_t rows() const { return m_rows; }
+    std::size_t cols() const { return m_cols; }
 
     // The correct tables for a tile: local skew, every stream valid (padding is a valid zero).
     void plan(const tile&) {
-        for (std::size_t i = 0; i < m_n; ++i) {
-            m_tables.row_delay[i] = m_tables.col_delay[i] = i;
-            m_tables.row_valid[i] = m_tables.col_valid[i] = 1;
+        for (std::size_t i = 0; i < m_rows; ++i) {
+            m_tables.row_delay[i] = i;
+            m_tables.row_valid[i] = 1;
+        }
+        for (std::size_t j = 0; j < m_cols; ++j) {
+            m_tables.col_delay[j] = j;
+            m_tables.col_valid[j] = 1;
         }
     }
     feed_tables& tables() { return m_tables; }
@@ -50,16 +57,16 @@ public:
     // Sizes the buffers for a chunk of kc terms; the load step then fills them.
     void begin_chunk(std::uint64_t kc) {
         m_kc = kc;
-        m_a.assign(m_n * kc, operand_type{});
-        m_b.assign(kc * m_n, operand_type{});
+        m_a.assign(m_rows * kc, operand_type{});
+        m_b.assign(kc * m_cols, operand_type{});
     }
     std::uint64_t chunk_length() const { return m_kc; }
-    operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }   // kc terms of row i
-    operand_type* b_row(std::uint64_t k) { return &m_b[k * m_n]; }  // term k of every column
-    const operand_type* a() const { return m_a.data(); }            // N x kc, row-major
-    const operand_type* b() const { return m_b.data(); }            // kc x N, row-major
+    operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }      // kc terms of row i
+    operand_type* b_row(std::uint64_t k) { return &m_b[k * m_cols]; }  // term k of every column
+    const operand_type* a() const { return m_a.data(); }               // R x kc, row-major
+    const operand_type* b() const { return m_b.data(); }               // kc x C, row-major
 
-    // The edge inputs for advance edge e: values and valid bits, N each side. Branch-free: a
+    // The edge inputs for advance edge e: values and valid bits, R west and C north. Branch-free: a
     // stream's term index is e - delay, which wraps to a huge value before the stream starts, and
     // outside the stream the load reads term 0 and the select drops it.
     void tokens(std::uint64_t e, operand_type* west, std::uint8_t* west_ok, operand_type* north,
@@ -67,17 +74,17 @@ public:
         const std::uint64_t kc = m_kc;
         const operand_type* a = m_a.data();
         const operand_type* b = m_b.data();
-        for (std::size_t i = 0; i < m_n; ++i) {
+        for (std::size_t i = 0; i < m_rows; ++i) {
             const std::uint64_t k = e - m_tables.row_delay[i];
             const bool in = k < kc;
             const operand_type v = a[i * kc + (in ? k : 0)];
             west[i] = in ? v : operand_type{};
             west_ok[i] = in & m_tables.row_valid[i];
         }
-        for (std::size_t j = 0; j < m_n; ++j) {
+        for (std::size_t j = 0; j < m_cols; ++j) {
             const std::uint64_t k = e - m_tables.col_delay[j];
             const bool in = k < kc;
-            const operand_type v = b[(in ? k : 0) * m_n + j];
+            const operand_type v = b[(in ? k : 0) * m_cols + j];
             north[j] = in ? v : operand_type{};
             north_ok[j] = in & m_tables.col_valid[j];
         }
@@ -89,15 +96,16 @@ public:
     }
     token_type north_token(std::uint64_t e, std::size_t j) const {
         const std::uint64_t k = e - m_tables.col_delay[j];
-        return k < m_kc ? token_type{m_b[k * m_n + j], m_tables.col_valid[j] != 0} : token_type::bubble();
+        return k < m_kc ? token_type{m_b[k * m_cols + j], m_tables.col_valid[j] != 0} : token_type::bubble();
     }
 
 private:
-    std::size_t m_n;
+    std::size_t m_rows;
+    std::size_t m_cols;
     std::uint64_t m_kc = 0;
     feed_tables m_tables;
-    std::vector<operand_type> m_a;  // N x kc: this tile's A rows, zero rows for padding
-    std::vector<operand_type> m_b;  // kc x N: this tile's B columns, zero columns for padding
+    std::vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
+    std::vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
 };
 
 }  // namespace systolic

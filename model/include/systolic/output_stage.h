@@ -49,17 +49,22 @@ class output_stage {
 public:
     using accumulator_type = typename Format::accumulator_type;
 
-    explicit output_stage(std::size_t n) : m_n(n), m_acc(n), m_wide(n), m_out(n * sizeof(accumulator_type)) {}
+    // For an array of `array_cols` PE columns (rows of up to that many outputs).
+    explicit output_stage(std::size_t array_cols)
+        : m_stride(array_cols),
+          m_acc(array_cols),
+          m_wide(array_cols),
+          m_out(array_cols * sizeof(accumulator_type)) {}
 
     // Drains the top-left rows x cols block (the output mask, unless a fault hook widened it) of
-    // the N x N accumulators `acc` (row-major) for the drain step `s`.
+    // the R x C accumulators `acc` (row-major, row stride C) for the drain step `s`.
     dma_status drain(const matmul_job& job, const plan_step& s, const accumulator_type* acc, std::size_t rows,
                      std::size_t cols, dma_port& dma, drain_counts& counts) {
         const tile& t = *s.where;
         const std::uint64_t acc_size = sizeof(accumulator_type);
         for (std::size_t i = 0; i < rows; ++i) {
             for (std::size_t j = 0; j < cols; ++j) {
-                m_acc[j] = acc[i * m_n + j];
+                m_acc[j] = acc[i * m_stride + j];
                 if (job.quant.per_partial) m_acc[j] = rounded_partial(m_acc[j], job.quant);
             }
             if (s.combine) {  // add the partial sums of the earlier chunks
@@ -105,7 +110,7 @@ private:
         return cols;
     }
 
-    std::size_t m_n;
+    std::size_t m_stride;                  // the array's columns: accumulators per row
     std::vector<accumulator_type> m_acc;   // one drained row
     std::vector<accumulator_type> m_wide;  // the same row of the partial-sum buffer
     std::vector<std::uint8_t> m_out;       // the row as C's bytes

@@ -38,7 +38,8 @@ namespace systolic {
 template <class Format>
 class tile_controller : public sc_core::sc_module {
 public:
-    using array_type = systolic_array<Format>;
+    // What the controller drives: a systolic_array, or a fabric of arrays.
+    using array_type = engine_host<Format>;
     using engine_type = engine<Format>;
 
     struct config {
@@ -59,8 +60,8 @@ public:
           m_cfg(cfg),
           m_log(get_logger(this->name())),
           m_dma(m_qk, m_log, cfg.dma),
-          m_feeder(array.size()),
-          m_output(array.size()) {
+          m_feeder(array.rows(), array.cols()),
+          m_output(array.cols()) {
         initiator_socket.register_invalidate_direct_mem_ptr(this,
                                                             &tile_controller::invalidate_direct_mem_ptr);
         SC_THREAD(run);
@@ -75,6 +76,7 @@ public:
         const auto err = validate_job(job, sizeof(typename Format::operand_type),
                                       sizeof(typename Format::accumulator_type));
         if (!err.empty()) throw std::invalid_argument(err);
+        m_array.engine_for(job.engine);  // throws for an engine the array does not have
         m_job = job;
         m_busy = true;
         m_abort = false;
@@ -142,12 +144,13 @@ private:
     }
 
     void run_job() {
-        const tile_plan plan(m_job, m_array.size());
         engine_type& eng = m_array.engine_for(m_job.engine);
+        const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
+                             [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
         eng.set_overflow(m_job.overflow);
         m_result.k_chunks = plan.chunks();
         m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}",
-                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.array_size(), plan.array_size(),
+                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
                     to_string(m_job.engine), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (const plan_step s : plan) {
             if (m_abort)
@@ -197,7 +200,7 @@ private:
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
                                m_feeder.a_row(0), s.kc * osz, "A"));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
-                               m_feeder.b_row(0), m_array.size() * osz, "B"));
+                               m_feeder.b_row(0), m_array.cols() * osz, "B"));
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
@@ -235,7 +238,7 @@ private:
     void drain(const plan_step& s, engine_type& eng) {
         const tile& t = *s.where;
         std::size_t rows = t.rows, cols = t.cols;
-        m_hooks->drain_block(s, m_array.size(), rows, cols);
+        m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
         m_result.overflows += eng.overflows_in(t.rows, t.cols);
         drain_counts d;
         const dma_status st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
@@ -245,7 +248,7 @@ private:
         m_result.saturated_outputs += d.saturated_outputs;
         check(st);
         if (s.last_chunk) {
-            rep.masked_outputs = m_array.size() * m_array.size() - rep.real_outputs;
+            rep.masked_outputs = m_array.rows() * m_array.cols() - rep.real_outputs;
             m_result.real_outputs += rep.real_outputs;
             m_result.masked_outputs += rep.masked_outputs;
         }
@@ -261,7 +264,7 @@ private:
         if (m_job.chunks() > 1) os << " chunk " << s.chunk;
         os << " did not complete within " << edges << " advance edges: ";
         for (std::size_t i = 0; i < stuck.size() && i < m_cfg.watchdog_names; ++i) {
-            os << (i ? ", " : "") << m_array.pe_name(stuck[i].row, stuck[i].col) << " consumed "
+            os << (i ? ", " : "") << m_array.pe_name(stuck[i]) << " consumed "
                << stuck[i].consumed << " of " << s.terms << " terms";
         }
         if (stuck.size() > m_cfg.watchdog_names)

@@ -1,6 +1,6 @@
-// The tile plan: from a job and an array size, the steps the controller issues, in order. For each
-// output tile (in the job's tile order) and each K chunk (in k order):
-//   [clear] -> load -> advance x (chunk + 2(N-1)) -> [drain]
+// The tile plan: from a job and an R x C array (R rows of C PEs), the steps the controller issues,
+// in order. For each output tile (in the job's tile order) and each K chunk (in k order):
+//   [clear] -> load -> advance x (chunk + R + C - 2) -> [drain]
 // A chunk clears first when it starts a new sum (the first chunk, or every chunk under
 // k_policy::partials) and drains when its sum leaves the array (every chunk under partials,
 // otherwise only the last). Each step carries its operand ranges and output mask, so the parts
@@ -8,6 +8,7 @@
 #pragma once
 
 #include <cstdint>
+#include <functional>
 #include <vector>
 
 #include "systolic/job.h"
@@ -31,7 +32,7 @@ struct plan_step {
     std::uint64_t k0 = 0;         // load: the terms k0 .. k0 + kc - 1 of the tile's A rows and B columns
     std::uint64_t kc = 0;
     std::uint64_t terms = 0;  // advance: the terms every PE holds after it (kc, or k0 + kc when preserved)
-    std::uint64_t edges = 0;  // advance: kc + 2(N-1)
+    std::uint64_t edges = 0;  // advance: kc + R + C - 2 (or what the plan's edge rule says)
     bool fresh = false;       // load/advance: this chunk starts a new sum (a clear came before it)
     bool last_chunk = false;  // the tile's last chunk
     drain_target target = drain_target::c;  // drain
@@ -40,9 +41,20 @@ struct plan_step {
 
 class tile_plan {
 public:
+    // The advance edges of a chunk of kc terms on a tile (whose real extent may matter: a fabric
+    // steps only the arrays that hold real outputs).
+    using edge_rule = std::function<std::uint64_t(const tile& t, std::uint64_t kc)>;
+
+    // Tiles of rows x cols, each chunk advancing kc + rows + cols - 2 edges (counting.h).
+    tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols);
+    // The same tiles with another rule for a chunk's advance edges (an array that is not one
+    // R x C grid, e.g. a fabric of arrays, still visits R x C tiles).
+    tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, edge_rule edges);
+    // The square N x N array.
     tile_plan(const matmul_job& job, std::size_t n);
 
-    std::size_t array_size() const { return m_n; }
+    std::size_t rows() const { return m_rows; }
+    std::size_t cols() const { return m_cols; }
     const std::vector<tile>& tiles() const { return m_tiles; }
     std::uint64_t chunks() const { return m_chunks; }
     // Steps per tile (the same for every tile) and in all.
@@ -69,10 +81,12 @@ public:
     iterator end() const { return {*this, size()}; }
 
 private:
-    std::size_t m_n;
+    std::size_t m_rows;
+    std::size_t m_cols;
     std::uint64_t m_chunks;
     std::vector<tile> m_tiles;
-    std::vector<plan_step> m_tile_steps;  // one tile's steps, without the tile
+    std::vector<plan_step> m_tile_steps;  // one tile's steps, without the tile (and its edges)
+    edge_rule m_edges;
 };
 
 }  // namespace systolic

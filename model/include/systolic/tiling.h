@@ -20,13 +20,16 @@ struct tile {
     std::uint64_t index = 0;  // position in the visiting order
     std::uint64_t r0 = 0;     // origin: local PE(i, j) computes global C(r0 + i, c0 + j)
     std::uint64_t c0 = 0;
-    std::uint64_t rows = 0;  // real rows in this tile, min(N, M - r0)
-    std::uint64_t cols = 0;  // real columns in this tile, min(N, P - c0)
+    std::uint64_t rows = 0;  // real rows in this tile, min(R, M - r0)
+    std::uint64_t cols = 0;  // real columns in this tile, min(C, P - c0)
 };
 
-// All ceil(M/N) x ceil(P/N) tiles in the requested order. `seed` only matters for random order,
-// which is a Fisher-Yates shuffle driven by a 64-bit SplitMix generator, so it is the same on
-// every platform and standard library.
+// All ceil(M/R) x ceil(P/C) tiles of tile_rows x tile_cols (an R x C array: R rows of C PEs) in
+// the requested order. `seed` only matters for random order, which is a Fisher-Yates shuffle
+// driven by a 64-bit SplitMix generator, so it is the same on every platform and standard library.
+std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t tile_rows,
+                             std::uint64_t tile_cols, tile_order order, std::uint64_t seed = 0);
+// Square N x N tiles.
 std::vector<tile> plan_tiles(std::uint64_t m, std::uint64_t p, std::uint64_t n, tile_order order,
                              std::uint64_t seed = 0);
 
