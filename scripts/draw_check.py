@@ -55,6 +55,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         check(tb, [], 0, out)
         check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)
+        check(tb, ["--array", "2x5", "--m", "5", "--k", "4", "--p", "9"], 3, out)  # 2 rows of 5 PEs
         bad = subprocess.run([sys.executable, DRAW, "--json", os.path.join(out, "missing.json")],
                              capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1, (bad.returncode, bad.stderr)

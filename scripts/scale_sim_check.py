@@ -53,6 +53,12 @@ def read_report(directory):
     return [dict(zip(head, r)) for r in rows[1:]]
 
 
+def array_shape(name):
+    """'12x14' -> (12, 14): R rows of C PEs."""
+    r, c = name.split("x")
+    return int(r), int(c)
+
+
 def run(tool, topology, arrays, out, engine="cycle"):
     cmd = [tool, "--topology", str(topology), "--array", arrays, "--engine", engine, "--out", str(out),
            "--no-progress"]
@@ -71,9 +77,9 @@ def check(tool, workloads):
         layers = read_topology(workloads / "resnet18.csv")
         rows, _ = run(tool, workloads / "resnet18.csv", "32", tmp / "resnet")
         for row in rows:
-            n = int(row["Array"].split("x")[0])
+            r, c = array_shape(row["Array"])
             lid, name, m, k, p = layers[int(row["LayerID"])]
-            want = scale_sim_total(m, k, p, n, n)
+            want = scale_sim_total(m, k, p, r, c)
             checked += 1
             if int(row["Total Cycles"]) != want or int(row["Advance Edges"]) != want + 1 or row["Pass"] != "PASS":
                 failures.append(f"resnet18 {name} on {row['Array']}: Total Cycles {row['Total Cycles']}, "
@@ -81,25 +87,26 @@ def check(tool, workloads):
         # GPT-2's layers are 21 G MACs, too many to step in a test. Every fold kind of every layer
         # is stepped instead: a layer cut to two fold rows and two fold columns keeps K and the
         # shapes of its full, right-edge, bottom-edge and corner folds. The whole layer then has
-        # SCALE-Sim's cycles when each of its folds has K + R + C - 2 edges.
+        # SCALE-Sim's cycles when each of its folds has K + R + C - 2 edges. 12x14 is SCALE-Sim's
+        # Eyeriss preset (R rows of C PEs).
         gpt2 = read_topology(workloads / "gpt2.csv")
-        for n in (32, 128):
-            cut = tmp / f"gpt2_folds_{n}.csv"
+        for r, c in ((32, 32), (128, 128), (12, 14)):
+            cut = tmp / f"gpt2_folds_{r}x{c}.csv"
             with open(cut, "w") as f:
                 f.write("Layer, M, N, K,\n")
                 for lid, name, m, k, p in gpt2:
-                    f.write(f"{name}, {min(m, n + (m % n or n))}, {min(p, n + (p % n or n))}, {k},\n")
-            _, report = run(tool, cut, str(n), tmp / f"gpt2_{n}")
+                    f.write(f"{name}, {min(m, r + (m % r or r))}, {min(p, c + (p % c or c))}, {k},\n")
+            _, report = run(tool, cut, f"{r}x{c}", tmp / f"gpt2_{r}x{c}")
             for layer, (lid, name, m, k, p) in zip(report["layers"], gpt2):
                 checked += 1
                 per_fold = {g["edges"] for g in layer["folds"]}
-                if per_fold != {k + 2 * n - 2} or not layer["pass"]:
-                    failures.append(f"gpt2 {name} on {n}x{n}: fold edges {sorted(per_fold)}, "
-                                    f"SCALE-Sim {k + 2 * n - 2} per fold")
+                if per_fold != {k + r + c - 2} or not layer["pass"]:
+                    failures.append(f"gpt2 {name} on {r}x{c}: fold edges {sorted(per_fold)}, "
+                                    f"SCALE-Sim {k + r + c - 2} per fold")
                     continue
-                folds = math.ceil(m / n) * math.ceil(p / n)
-                if folds * per_fold.pop() - 1 != scale_sim_total(m, k, p, n, n):
-                    failures.append(f"gpt2 {name} on {n}x{n}: {folds} folds do not give SCALE-Sim's total")
+                folds = math.ceil(m / r) * math.ceil(p / c)
+                if folds * per_fold.pop() - 1 != scale_sim_total(m, k, p, r, c):
+                    failures.append(f"gpt2 {name} on {r}x{c}: {folds} folds do not give SCALE-Sim's total")
     for f in failures:
         print("MISMATCH", f)
     print(f"{checked} layer runs checked, {len(failures)} mismatches")
@@ -113,7 +120,7 @@ def table(workloads, report_dirs):
         layers = read_topology(workloads / (rep["topology"] + ".csv"))
         rows = read_report(d)
         for array in rep["sweep"]:
-            n = int(array.split("x")[0])
+            r, c = array_shape(array)
             print(f"\n**{rep['topology']} on {array}** ({rep['dtype']}, {rep['engine']} engine)\n")
             print("| LayerID | Layer | M | K | P | Folds | Counted edges | SCALE-Sim Total Cycles | Holds |")
             print("|---:|---|---:|---:|---:|---:|---:|---:|:---:|")
@@ -121,8 +128,8 @@ def table(workloads, report_dirs):
                 if row["Array"] != array:
                     continue
                 lid, name, m, k, p = layers[int(row["LayerID"])]
-                folds = math.ceil(m / n) * math.ceil(p / n)
-                ss = scale_sim_total(m, k, p, n, n)
+                folds = math.ceil(m / r) * math.ceil(p / c)
+                ss = scale_sim_total(m, k, p, r, c)
                 edges = int(row["Advance Edges"])
                 print(f"| {lid} | {name} | {m} | {k} | {p} | {folds} | {edges} | {ss} | "
                       f"{'yes' if edges == ss + 1 else 'NO'} |")

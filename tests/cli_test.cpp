@@ -170,6 +170,48 @@ TEST_F(SystolicTb, BadDimensions) {
     expect_usage_error("--array 5000", "--array must be between 1 and");
 }
 
+// --array RxC: R rows of C PEs. M=7 K=4 P=11 on 3x5: ceil(7/3) x ceil(11/5) = 9 tiles of
+// 4 + 3 + 5 - 2 = 10 edges; the scoreboard checks all 77 outputs; the report gives rows and columns.
+TEST_F(SystolicTb, RectangularArrayPassesTheScoreboard) {
+    for (const char* dtype : {"int32", "fp32"}) {
+        const auto r =
+            run(std::string("--array 3x5 --m 7 --k 4 --p 11 --k-tile 3 --dtype ") + dtype + " --json -");
+        ASSERT_EQ(r.status, 0) << dtype << ": " << r.err;
+        const auto j = nlohmann::json::parse(r.out);
+        EXPECT_EQ(j["array"], "3x5");
+        EXPECT_EQ(j["array_rows"], 3);
+        EXPECT_EQ(j["array_cols"], 5);
+        EXPECT_EQ(j["tiles"], 9);
+        EXPECT_EQ(j["advance_edges_per_tile"], 3 + 1 + 2 * (3 + 5 - 2));  // chunks of 3 and 1
+        EXPECT_EQ(j["advance_edges"], 9 * (4 + 2 * 6));
+        EXPECT_EQ(j["macs_padded"], 9 * 15 * 4);
+        EXPECT_EQ(j["macs_real"], 7 * 4 * 11);
+        EXPECT_EQ(j["scoreboard"]["checked"], 77);
+        EXPECT_EQ(j["pass"], true);
+    }
+    const auto text = run("--array 3x5 --m 7 --k 4 --p 11");
+    ASSERT_EQ(text.status, 0) << text.err;
+    EXPECT_NE(text.out.find("on a 3x5 array"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("advance edges: 10 per tile, 90 in total"), std::string::npos) << text.out;
+    EXPECT_NE(text.out.find("PASS"), std::string::npos) << text.out;
+    // A square array written RxC is the same as N.
+    const auto square = run("--array 4x4 --json -");
+    ASSERT_EQ(square.status, 0) << square.err;
+    EXPECT_EQ(nlohmann::json::parse(square.out)["array"], 4);
+}
+
+TEST_F(SystolicTb, BadArrayForms) {
+    expect_usage_error("--array 0x4", "--array must be between 1 and 1024, got 0x4");
+    expect_usage_error("--array 4x2000", "--array must be between 1 and 1024, got 4x2000");
+    expect_usage_error("--array 4x", "--array '4x' must be N or RxC");
+    expect_usage_error("--array x", "--array 'x' must be N or RxC");
+    expect_usage_error("--array 4x4x4", "--array '4x4x4' must be N or RxC");
+    expect_usage_error("--array x4", "--array 'x4' must be N or RxC");
+    expect_usage_error("--array -3x4", "--array '-3x4' must be N or RxC");
+    expect_usage_error("--array 3x5 --vcd w.vcd --vcd-pes 3,0",
+                       "--vcd-pes '3,0': row '3' is not an index in [0, 2]");
+}
+
 TEST_F(SystolicTb, BadOptions) {
     expect_usage_error("--bogus 3", "--bogus");
     expect_usage_error("--order diagonal", "diagonal");

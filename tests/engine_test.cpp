@@ -1,7 +1,8 @@
 // The two engines give one result: seeded random jobs run through the whole testbench once on the
 // cycle engine and once on the functional engine, and C's bytes and every counter must be the
-// same (and both must pass the scoreboard). Also: the planted extra-advance fault is caught by the
-// edge check alone, and the edge observer sees every edge at its own simulated time.
+// same (and both must pass the scoreboard), on square and on rectangular arrays (R rows of C PEs,
+// where the tiles and the edge counts follow R and C apart). Also: the planted extra-advance fault
+// is caught by the edge check alone, and the edge observer sees every edge at its own simulated time.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -22,6 +23,9 @@ using namespace systolic;
 using namespace systolic::tb;
 
 const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 8};
+// R x C: a single row and a single column, and both orientations of two rectangles.
+const std::vector<std::pair<std::size_t, std::size_t>> rect_shapes = {{1, 4}, {4, 1}, {3, 5},
+                                                                      {5, 3}, {2, 7}, {7, 2}};
 
 class benches : public ::testing::Environment {
 public:
@@ -31,27 +35,28 @@ public:
         bench_set<int32_format>::build(sizes);
         bench_set<fp32_format>::build(sizes);
         bench_set<bf16_format>::build(sizes);
+        bench_set<int8_format>::build_shapes(rect_shapes);
+        bench_set<int32_format>::build_shapes(rect_shapes);
+        bench_set<fp32_format>::build_shapes(rect_shapes);
+        bench_set<bf16_format>::build_shapes(rect_shapes);
     }
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
-std::string describe(const problem_shape& s, std::size_t n, const run_options& o, std::uint64_t seed) {
+std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols, const run_options& o,
+                     std::uint64_t seed) {
     return "seed " + std::to_string(seed) + ": M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
-           " P=" + std::to_string(s.p) + " N=" + std::to_string(n) + " k_tile=" + std::to_string(o.k_tile) +
-           " policy=" + std::string(to_string(o.policy)) + " order=" + std::string(to_string(o.order)) +
-           " overflow=" + std::string(to_string(o.overflow)) + (o.quant.enabled ? " int8 out" : "");
+           " P=" + std::to_string(s.p) + " array " + std::to_string(rows) + "x" + std::to_string(cols) +
+           " k_tile=" + std::to_string(o.k_tile) + " policy=" + std::string(to_string(o.policy)) +
+           " order=" + std::string(to_string(o.order)) + " overflow=" + std::string(to_string(o.overflow)) +
+           (o.quant.enabled ? " int8 out" : "");
 }
 
+// Draws the overflow mode, int8 output and the operands, runs the job on both engines of the
+// rows x cols bench and compares everything.
 template <class Format>
-void compare_engines(std::uint64_t seed) {
-    std::mt19937_64 rng(seed);
-    const std::size_t n = sizes[rng() % sizes.size()];
-    const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
-    run_options o;
-    o.order = static_cast<tile_order>(rng() % 4);
-    o.order_seed = rng();
-    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows, std::size_t cols,
+                      const problem_shape& s, run_options o) {
     if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {
         o.quant.enabled = true;
@@ -63,9 +68,9 @@ void compare_engines(std::uint64_t seed) {
     if constexpr (Format::is_integer)
         if (rng() % 4 == 0) range = double(std::numeric_limits<typename Format::operand_type>::max());
     const auto pr = random_problem<Format>(s, rng(), range);
-    const std::string what = std::string(Format::name) + " " + describe(s, n, o, seed);
+    const std::string what = std::string(Format::name) + " " + describe(s, rows, cols, o, seed);
 
-    auto& b = bench_set<Format>::get(n);
+    auto& b = bench_set<Format>::get(rows, cols);
     o.engine = engine_kind::cycle;
     const auto cyc = b.run(pr, o);
     o.engine = engine_kind::functional;
@@ -92,6 +97,63 @@ void compare_engines(std::uint64_t seed) {
         EXPECT_EQ(rc.tiles[t].macs_real, rf.tiles[t].macs_real) << what;
         EXPECT_EQ(rc.tiles[t].real_outputs, rf.tiles[t].real_outputs) << what;
     }
+    // The counting rules for R x C, worked out here: ceil(M/R) x ceil(P/C) tiles, each chunk of kc
+    // terms kc + R + C - 2 edges, counted by the cycle engine as it stepped.
+    const std::uint64_t tiles = (s.m + rows - 1) / rows * ((s.p + cols - 1) / cols);
+    EXPECT_EQ(rc.tiles.size(), tiles) << what;
+    const std::uint64_t kt = o.k_tile == 0 || o.k_tile > s.k ? s.k : o.k_tile;
+    std::vector<std::uint64_t> per_chunk;
+    for (std::uint64_t k0 = 0; k0 < s.k; k0 += kt)
+        per_chunk.push_back(std::min(kt, s.k - k0) + rows + cols - 2);
+    for (const auto& t : rc.tiles)
+        EXPECT_EQ(t.advance_edges_per_chunk, per_chunk) << what;
+    // The real block of every tile is at most R rows of C.
+    for (const auto& t : rc.tiles) {
+        EXPECT_LE(t.where.rows, rows) << what;
+        EXPECT_LE(t.where.cols, cols) << what;
+        EXPECT_EQ(t.where.r0 % rows, 0u) << what;
+        EXPECT_EQ(t.where.c0 % cols, 0u) << what;
+    }
+}
+
+template <class Format>
+void compare_engines(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    const std::size_t n = sizes[rng() % sizes.size()];
+    const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
+    run_options o;
+    o.order = static_cast<tile_order>(rng() % 4);
+    o.order_seed = rng();
+    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+    run_both_engines<Format>(rng, seed, n, n, s, o);
+}
+
+// Every rectangular bench, each with two shapes whose M and P are not multiples of R and C, under
+// one chunk and under K-splitting with both policies.
+template <class Format>
+void compare_engines_rectangular(std::uint64_t seed) {
+    std::mt19937_64 rng(seed);
+    for (const auto& [rows, cols] : rect_shapes) {
+        for (int shape = 0; shape < 2; ++shape) {
+            problem_shape s;
+            do {
+                s = {1 + rng() % 17, 2 + rng() % 21, 1 + rng() % 17};
+            } while ((rows > 1 && s.m % rows == 0) || (cols > 1 && s.p % cols == 0));
+            const std::uint64_t k_tile = 1 + rng() % (s.k - 1);  // at least two chunks
+            for (const auto& [kt, policy] :
+                 {std::pair{std::uint64_t{0}, k_policy::preserve}, std::pair{k_tile, k_policy::preserve},
+                  std::pair{k_tile, k_policy::partials}}) {
+                run_options o;
+                o.order = static_cast<tile_order>(rng() % 4);
+                o.order_seed = rng();
+                o.k_tile = kt;
+                o.policy = policy;
+                run_both_engines<Format>(rng, seed, rows, cols, s, o);
+                if (::testing::Test::HasFatalFailure()) return;
+            }
+        }
+    }
 }
 
 // 4 formats x 60 seeds = 240 cases, every option drawn at random per seed.
@@ -110,6 +172,20 @@ TEST(EngineCrossCheck, Fp32) {
 TEST(EngineCrossCheck, Bf16) {
     for (std::uint64_t seed = 1; seed <= 60; ++seed)
         compare_engines<bf16_format>(3000 + seed);
+}
+
+// 4 formats x 6 rectangular arrays x 2 shapes x 3 K-splitting set-ups = 144 cases.
+TEST(EngineCrossCheck, RectangularInt8) {
+    compare_engines_rectangular<int8_format>(4001);
+}
+TEST(EngineCrossCheck, RectangularInt32) {
+    compare_engines_rectangular<int32_format>(5001);
+}
+TEST(EngineCrossCheck, RectangularFp32) {
+    compare_engines_rectangular<fp32_format>(6001);
+}
+TEST(EngineCrossCheck, RectangularBf16) {
+    compare_engines_rectangular<bf16_format>(7001);
 }
 
 TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {

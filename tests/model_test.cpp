@@ -33,6 +33,7 @@ public:
     void SetUp() override {
         tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
         bench_set<fmt>::build(bench_sizes);
+        bench_set<fmt>::build_shapes({{3, 5}, {5, 3}, {1, 4}});
     }
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
@@ -238,6 +239,43 @@ TEST(RandomShapes, MatchTheReference) {
         SCOPED_TRACE("N=" + std::to_string(n) + " M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
                      " P=" + std::to_string(s.p));
         expect_pass(out, pr);
+    }
+}
+
+// R x C arrays: R row modules of C PEs each, named by position; ceil(M/R) x ceil(P/C) tiles of up to
+// R rows by C columns, each K + R + C - 2 edges, counted as they were stepped.
+TEST(Rectangular, ArrayIsRRowsOfCPesAndTilesFollowRAndC) {
+    for (const auto& [rows, cols] :
+         std::vector<std::pair<std::size_t, std::size_t>>{{3, 5}, {5, 3}, {1, 4}}) {
+        auto& b = bench_set<fmt>::get(rows, cols);
+        const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
+        SCOPED_TRACE(shape);
+        EXPECT_EQ(b.array.rows(), rows);
+        EXPECT_EQ(b.array.cols(), cols);
+        const std::string base = std::string(b.array.name());
+        EXPECT_EQ(std::string(b.array.at(rows - 1, cols - 1).name()),
+                  base + ".row_" + std::to_string(rows - 1) + ".pe_" + std::to_string(rows - 1) + "_" +
+                      std::to_string(cols - 1));
+        EXPECT_EQ(b.array.pe_name(rows - 1, 0), "pe_" + std::to_string(rows - 1) + "_0");
+        const std::vector<sc_core::sc_object*> row_modules = b.array.get_child_objects();
+        EXPECT_EQ(row_modules.size(), rows);
+        for (const auto* r : row_modules)
+            EXPECT_EQ(r->get_child_objects().size(), cols) << r->name();
+
+        const problem_shape s{13, 6, 11};  // neither M nor P a multiple of 3 or 5
+        const auto pr = random_problem<fmt>(s, 7, 1 << 20);
+        const auto out = b.run(pr);
+        expect_pass(out, pr);
+        const std::uint64_t tiles = (13 + rows - 1) / rows * ((11 + cols - 1) / cols);
+        ASSERT_EQ(out.result.tiles.size(), tiles);
+        for (const auto& t : out.result.tiles) {
+            EXPECT_EQ(t.advance_edges, 6 + rows + cols - 2);
+            EXPECT_EQ(t.macs_padded, rows * cols * 6);
+            EXPECT_EQ(t.real_outputs, t.where.rows * t.where.cols);
+            EXPECT_EQ(t.masked_outputs, rows * cols - t.real_outputs);
+        }
+        EXPECT_EQ(out.result.advance_edges, tiles * (6 + rows + cols - 2));
+        EXPECT_EQ(out.result.masked_outputs, tiles * rows * cols - 13 * 11);
     }
 }
 

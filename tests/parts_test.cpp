@@ -48,6 +48,69 @@ std::vector<step_kind> kinds_of_first_tile(const tile_plan& plan) {
 
 // ---- tile plan ----
 
+// R x C tiles: ceil(M/R) x ceil(P/C) of them, each chunk kc + R + C - 2 edges.
+TEST(TilePlan, RectangularTilesAndEdges) {
+    const tile_plan plan(job_of({7, 5, 11}, 2), 3, 4);  // chunks of 2, 2, 1
+    EXPECT_EQ(plan.rows(), 3u);
+    EXPECT_EQ(plan.cols(), 4u);
+    ASSERT_EQ(plan.tiles().size(), 9u);  // ceil(7/3) x ceil(11/4) = 3 x 3
+    std::uint64_t real = 0;
+    for (const auto& t : plan.tiles()) {
+        EXPECT_EQ(t.r0 % 3, 0u);
+        EXPECT_EQ(t.c0 % 4, 0u);
+        EXPECT_EQ(t.rows, std::min<std::uint64_t>(3, 7 - t.r0));
+        EXPECT_EQ(t.cols, std::min<std::uint64_t>(4, 11 - t.c0));
+        real += t.rows * t.cols;
+    }
+    EXPECT_EQ(real, 77u);  // every element of C once
+    std::vector<std::uint64_t> edges;
+    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i)
+        if (plan[i].kind == step_kind::advance) edges.push_back(plan[i].edges);
+    EXPECT_EQ(edges, (std::vector<std::uint64_t>{7, 7, 6}));  // kc + 3 + 4 - 2
+    // 4x3 is not 3x4: the tiles turn.
+    const tile_plan turned(job_of({7, 5, 11}), 4, 3);
+    EXPECT_EQ(turned.tiles().size(), 8u);  // ceil(7/4) x ceil(11/3) = 2 x 4
+    // The counting rules agree.
+    const auto c = count_job({7, 5, 11}, array_shape{3, 4}, 2);
+    EXPECT_EQ(c.tiles, 9u);
+    EXPECT_EQ(c.k_chunks, 3u);
+    EXPECT_EQ(c.advance_edges_per_tile, 20u);  // 7 + 7 + 6
+    EXPECT_EQ(c.advance_edges, 180u);
+    EXPECT_EQ(c.macs_padded, 9u * 12 * 5);
+    EXPECT_EQ(c.outputs_masked, 9u * 12 - 77);
+    // The square overloads are the R = C case.
+    EXPECT_EQ(count_job({7, 5, 11}, 3, 2).advance_edges,
+              count_job({7, 5, 11}, array_shape{3, 3}, 2).advance_edges);
+    EXPECT_EQ(advance_edges_per_tile(3, 5), advance_edges_per_tile(3, 3, 5));
+}
+
+// A plan with its own rule for a chunk's advance edges (a fabric of arrays still visits R x C
+// tiles): the steps are the default plan's but for the edges, which the rule gives per chunk.
+TEST(TilePlan, TakesARuleForAChunksAdvanceEdges) {
+    const matmul_job job = job_of({7, 5, 11}, 2, k_policy::partials);
+    std::vector<std::uint64_t> asked;
+    const tile_plan custom(job, 3, 4, [&asked](std::uint64_t kc) {
+        asked.push_back(kc);
+        return 100 + 2 * kc;
+    });
+    const tile_plan plain(job, 3, 4);
+    EXPECT_EQ(asked, (std::vector<std::uint64_t>{2, 2, 1}));  // once per chunk, in k order
+    EXPECT_EQ(custom.tiles().size(), plain.tiles().size());
+    ASSERT_EQ(custom.size(), plain.size());
+    for (std::size_t i = 0; i < custom.size(); ++i) {
+        const plan_step a = custom[i], b = plain[i];
+        EXPECT_EQ(a.kind, b.kind);
+        EXPECT_EQ(a.where->index, b.where->index);
+        EXPECT_EQ(a.kc, b.kc);
+        EXPECT_EQ(a.target, b.target);
+        if (a.kind == step_kind::advance) {
+            EXPECT_EQ(a.edges, 100 + 2 * a.kc);
+            EXPECT_EQ(b.edges, a.kc + 3 + 4 - 2);
+        }
+    }
+    EXPECT_THROW(tile_plan(job, 3, 4, tile_plan::edge_rule{}), std::invalid_argument);
+}
+
 TEST(TilePlan, SeedExampleIsFourTilesOfClearLoadAdvanceDrain) {
     const tile_plan plan(job_of({3, 3, 3}), 2);
     ASSERT_EQ(plan.tiles().size(), 4u);  // ceil(3/2) x ceil(3/2)
@@ -198,21 +261,23 @@ typename Format::operand_type random_operand(std::mt19937_64& rng, bool extreme)
     }
 }
 
+// Square N x N arrays, or (rectangular) R x C with R and C drawn apart.
 template <class Format>
-void engines_agree(std::uint64_t seed) {
+void engines_agree(std::uint64_t seed, bool rectangular = false) {
     std::mt19937_64 rng(seed);
     for (int c = 0; c < 40; ++c) {
         const std::size_t n = 1 + rng() % 9;
-        const tile t{0, 0, 0, 1 + rng() % n, 1 + rng() % n};
+        const std::size_t rows = n, cols = rectangular ? 1 + rng() % 9 : n;
+        const tile t{0, 0, 0, 1 + rng() % rows, 1 + rng() % cols};
         const bool extreme = rng() % 3 == 0;
         const auto mode = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
-        cycle_engine<Format> cyc(n);
-        functional_engine<Format> fun(n);
+        cycle_engine<Format> cyc(rows, cols);
+        functional_engine<Format> fun(rows, cols);
         cyc.set_overflow(mode);
         fun.set_overflow(mode);
         cyc.clear();
         fun.clear();
-        feeder<Format> f(n);
+        feeder<Format> f(rows, cols);
         f.plan(t);
         std::uint64_t terms = 0;
         const int chunks = 1 + int(rng() % 3);
@@ -225,17 +290,21 @@ void engines_agree(std::uint64_t seed) {
             for (std::uint64_t k = 0; k < kc; ++k)
                 for (std::size_t j = 0; j < t.cols; ++j)
                     f.b_row(k)[j] = random_operand<Format>(rng, extreme);
-            const std::uint64_t edges = advance_edges_per_tile(n, kc);
+            const std::uint64_t edges = advance_edges_per_tile(rows, cols, kc);
             const std::uint64_t split = rng() % (edges + 1);  // issued in two slices, as per quantum
             cyc.advance(f, t, 0, split, nullptr);
             cyc.advance(f, t, split, edges - split, nullptr);
             fun.advance(f, t, 0, split, nullptr);
             fun.advance(f, t, split, edges - split, nullptr);
             terms += kc;
-            ASSERT_TRUE(cyc.complete(terms)) << "n=" << n << " kc=" << kc << " chunk " << ch << " rows " << t.rows << " cols " << t.cols << " consumed(0,0)=" << cyc.array()->consumed(0, 0) << " last=" << cyc.array()->consumed(n - 1, n - 1);
+            ASSERT_TRUE(cyc.complete(terms))
+                << "array " << rows << "x" << cols << " kc=" << kc << " chunk " << ch << " rows " << t.rows
+                << " cols " << t.cols << " consumed(0,0)=" << cyc.array()->consumed(0, 0)
+                << " last=" << cyc.array()->consumed(rows - 1, cols - 1);
             ASSERT_TRUE(fun.complete(terms));
         }
-        EXPECT_EQ(std::memcmp(cyc.accumulators(), fun.accumulators(), n * n * sizeof(*cyc.accumulators())), 0)
+        EXPECT_EQ(
+            std::memcmp(cyc.accumulators(), fun.accumulators(), rows * cols * sizeof(*cyc.accumulators())), 0)
             << Format::name << " case " << c;
         EXPECT_EQ(cyc.edges(), fun.edges());
         EXPECT_EQ(cyc.macs(), fun.macs());
@@ -248,6 +317,59 @@ TEST(Engines, CycleAndFunctionalAgreeBitForBitInt8) { engines_agree<int8_format>
 TEST(Engines, CycleAndFunctionalAgreeBitForBitInt32) { engines_agree<int32_format>(2); }
 TEST(Engines, CycleAndFunctionalAgreeBitForBitFp32) { engines_agree<fp32_format>(3); }
 TEST(Engines, CycleAndFunctionalAgreeBitForBitBf16) { engines_agree<bf16_format>(4); }
+TEST(Engines, RectangularArraysAgreeBitForBit) {
+    engines_agree<int8_format>(11, true);
+    engines_agree<int32_format>(12, true);
+    engines_agree<fp32_format>(13, true);
+    engines_agree<bf16_format>(14, true);
+}
+
+// R x C: the last term of a chunk of kc reaches PE(R-1, C-1) on edge (kc-1) + (R-1) + (C-1), so the
+// array completes after exactly kc + R + C - 2 stepped edges and not one before; and C(i, j) is the
+// dot product of A's row i and B's column j (worked out here, not by the model's kernel).
+TEST(Engines, RectangularArrayCompletesAfterKcPlusRowsPlusColsMinusTwoEdges) {
+    for (const auto& [rows, cols] :
+         std::vector<std::pair<std::size_t, std::size_t>>{{1, 4}, {4, 1}, {3, 5}, {5, 3}, {2, 7}}) {
+        const std::uint64_t kc = 6;
+        cycle_engine<int32_format> e(rows, cols);
+        EXPECT_EQ(e.rows(), rows);
+        EXPECT_EQ(e.cols(), cols);
+        feeder<int32_format> f(rows, cols);
+        EXPECT_EQ(f.rows(), rows);
+        EXPECT_EQ(f.cols(), cols);
+        const tile t{0, 0, 0, rows, cols};
+        f.plan(t);
+        f.begin_chunk(kc);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::uint64_t k = 0; k < kc; ++k)
+                f.a_row(i)[k] = std::int32_t(i * 10 + k + 1);
+        for (std::uint64_t k = 0; k < kc; ++k)
+            for (std::size_t j = 0; j < cols; ++j)
+                f.b_row(k)[j] = std::int32_t(j * 3) - std::int32_t(k);
+        e.clear();
+        const std::uint64_t edges = kc + rows + cols - 2;
+        EXPECT_EQ(advance_edges_per_tile(rows, cols, kc), edges);
+        e.advance(f, t, 0, edges - 1, nullptr);
+        EXPECT_FALSE(e.complete(kc)) << rows << "x" << cols;
+        const auto stuck = e.stuck(kc);
+        ASSERT_EQ(stuck.size(), 1u) << rows << "x" << cols;  // only the far corner is still waiting
+        EXPECT_EQ(stuck[0].row, rows - 1);
+        EXPECT_EQ(stuck[0].col, cols - 1);
+        e.advance(f, t, edges - 1, 1, nullptr);
+        EXPECT_TRUE(e.complete(kc)) << rows << "x" << cols;
+        EXPECT_EQ(e.edges(), edges);
+        EXPECT_EQ(e.macs(), rows * cols * kc);
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
+                std::int64_t want = 0;
+                for (std::uint64_t k = 0; k < kc; ++k)
+                    want += std::int64_t(i * 10 + k + 1) * (std::int64_t(j * 3) - std::int64_t(k));
+                EXPECT_EQ(e.accumulators()[i * cols + j], want)
+                    << rows << "x" << cols << " PE " << i << "," << j;
+                EXPECT_EQ(e.array()->accumulator(i, j), want);
+            }
+    }
+}
 
 TEST(Engines, CycleEngineCallsBackAfterEveryEdge) {
     struct counter final : edge_callback {

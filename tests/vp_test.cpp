@@ -125,6 +125,26 @@ TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
     EXPECT_EQ(r.status, 2);
 }
 
+// The accelerator's arrays are square (ARRAY_SIZE reads N): NxN is N, RxC is refused in one line.
+TEST_F(VpCli, ArrayIsSquare) {
+    auto r = run_tool(k_vp, "--array 3x5");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-vp: error: --array 3x5: the accelerator's arrays are square (its ARRAY_SIZE register "
+              "reads N); give N (systolic-tb and systolic-run model RxC arrays)\n");
+    r = run_tool(k_vp, "--array 0");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-vp: error: --array must be between 1 and 1024, got 0\n");
+    r = run_tool(k_vp, "--array 4x");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(
+        r.err,
+        "systolic-vp: error: --array '4x' must be N or RxC (rows x columns of PEs, e.g. 16 or 12x14)\n");
+    r = run_tool(k_vp, "--array 3x3");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("on a 3x3 array"), std::string::npos) << r.out;
+}
+
 // The same jobs through systolic-vp and systolic-tb: identical C (bit for bit), edges, MACs and
 // simulated time.
 TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {

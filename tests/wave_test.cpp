@@ -194,6 +194,22 @@ TEST_F(wave_test, PartialsPolicyCountsEveryEdge) {
     EXPECT_EQ(v.rises("tb.controller.c_write").size(), 10u * 3);  // 10 rows of C in 3 column tiles
 }
 
+// R x C: R row scopes of C PEs each, named by position; every edge of every tile is dumped.
+TEST_F(wave_test, RectangularArrayIsRRowsOfCPes) {
+    const auto r = run("--array 2x3 --m 5 --k 4 --p 7 --vcd w.vcd --json r.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto rep = json::parse(slurp(path("r.json")));
+    const auto v = parse_vcd(slurp(path("w.vcd")));
+    EXPECT_TRUE(v.has("tb.array.row_1.pe_1_2.acc"));
+    EXPECT_TRUE(v.has("tb.array.row_0.pe_0_2.terms"));
+    EXPECT_FALSE(v.has("tb.array.row_2.pe_2_0.acc"));  // only 2 rows
+    EXPECT_FALSE(v.has("tb.array.row_0.pe_0_3.acc"));  // of 3 PEs
+    // ceil(5/2) x ceil(7/3) = 9 tiles of 4 + 2 + 3 - 2 = 7 edges; one C write per real row per tile.
+    EXPECT_EQ(rep["advance_edges"].get<std::uint64_t>(), 9u * 7);
+    EXPECT_EQ(v.rises("tb.controller.advance").size(), 9u * 7);
+    EXPECT_EQ(v.rises("tb.controller.c_write").size(), 5u * 3);
+}
+
 TEST_F(wave_test, VcdPesChoosesTheTracedPes) {
     ASSERT_EQ(run("--array 4 --m 5 --k 3 --p 5 --vcd w.vcd --vcd-pes 1:2,3").status, 0);
     auto v = parse_vcd(slurp(path("w.vcd")));

@@ -16,6 +16,7 @@
 #include <sstream>
 #include <systemc>
 
+#include "cli_options.h"
 #include "cpu.h"
 #include "job_script.h"
 #include "npy.h"
@@ -83,9 +84,10 @@ std::string slurp(const std::string& path) {
 int sc_main(int argc, char* argv[]) {
     CLI::App app{"systolic-vp: a virtual platform with the systolic accelerator, driven by a job script"};
     std::string script_path, json_path, c_dir, log_level = "warn";
-    std::size_t array = 2;
+    std::string array_text = "2";
     app.add_option("--script", script_path, "job script (default: the built-in vp/scripts/default.vps)");
-    app.add_option("--array", array, "array size N (default 2)")->check(CLI::Range(1, 1024));
+    app.add_option("--array", array_text, "array size N (default 2); the accelerator's arrays are square")
+        ->type_name("N");
     app.add_option("--json", json_path, "write a JSON report of the jobs to this file");
     app.add_option("--c-out", c_dir, "write each completed job's C as <dir>/<job>.npy");
     std::string vcd_path;
@@ -102,6 +104,23 @@ int sc_main(int argc, char* argv[]) {
     if (print_default) {
         std::cout << vp::default_script;
         return 0;
+    }
+    // The accelerator's arrays are square: its ARRAY_SIZE register reads one side, N, which drivers
+    // use to plan their tiles (docs/accelerator.md). RxC is accepted in the form NxN only.
+    std::size_t array = 0;
+    try {
+        std::int64_t rows = 0, cols = 0;
+        tb::parse_array_shape("--array", array_text, rows, cols);
+        if (rows != cols)
+            throw tb::usage_error("--array " + tb::array_shape_text(rows, cols) +
+                                  ": the accelerator's arrays are square (its ARRAY_SIZE register reads N); "
+                                  "give N (systolic-tb and systolic-run model RxC arrays)");
+        if (rows < 1 || rows > 1024)
+            throw tb::usage_error("--array must be between 1 and 1024, got " + std::to_string(rows));
+        array = std::size_t(rows);
+    } catch (const tb::usage_error& e) {
+        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
+        return 2;
     }
     const auto level = parse_log_level(log_level);
     if (!level) {
