@@ -4,7 +4,7 @@
 //    padding, guard bytes or beyond),
 //  - every element of C is written exactly once, with the reference value (bit for bit),
 //  - nothing outside C and the partial-sum buffer changed (the whole memory against a shadow image),
-//  - the advance edges equal tiles x (K + chunks x 2(N-1)),
+//  - the advance edges equal tiles x (K + chunks x (R + C - 2)) on an R x C array,
 //  - the job's traffic broke no TLM-2.0 base-protocol rule (the testbench's protocol checker reports
 //    here),
 //  - and the job really completed, with more than zero items checked.

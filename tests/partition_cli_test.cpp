@@ -104,6 +104,18 @@ TEST_F(SystolicPartition, JsonHasTheIssueKeys) {
               "systolic-tb --array 5 --m 15 --k 15 --p 15 --k-tile 5 --order row");
 }
 
+// Ti != Tj runs on a rectangular array: Ti rows of Tj PEs.
+TEST_F(SystolicPartition, RectangularBlocksNameARectangularArray) {
+    const auto j = run_json("--m 7 --k 5 --p 9 --block 3,2,4");
+    EXPECT_EQ(j["schedule"]["systolic_tb"],
+              "systolic-tb --array 3x4 --m 7 --k 5 --p 9 --k-tile 2 --order row");
+    const auto r = run("--m 7 --k 5 --p 9 --block 3,2,4");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find("systolic-tb --array 3x4 --m 7 --k 5 --p 9 --k-tile 2 --order row visits"),
+              std::string::npos)
+        << r.out;
+}
+
 // --block Ti,Tk,Tj follows --m --k --p: 7x5x9 in 3,2,3 is 3 blocks along each axis, the last of
 // each shorter.
 TEST_F(SystolicPartition, BlockTakesTiTkTj) {

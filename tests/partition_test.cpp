@@ -221,22 +221,24 @@ TEST(Partition, LargeSpacesUseClosedForms) {
     EXPECT_TRUE(analyse(matmul(15, 15, 15, {5, 5, 5}), {}).enumerated);
 }
 
-// The block schedule is the controller's: plan_tiles(M, P, N) in tiles of N = Ti = Tj, each tile's
-// K chunks in k order, ceil(K / Tk) of them.
+// The block schedule is the controller's: plan_tiles(M, P, Ti, Tj) in tiles of Ti rows by Tj
+// columns (square, Ti = Tj = N, and rectangular), each tile's K chunks in k order, ceil(K / Tk) of them.
 TEST(Partition, BlockOrderIsTheControllersTileOrder) {
     for (auto order :
          {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         for (std::uint64_t seed : {1u, 7u, 12345u}) {
-            const std::uint64_t m = 13, k = 11, p = 10, n = 3, kt = 4;
-            const auto s = matmul(m, k, p, {n, n, kt});
-            const auto visits = block_visit_order(s, order, seed, all_blocks);
-            const auto tiles = plan_tiles(m, p, n, order, seed);
-            const std::uint64_t chunks = k_chunks(k, kt);
-            ASSERT_EQ(visits.size(), tiles.size() * chunks);
-            for (std::size_t t = 0; t < tiles.size(); ++t)
-                for (std::uint64_t c = 0; c < chunks; ++c)
-                    EXPECT_EQ(visits[t * chunks + c], (index3{tiles[t].r0 / n, tiles[t].c0 / n, c}))
-                        << to_string(order) << " seed " << seed;
+            for (const auto& [ti, tj] : {std::pair<std::uint64_t, std::uint64_t>{3, 3}, {2, 4}, {5, 3}}) {
+                const std::uint64_t m = 13, k = 11, p = 10, kt = 4;
+                const auto s = matmul(m, k, p, {ti, tj, kt});
+                const auto visits = block_visit_order(s, order, seed, all_blocks);
+                const auto tiles = plan_tiles(m, p, ti, tj, order, seed);
+                const std::uint64_t chunks = k_chunks(k, kt);
+                ASSERT_EQ(visits.size(), tiles.size() * chunks);
+                for (std::size_t t = 0; t < tiles.size(); ++t)
+                    for (std::uint64_t c = 0; c < chunks; ++c)
+                        EXPECT_EQ(visits[t * chunks + c], (index3{tiles[t].r0 / ti, tiles[t].c0 / tj, c}))
+                            << to_string(order) << " seed " << seed << " " << ti << "x" << tj;
+            }
         }
     }
 }

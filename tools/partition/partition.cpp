@@ -498,7 +498,7 @@ partition_counts count_closed_form(const partition_spec& spec, std::uint64_t max
 std::vector<index3> block_visit_order(const partition_spec& spec, tile_order order, std::uint64_t seed,
                                       std::uint64_t limit) {
     // plan_tiles on the I x J block grid with unit tiles: the same order the controller's
-    // plan_tiles(M, P, N) gives when Ti = Tj = N (tests hold the two equal), and defined for Ti != Tj.
+    // plan_tiles(M, P, Ti, Tj) gives on an array of Ti rows of Tj PEs (tests hold the two equal).
     const index3 g = block_grid(spec);
     std::vector<index3> visits;
     for (const auto& t : plan_tiles(g[0], g[1], 1, order, seed)) {

@@ -111,18 +111,17 @@ nlohmann::json dep_json(const dependence& d, const dep_counts& c) {
     return j;
 }
 
-// The systolic-tb command that runs this partition: an N x N array with N = Ti = Tj, K chunks of Tk.
+// The systolic-tb command that runs this partition: an array of Ti rows of Tj PEs (--array Ti when
+// Ti = Tj, else TixTj), K chunks of Tk.
 std::string tb_command(const partition_report& r) {
     const auto& s = r.spec;
     std::ostringstream os;
-    os << "systolic-tb --array " << s.block[0] << " --m " << s.extent[0] << " --k " << s.extent[2] << " --p "
-       << s.extent[1] << " --k-tile " << s.block[2] << " --order " << to_string(r.options.order);
+    os << "systolic-tb --array " << s.block[0];
+    if (s.block[1] != s.block[0]) os << "x" << s.block[1];
+    os << " --m " << s.extent[0] << " --k " << s.extent[2] << " --p " << s.extent[1] << " --k-tile "
+       << s.block[2] << " --order " << to_string(r.options.order);
     if (r.options.order == tile_order::random) os << " --seed " << r.options.seed;
     return os.str();
-}
-
-bool runs_on_tb(const partition_spec& s) {
-    return s.block[0] == s.block[1];
 }
 
 std::string range_text(std::uint64_t lo, std::uint64_t hi) {
@@ -221,7 +220,7 @@ nlohmann::json to_json(const partition_report& r) {
     sched["seed"] = r.options.seed;
     sched["visits"] = r.visits;
     sched["visits_listed"] = r.visits.size();
-    sched["systolic_tb"] = runs_on_tb(s) ? nlohmann::json(tb_command(r)) : nlohmann::json(nullptr);
+    sched["systolic_tb"] = tb_command(r);
     j["schedule"] = sched;
 
     if (r.options.list_edges) {
@@ -295,11 +294,7 @@ void print_text(std::ostream& os, const partition_report& r) {
         os << "\n";
     }
     if (c_shown < g[0] * g[1]) os << "    ... " << g[0] * g[1] - c_shown << " more output blocks\n";
-    if (runs_on_tb(s))
-        os << "  " << tb_command(r) << " visits the blocks as (I,J,K), one output tile per line:\n";
-    else
-        os << "  block order " << to_string(r.options.order)
-           << " (systolic-tb needs Ti = Tj: its tiles are N x N), as (I,J,K):\n";
+    os << "  " << tb_command(r) << " visits the blocks as (I,J,K), one output tile per line:\n";
     const std::size_t lines = 16;
     std::size_t line = 0;
     for (std::size_t v = 0; v < r.visits.size() && line < lines; v += g[2], ++line) {

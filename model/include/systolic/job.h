@@ -73,8 +73,8 @@ struct tile_report {
     std::uint64_t advance_edges = 0;  // edges the array saw for this tile
     std::vector<std::uint64_t> advance_edges_per_chunk;
     std::uint64_t real_outputs = 0;    // results written to C (rows x cols of the tile)
-    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask (N^2 - written)
-    std::uint64_t macs_padded = 0;     // terms consumed by all N^2 PEs
+    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask (R x C - written)
+    std::uint64_t macs_padded = 0;     // terms consumed by all R x C PEs
     std::uint64_t macs_real = 0;       // terms consumed by PEs with an in-range output
 };
 
