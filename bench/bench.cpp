@@ -38,6 +38,7 @@
 #include <utility>
 #include <vector>
 
+#include "fabric_bench.h"
 #include "functional_bench.h"
 #include "problem.h"
 #include "reference_gemm.h"
@@ -468,6 +469,7 @@ int sc_main(int argc, char* argv[]) {
     add_rigs<int8_format>(rigs, format_specs, k);
     add_rigs<fp32_format>(rigs, format_specs, k);
     add_rigs<bf16_format>(rigs, format_specs, k);
+    build_fabric_rigs(k);
 
     // One untimed run per rig: it elaborates, and it shows the model computes the right product,
     // byte for byte (fp32 and bf16 included: both sides add rounded products in k order).
@@ -484,6 +486,8 @@ int sc_main(int argc, char* argv[]) {
             }
         }
     }
+
+    if (!check_fabric_rigs()) return 1;
 
     for (auto& rig : rigs) {
         rig_base* r = rig.get();
@@ -503,10 +507,12 @@ int sc_main(int argc, char* argv[]) {
     }
 
     register_functional_benchmarks();
+    register_fabric_benchmarks();
 
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     print_summary(rigs, summary);
+    print_fabric_summary(summary);
     if (!verilator.empty()) print_verilator(rigs, verilator, summary);
     // The rigs are left alive (still reachable, so a leak checker stays quiet) for the process to
     // end with: SystemC unregisters each destroyed module by a linear search of its registry, and

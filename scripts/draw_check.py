@@ -1,6 +1,7 @@
 """CTest check of scripts/draw: runs systolic-tb on the seed example and on a larger job, draws, and
 reads every picture back with PIL: PNGs that open with a sane size, a GIF with one frame per advance
-edge of the chosen tile (the report's count). Bad input exits 2 with one line.
+edge of the chosen tile (the report's count), and fabric.png of a run on a fabric of arrays. Bad
+input exits 2 with one line.
 
     /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb
 """
@@ -63,6 +64,15 @@ def main():
                               os.path.join(out, "run.vcd"), "--tile", "99", "--out-dir", out],
                              capture_output=True, text=True)
         assert bad.returncode == 2 and "--tile 99" in bad.stderr, (bad.returncode, bad.stderr)
+        # --only fabric on a single array's report is bad input.
+        bad = subprocess.run([sys.executable, DRAW, "--json", os.path.join(out, "run.json"), "--only", "fabric",
+                              "--out-dir", out], capture_output=True, text=True)
+        assert bad.returncode == 2 and bad.stderr.count("\n") == 1, (bad.returncode, bad.stderr)
+        # The seed's case on a 3x3x3 fabric of 5x5 arrays (docs/fabric.png).
+        fab = os.path.join(out, "fabric.json")
+        subprocess.run([tb, "--array", "5", "--fabric", "3x3x3", "--m", "15", "--k", "15", "--p", "15", "--json", fab],
+                       check=True, stdout=subprocess.DEVNULL)
+        check_fabric(fab, out)
     return 0
 
 

@@ -1,5 +1,7 @@
 #include "cli_options.h"
 
+#include "systolic/fabric_geometry.h"
+
 #include <CLI/CLI.hpp>
 
 #include <cerrno>
@@ -25,8 +27,12 @@ bool all_digits(const std::string& s, std::size_t from) {
 // The option values as typed, converted after CLI11 has matched them.
 struct raw_options {
     std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
+    std::string fabric = "1x1x1", link_latency = "1", threads = "1";
     bool progress = false, no_progress = false;
 };
+
+// Arrays along each axis of a fabric: a typo is an error, not an out-of-memory.
+constexpr std::size_t max_fabric = 64;
 
 void convert(const CLI::App& app, const raw_options& raw, options& o) {
     constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
@@ -42,6 +48,15 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (given("--scale")) o.scale = parse_real("--scale", raw.scale);
     if (given("--zero-point")) o.zero_point = parse_int("--zero-point", raw.zero_point, i64_min, i64_max);
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
+    const auto fabric = parse_fabric_shape(raw.fabric);
+    if (!fabric || fabric->rows > max_fabric || fabric->cols > max_fabric || fabric->depth > max_fabric)
+        throw usage_error("--fabric wants RxC or RxCxD, arrays along rows, columns and depth, each 1 to " +
+                          std::to_string(max_fabric) + ", got '" + one_line(raw.fabric) + "'");
+    o.fabric_rows = std::int64_t(fabric->rows);
+    o.fabric_cols = std::int64_t(fabric->cols);
+    o.fabric_depth = std::int64_t(fabric->depth);
+    o.link_latency = parse_int("--link-latency", raw.link_latency, 1, 1 << 20);
+    o.threads = parse_int("--threads", raw.threads, 1, 256);
     if (o.c_out && o.c_out->empty()) throw usage_error("--c-out needs a file name, got ''");
     if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
@@ -215,8 +230,8 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     app.add_flag("--quantize-partials", o.quantize_partials,
                  "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
     app.add_option("--inject", o.inject, "Plant a known defect to see the testbench catch it")
-        ->check(CLI::IsMember(
-            {"none", "clear-between-k", "invalid-padding", "no-mask", "global-skew", "skip-advance", "extra-advance"}));
+        ->check(CLI::IsMember({"none", "clear-between-k", "invalid-padding", "no-mask", "global-skew",
+                               "skip-advance", "extra-advance"}));
     app.add_option("--engine", o.engine,
                    "cycle: step the array one advance edge at a time; functional: compute each chunk "
                    "with a blocked loop nest (same C, counters modelled)")
@@ -226,18 +241,29 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
                    "Write a value-change dump (GTKWave) of every advance edge, the phases and the C writes "
                    "(cycle engine)")
         ->type_name("FILE");
-    app.add_option("--vcd-pes", o.vcd_pes,
-                   "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
+    app.add_option(
+           "--vcd-pes", o.vcd_pes,
+           "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
         ->type_name("SEL");
     app.add_option("--trace", o.trace,
                    "Write a Chrome/Perfetto trace-event timeline: tiles, chunks, phases and DMA transfers")
         ->type_name("FILE");
-    app.add_flag("--progress", raw.progress,
-                 "Show a progress bar on stderr [on when stderr is a terminal and the job takes over a second]");
+    app.add_flag(
+        "--progress", raw.progress,
+        "Show a progress bar on stderr [on when stderr is a terminal and the job takes over a second]");
     app.add_flag("--no-progress", raw.no_progress, "Never show the progress bar");
     app.add_option("--log-level", o.log_level, "Model log level")
         ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
     app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");
+    app.add_option("--fabric", raw.fabric,
+                   "A fabric of R x C (x D) arrays of --array N that pass A east, B south and partial sums "
+                   "along K to their neighbours (docs/fabric.md) [1x1x1: one array]")
+        ->type_name("RxC[xD]");
+    app.add_option("--link-latency", raw.link_latency,
+                   "Edges a token or partial sum takes between arrays [1]")
+        ->type_name("L");
+    app.add_option("--threads", raw.threads, "Threads that step a fabric's arrays, in groups of L edges [1]")
+        ->type_name("T");
     app.add_option("--max-memory", raw.max_memory,
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");

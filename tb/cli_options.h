@@ -38,8 +38,13 @@ struct options {
     std::string inject = "none";
     std::string engine = "cycle";
     std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
-    std::optional<bool> progress;                     // unset: on when stderr is a terminal
-    std::optional<std::uint64_t> max_memory;  // bytes; unset: the default share of physical memory
+    std::optional<bool> progress;                    // unset: on when stderr is a terminal
+    std::optional<std::uint64_t> max_memory;         // bytes; unset: the default share of physical memory
+    // --fabric RxC[xD]: R x C x D arrays of --array N (docs/fabric.md); 1x1x1 is one array.
+    std::int64_t fabric_rows = 1, fabric_cols = 1, fabric_depth = 1;
+    std::int64_t link_latency = 1;  // --link-latency L, in edges
+    std::int64_t threads = 1;       // --threads T, that step a fabric's arrays
+    bool fabric() const { return fabric_rows * fabric_cols * fabric_depth != 1; }
 };
 
 // What parse_command_line decided: run with the options, or stop with an exit status and a text

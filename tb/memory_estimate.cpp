@@ -40,9 +40,11 @@ memory_estimate estimate_memory(const memory_job& j) {
     if (j.file_bytes)
         inputs += std::max(a, b) * (double(j.file_bytes) + (osz != double(j.file_bytes) ? 4 : 0));
     const double kt = j.k_tile && j.k_tile < j.k ? double(j.k_tile) : k;
-    const double buffers = (rows + cols) * kt * osz;
-    const double pes = rows * cols * pe_bytes;
-    const double tiles = std::ceil(m / rows) * std::ceil(p / cols);
+    // A fabric's tile is its arrays' rows and columns side by side; every array has its own PEs.
+    const double tile_rows = rows * double(j.fabric_rows), tile_cols = cols * double(j.fabric_cols);
+    const double buffers = (tile_rows + tile_cols) * kt * osz;
+    const double pes = rows * cols * double(j.fabric_rows * j.fabric_cols * j.fabric_depth) * pe_bytes;
+    const double tiles = std::ceil(m / tile_rows) * std::ceil(p / tile_cols);
     const double tile_records = tiles * (tile_bytes + tile_json_bytes);
     // Expected C and the write counts stay for the whole job, C read back joins them at the end; the
     // wide reference lives only while it is encoded. --quantize-partials computes a second reference.

@@ -16,8 +16,9 @@ namespace systolic::tb {
 
 struct memory_job {
     std::uint64_t m = 0, k = 0, p = 0;
-    std::uint64_t rows = 1, cols = 1;     // the array: rows of PEs, PEs per row
-    std::uint64_t operand_bytes = 4;      // per element of A and B in the model
+    std::uint64_t rows = 1, cols = 1;                                  // the array: rows of PEs, PEs per row
+    std::uint64_t fabric_rows = 1, fabric_cols = 1, fabric_depth = 1;  // arrays in a fabric
+    std::uint64_t operand_bytes = 4;                                   // per element of A and B in the model
     std::uint64_t file_bytes = 0;         // per element of A and B in the input files (0: random data)
     std::uint64_t accumulator_bytes = 8;  // per wide result
     std::uint64_t output_bytes = 8;       // per element of C (1 for int8 output)
@@ -25,7 +26,7 @@ struct memory_job {
     bool partial_buffer = false;          // K split with partial sums in memory
     bool per_partial = false;             // a second reference for --quantize-partials
     bool packed = false;
-    std::uint64_t vcd_signals = 0;        // variables in the --vcd dump (6 per traced PE)
+    std::uint64_t vcd_signals = 0;  // variables in the --vcd dump (6 per traced PE)
 };
 
 struct memory_estimate {

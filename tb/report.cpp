@@ -10,6 +10,56 @@
 
 namespace systolic::tb {
 
+std::uint64_t fabric_outcome::halo_words(const std::string& kind, bool padding) const {
+    std::uint64_t w = 0;
+    for (const auto& l : links)
+        if (l.kind == kind) w += padding ? l.padding_words : l.words;
+    return w;
+}
+
+memory_traffic single_array_traffic(const matmul_job& job, std::uint64_t n, std::uint64_t operand_bytes,
+                                    const memory_traffic& traffic) {
+    const auto& s = job.shape;
+    memory_traffic t = traffic;
+    t.a_read = ceil_div(s.p, n) * s.m * s.k * operand_bytes;
+    t.b_read = ceil_div(s.m, n) * s.k * s.p * operand_bytes;
+    return t;
+}
+
+namespace {
+
+nlohmann::json traffic_json(const memory_traffic& t) {
+    return {
+        {"a_read", t.a_read}, {"b_read", t.b_read}, {"c_written", t.c_written}, {"partials", t.partials()}};
+}
+
+nlohmann::json fabric_json(const fabric_outcome& f, const memory_traffic& traffic) {
+    nlohmann::json links = nlohmann::json::array();
+    for (const auto& l : f.links)
+        links.push_back({{"from", l.from},
+                         {"to", l.to},
+                         {"kind", l.kind},
+                         {"words", l.words},
+                         {"padding_words", l.padding_words}});
+    return {
+        {"shape", std::to_string(f.rows) + "x" + std::to_string(f.cols) + "x" + std::to_string(f.depth)},
+        {"rows", f.rows},
+        {"cols", f.cols},
+        {"depth", f.depth},
+        {"array", f.n},
+        {"link_latency", f.link_latency},
+        {"threads", f.threads},
+        {"passes", f.passes},
+        {"links", links},
+        {"memory_bytes", traffic_json(traffic)},
+        {"single_array_memory_bytes", traffic_json(f.single_array)},
+        {"halo_words", {{"a", f.halo_words("a")}, {"b", f.halo_words("b")}, {"c", f.halo_words("c")}}},
+        {"padding_halo_words",
+         {{"a", f.halo_words("a", true)}, {"b", f.halo_words("b", true)}, {"c", f.halo_words("c", true)}}}};
+}
+
+}  // namespace
+
 nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
     const scoreboard_summary& sb = *in.scoreboard;
@@ -67,8 +117,9 @@ nlohmann::json make_report(const report_input& in) {
         {"macs_padded", r.macs_padded},
         {"macs_real", r.macs_real},
         {"masked_outputs", r.masked_outputs},
-        {"utilization", r.completed() && r.macs_padded ? nlohmann::json(double(r.macs_real) / double(r.macs_padded))
-                                                       : nlohmann::json()},
+        {"utilization", r.completed() && r.macs_padded
+                            ? nlohmann::json(double(r.macs_real) / double(r.macs_padded))
+                            : nlohmann::json()},
         {"sim_time_ns", ns(r.end - r.start)},
         {"phase_time_ns",
          {{"clear", ns(r.phases.clear)},
@@ -90,6 +141,8 @@ nlohmann::json make_report(const report_input& in) {
           {"untouched_ok", sb.untouched_ok},
           {"edges_ok", sb.edges_ok},
           {"errors", sb.errors}}},
+        {"memory_bytes", traffic_json(r.traffic)},
+        {"fabric", in.fabric ? fabric_json(*in.fabric, r.traffic) : nlohmann::json()},
         {"pass", sb.pass()},
     };
 }

@@ -94,7 +94,8 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
     }
 }
 
-void scoreboard::compare(const std::vector<std::uint8_t>& expected, std::uint64_t idx, const std::uint8_t* got) {
+void scoreboard::compare(const std::vector<std::uint8_t>& expected, std::uint64_t idx,
+                         const std::uint8_t* got) {
     const std::uint64_t esz = m_c.elem_size;
     const std::uint8_t* want = &expected[idx * esz];
     if (std::memcmp(got, want, esz) != 0) {
@@ -105,7 +106,8 @@ void scoreboard::compare(const std::vector<std::uint8_t>& expected, std::uint64_
 
 const scoreboard_summary& scoreboard::finish(const job_result& result, const expected_counts& counts,
                                              const std::uint8_t* memory, std::uint64_t memory_base,
-                                             const std::vector<std::uint8_t>& before) {
+                                             const std::vector<std::uint8_t>& before,
+                                             const tile_edge_rule& tile_edges) {
     // Every element write against the reference: the first write of each element, then the rest.
     const std::vector<std::uint8_t>& expected = m_expected.get();
     for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx)
@@ -119,15 +121,18 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
     } else {
         if (result.advance_edges != counts.advance_edges) {
             m_summary.edges_ok = false;
-            error("advance edges: expected " + std::to_string(counts.advance_edges) + " (" +
-                  std::to_string(counts.tiles) + " tiles x " + std::to_string(counts.advance_edges_per_tile) +
-                  "), counted " + std::to_string(result.advance_edges));
+            error("advance edges: expected " + std::to_string(counts.advance_edges) +
+                  (tile_edges ? std::string()
+                              : " (" + std::to_string(counts.tiles) + " tiles x " +
+                                    std::to_string(counts.advance_edges_per_tile) + ")") +
+                  ", counted " + std::to_string(result.advance_edges));
         }
         for (const auto& t : result.tiles) {
-            if (t.advance_edges != counts.advance_edges_per_tile) {
+            const std::uint64_t want = tile_edges ? tile_edges(t.where) : counts.advance_edges_per_tile;
+            if (t.advance_edges != want) {
                 m_summary.edges_ok = false;
                 error("tile " + std::to_string(t.where.index) + ": " + std::to_string(t.advance_edges) +
-                      " advance edges, expected " + std::to_string(counts.advance_edges_per_tile));
+                      " advance edges, expected " + std::to_string(want));
             }
         }
         for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx) {
@@ -164,8 +169,8 @@ void scoreboard::check_untouched(const std::uint8_t* memory, std::uint64_t base,
             if (memory[i] == before[i]) continue;
             m_summary.untouched_ok = false;
             std::ostringstream os;
-            os << "memory outside C changed at " << hex(base + i) << ": 0x" << std::hex << +before[i] << " -> 0x"
-               << +memory[i];
+            os << "memory outside C changed at " << hex(base + i) << ": 0x" << std::hex << +before[i]
+               << " -> 0x" << +memory[i];
             error(os.str());
             return false;  // one is enough to fail; the first address says where
         }

@@ -66,11 +66,16 @@ public:
     // A broken TLM-2.0 base-protocol rule, as one line (from the protocol checker); fails the job.
     void protocol_violation(const std::string& line);
 
+    // The advance edges a tile must show, where they depend on the tile (a fabric steps fewer arrays
+    // on the tiles at C's edges); null: counts.advance_edges_per_tile for every tile.
+    using tile_edge_rule = std::function<std::uint64_t(const tile&)>;
+
     // End of job: completion, edge count, missing elements, and the memory outside C, which must
     // equal `before` byte for byte (`before` is the image as it was when the job started).
     const scoreboard_summary& finish(const job_result& result, const expected_counts& counts,
                                      const std::uint8_t* memory, std::uint64_t memory_base,
-                                     const std::vector<std::uint8_t>& before);
+                                     const std::vector<std::uint8_t>& before,
+                                     const tile_edge_rule& tile_edges = {});
 
     const scoreboard_summary& summary() const { return m_summary; }
 

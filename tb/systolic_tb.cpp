@@ -22,13 +22,13 @@
 #include "problem.h"
 #include "progress_bar.h"
 #include "report.h"
-#include "trace_observer.h"
-#include "vcd_observer.h"
-#include "vcd_writer.h"
 #include "systolic/log.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "testbench.h"
+#include "trace_observer.h"
+#include "vcd_observer.h"
+#include "vcd_writer.h"
 
 namespace {
 
@@ -115,6 +115,9 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.p = s.p;
     mj.rows = std::uint64_t(o.array_rows);
     mj.cols = std::uint64_t(o.array_cols);
+    mj.fabric_rows = std::uint64_t(o.fabric_rows);
+    mj.fabric_cols = std::uint64_t(o.fabric_cols);
+    mj.fabric_depth = std::uint64_t(o.fabric_depth);
     mj.operand_bytes = sizeof(typename Format::operand_type);
     mj.file_bytes = o.a_path.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
     mj.accumulator_bytes = sizeof(typename Format::accumulator_type);
@@ -186,7 +189,8 @@ run_options make_run_options(const options& o, const problem_shape& shape) {
     ro.inject = *parse_fault(o.inject);
     ro.engine = *parse_engine_kind(o.engine);
     if (ro.engine == engine_kind::functional && needs_cycle_engine(ro.inject))
-        throw usage_error("--inject " + o.inject + " changes how the array is stepped: it needs --engine cycle");
+        throw usage_error("--inject " + o.inject +
+                          " changes how the array is stepped: it needs --engine cycle");
     if (o.k_tile) {
         if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
         ro.k_tile = std::uint64_t(*o.k_tile);
@@ -249,9 +253,10 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     const auto& s = job.shape;
     const auto& r = out.result;
     const auto& sb = out.scoreboard;
-    os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a " << o.array_rows
-       << "x" << o.array_cols << " array, " << Format::name << " operands, " << Format::accumulator_name
-       << " accumulators, " << o.order << " tile order\n";
+    os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a ";
+    if (o.fabric()) os << o.fabric_rows << "x" << o.fabric_cols << "x" << o.fabric_depth << " fabric of ";
+    os << o.array_rows << "x" << o.array_cols << (o.fabric() ? " arrays, " : " array, ") << Format::name
+       << " operands, " << Format::accumulator_name << " accumulators, " << o.order << " tile order\n";
     if (o.inject != "none") os << "injected fault: " << o.inject << "\n";
     if (r.completed()) {
         if (s.m * s.p > 256) {
@@ -276,11 +281,12 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     // Counted, not taken from the counting rule: the scoreboard compares the two.
     const char* how = r.engine == engine_kind::cycle ? "" : " (modelled by the functional engine)";
     if (const auto per_tile = uniform_edges_per_tile(r)) {
-        os << "advance edges: " << *per_tile << " per tile, " << r.advance_edges << " in total" << how << "\n";
+        os << "advance edges: " << *per_tile << " per tile, " << r.advance_edges << " in total" << how
+           << "\n";
     } else if (!r.tiles.empty()) {
-        const auto [lo, hi] = std::minmax_element(r.tiles.begin(), r.tiles.end(), [](const auto& x, const auto& y) {
-            return x.advance_edges < y.advance_edges;
-        });
+        const auto [lo, hi] = std::minmax_element(
+            r.tiles.begin(), r.tiles.end(),
+            [](const auto& x, const auto& y) { return x.advance_edges < y.advance_edges; });
         os << "advance edges: the tiles differ, " << lo->advance_edges << " to " << hi->advance_edges
            << " per tile, " << r.advance_edges << " in total" << how << "\n";
     }
@@ -290,6 +296,16 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
         os << " (utilization " << 100.0 * double(r.macs_real) / double(r.macs_padded) << "%)";
     os << "\n";
     os << "outputs: " << r.real_outputs << " written, " << r.masked_outputs << " masked\n";
+    if (const auto& f = out.fabric) {
+        os << "fabric: " << f->passes << " pass" << (f->passes == 1 ? "" : "es") << ", link latency "
+           << f->link_latency << ", " << f->threads << " thread" << (f->threads == 1 ? "" : "s")
+           << "; halo words A " << f->halo_words("a") << ", B " << f->halo_words("b") << ", C "
+           << f->halo_words("c") << "\n";
+        // The reuse: what the same job reads on one N x N array.
+        os << "memory: A read " << r.traffic.a_read << " bytes, B read " << r.traffic.b_read << " (one "
+           << f->n << "x" << f->n << " array: " << f->single_array.a_read << " and " << f->single_array.b_read
+           << "), C written " << r.traffic.c_written << "\n";
+    }
     if (Format::is_integer) {
         os << "overflow (" << to_string(job.overflow) << "): " << r.overflows + r.partial_overflows << "\n";
     }
@@ -362,8 +378,17 @@ int run(const options& o) {
     if (const auto shape = planned_shape<Format>(o)) estimate = check_memory<Format>(o, *shape);
 
     if (o.vcd && o.engine == "functional")
-        throw usage_error("--vcd needs --engine cycle: the functional engine computes a chunk without "
-                          "stepping the array, so there are no edges to dump");
+        throw usage_error(
+            "--vcd needs --engine cycle: the functional engine computes a chunk without "
+            "stepping the array, so there are no edges to dump");
+    if (o.fabric() && o.engine == "functional")
+        throw usage_error(
+            "--fabric needs --engine cycle: the functional engine does not step arrays, so "
+            "it could not count what crosses the links");
+    if (o.fabric() && o.array_rows != o.array_cols)
+        throw usage_error(
+            "--fabric needs square arrays (--array N): a K block is N terms long, got --array " +
+            array_shape_text(o.array_rows, o.array_cols));
     const pe_selection traced =
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
@@ -375,9 +400,13 @@ int run(const options& o) {
     typename testbench<Format>::config cfg;
     cfg.rows = std::size_t(o.array_rows);
     cfg.cols = std::size_t(o.array_cols);
-    auto bench = allocating(
-        "building the " + std::to_string(o.array_rows) + "x" + std::to_string(o.array_cols) + " array",
-        [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
+    cfg.fabric = {std::size_t(o.fabric_rows), std::size_t(o.fabric_cols), std::size_t(o.fabric_depth)};
+    cfg.link_latency = std::uint64_t(o.link_latency);
+    cfg.threads = unsigned(o.threads);
+    auto bench =
+        allocating("building the " + std::to_string(o.array_rows) + "x" + std::to_string(o.array_cols) +
+                       " array" + (o.fabric() ? "s of the " + to_string(cfg.fabric) + " fabric" : ""),
+                   [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
     // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
     // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
     output_set files;
@@ -392,9 +421,13 @@ int run(const options& o) {
     if (o.vcd) {
         vcd_file = std::make_unique<file_sink>(files.add_streamed(*o.vcd), *o.vcd);
         vcd = std::make_unique<vcd_writer>(*vcd_file);
-        vcd_obs = std::make_unique<vcd_observer<Format>>(*vcd, bench->array, controller_name, traced,
-                                                         bench->controller.cfg().clock_period,
-                                                         bench->plan_memory(pr.shape, ro).c);
+        const auto clock = bench->controller.cfg().clock_period;
+        const auto c_layout = bench->plan_memory(pr.shape, ro).c;
+        vcd_obs = bench->fabric_module()
+                      ? std::make_unique<vcd_observer<Format>>(*vcd, *bench->fabric_module(), controller_name,
+                                                               traced, clock, c_layout)
+                      : std::make_unique<vcd_observer<Format>>(*vcd, bench->array(), controller_name, traced,
+                                                               clock, c_layout);
         observers.add(vcd_obs.get());
     }
     if (o.trace) {
@@ -403,9 +436,10 @@ int run(const options& o) {
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
-        const auto counts = count_job(pr.shape, bench->shape(), ro.k_tile);
-        bar = std::make_unique<progress_bar>(o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic,
-                                             counts.tiles, counts.advance_edges);
+        const auto counts = bench->expected_counts(pr.shape, ro);
+        bar = std::make_unique<progress_bar>(
+            o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
+            counts.advance_edges);
         bar_obs = std::make_unique<progress_observer<Format>>(*bar);
         observers.add(bar_obs.get());
     }
@@ -436,12 +470,14 @@ int run(const options& o) {
     in.result = &out.result;
     in.scoreboard = &out.scoreboard;
     in.differs_from_quantize_once = out.differs_from_quantize_once;
+    if (out.fabric) in.fabric = &*out.fabric;
     const std::string report = allocating("writing the report", [&] {
         auto j = make_report(in);
         j["memory_estimate_bytes"] = estimate.total;
         return o.json ? j.dump(2) + "\n" : std::string();
     });
-    if (!allocating("writing the outputs", [&] { return write_outputs(o, out, summary.str(), report, files); }))
+    if (!allocating("writing the outputs",
+                    [&] { return write_outputs(o, out, summary.str(), report, files); }))
         return exit_usage;
     return out.pass() ? exit_pass : exit_fail;
 }

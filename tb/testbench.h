@@ -27,8 +27,10 @@
 #include "problem.h"
 #include "protocol_checker.h"
 #include "reference_gemm.h"
+#include "report.h"
 #include "scoreboard.h"
 #include "systolic/counting.h"
+#include "systolic/fabric.h"
 #include "systolic/job.h"
 #include "systolic/memory.h"
 #include "systolic/systolic_array.h"
@@ -58,6 +60,7 @@ struct run_outcome {
     std::vector<std::uint8_t> c;  // C as read back from memory (M x P elements), whatever was written
     // int8 outputs that differ from quantizing each complete sum once (--quantize-partials).
     std::uint64_t differs_from_quantize_once = 0;
+    std::optional<fabric_outcome> fabric;  // on a fabric of arrays: its links and passes for this job
 
     bool pass() const { return scoreboard.pass(); }
     // C's elements as T (the accumulator type, or std::int8_t for quantized output).
@@ -123,6 +126,11 @@ public:
     struct config {
         std::size_t rows = 2;  // the array: rows of PEs (the tile's height)
         std::size_t cols = 2;  // PEs per row (the tile's width)
+        // More than one array: a fabric of R x C x D arrays of rows x cols (square) PEs, its links
+        // `link_latency` edges long, stepped on `threads` threads (docs/fabric.md).
+        fabric_shape fabric{};
+        std::uint64_t link_latency = 1;
+        unsigned threads = 1;
         typename tile_controller<Format>::config controller{};
         systolic::memory::config mem{};
     };
@@ -130,7 +138,13 @@ public:
     memory mem;
     bus_monitor monitor;
     protocol_checker checker;
-    systolic_array<Format> array;
+
+private:
+    // One of the two, made before the controller that drives it.
+    std::unique_ptr<systolic_array<Format>> m_array;
+    std::unique_ptr<fabric<Format>> m_fabric;
+
+public:
     tile_controller<Format> controller;
 
     testbench(const sc_core::sc_module_name& name, const config& cfg)
@@ -138,8 +152,7 @@ public:
           mem("memory", cfg.mem),
           monitor("monitor"),
           checker("checker"),
-          array("array", cfg.rows, cfg.cols),
-          controller("controller", array, cfg.controller) {
+          controller("controller", make_host(cfg), cfg.controller) {
         controller.initiator_socket.bind(checker.target_socket);
         checker.initiator_socket.bind(monitor.target_socket);
         monitor.initiator_socket.bind(mem.target_socket);
@@ -149,9 +162,23 @@ public:
         checker.on_violation([this](const std::string& line) { m_violations.push_back(line); });
     }
 
-    std::size_t rows() const { return array.rows(); }
-    std::size_t cols() const { return array.cols(); }
+    // The PEs the controller drives: one array's, or a fabric's R*N x C*N.
+    std::size_t rows() const { return host().rows(); }
+    std::size_t cols() const { return host().cols(); }
     array_shape shape() const { return {rows(), cols()}; }
+
+    // The single array (throws std::logic_error on a fabric), or the fabric (null without one).
+    systolic_array<Format>& array() const {
+        if (!m_array) throw std::logic_error("testbench: this testbench has a fabric, not one array");
+        return *m_array;
+    }
+    fabric<Format>* fabric_module() const { return m_fabric.get(); }
+
+    // What a job of this shape must count here (count_job, or count_fabric_job on a fabric).
+    systolic::expected_counts expected_counts(const problem_shape& s, const run_options& opt) const {
+        return m_fabric ? count_fabric_job(s, m_fabric->geometry(), opt.k_tile).counts
+                        : count_job(s, shape(), opt.k_tile);
+    }
 
     // Runs one job to completion (or failure) and checks it. Call from sc_main or a test, not from
     // a process: it calls sc_start.
@@ -161,7 +188,7 @@ public:
         if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
             throw std::invalid_argument("testbench: operand sizes do not match the shape");
         out.job = plan_memory(s, opt);
-        out.expected = count_job(s, shape(), opt.k_tile);
+        out.expected = expected_counts(s, opt);
 
         m_violations.clear();
         checker.clear_violations();
@@ -169,11 +196,15 @@ public:
         const std::vector<std::uint8_t> before(mem.core().data(), mem.core().data() + mem.core().size());
         // The reference runs on its own thread beside the simulation: it shares nothing with the
         // model, and the scoreboard compares the recorded writes with it at the end.
-        auto expected = std::async(std::launch::async, [&pr, opt] { return expected_c_bytes(pr, opt); }).share();
+        auto expected =
+            std::async(std::launch::async, [&pr, opt] { return expected_c_bytes(pr, opt); }).share();
         m_scoreboard.expect(
             out.job.c, expected, printer(opt.quant.enabled),
             out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
 
+        const std::vector<fabric_link> links_before =
+            m_fabric ? m_fabric->state().links() : std::vector<fabric_link>{};
+        const std::uint64_t passes_before = m_fabric ? m_fabric->state().passes() : 0;
         m_faults.set(opt.inject);
         controller.set_fault_hooks(&m_faults);
         controller.start(out.job);
@@ -186,8 +217,9 @@ public:
         }
         for (const auto& line : m_violations)
             m_scoreboard.protocol_violation(line);
-        out.scoreboard =
-            m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(), before);
+        if (m_fabric) out.fabric = fabric_outcome_of(out, links_before, passes_before);
+        out.scoreboard = m_scoreboard.finish(out.result, out.expected, mem.core().data(), mem.core().base(),
+                                             before, tile_edges(s.k, opt));
 
         const std::uint64_t esz = out.job.c.elem_size;
         out.c.resize(s.m * s.p * esz);
@@ -230,6 +262,52 @@ public:
 private:
     static constexpr std::uint64_t guard = 64;
 
+    // This job's share of the fabric's counts (they run on from job to job).
+    fabric_outcome fabric_outcome_of(const run_outcome<Format>& out,
+                                     const std::vector<fabric_link>& links_before,
+                                     std::uint64_t passes_before) const {
+        const fabric_engine<Format>& st = m_fabric->state();
+        const fabric_geometry& g = st.geometry();
+        fabric_outcome f;
+        f.rows = g.shape.rows;
+        f.cols = g.shape.cols;
+        f.depth = g.shape.depth;
+        f.n = g.n;
+        f.link_latency = g.link_latency;
+        f.threads = st.threads();
+        f.passes = st.passes() - passes_before;
+        for (std::size_t i = 0; i < st.links().size(); ++i) {
+            const fabric_link& l = st.links()[i];
+            f.links.push_back({to_string(l.kind), st.position(l.from), st.position(l.to),
+                               l.words - links_before[i].words,
+                               l.padding_words - links_before[i].padding_words});
+        }
+        f.single_array = single_array_traffic(out.job, g.n, sizeof(operand_type), out.result.traffic);
+        return f;
+    }
+
+    engine_host<Format>& host() const {
+        return m_fabric ? static_cast<engine_host<Format>&>(*m_fabric) : *m_array;
+    }
+
+    engine_host<Format>& make_host(const config& cfg) {
+        if (cfg.fabric.single()) {
+            m_array = std::make_unique<systolic_array<Format>>("array", cfg.rows, cfg.cols);
+            return *m_array;
+        }
+        if (cfg.rows != cfg.cols) throw std::invalid_argument("a fabric of arrays needs square arrays");
+        m_fabric = std::make_unique<fabric<Format>>(
+            "fabric", fabric_geometry{cfg.fabric, cfg.rows, cfg.link_latency}, cfg.threads);
+        return *m_fabric;
+    }
+
+    // On a fabric, each tile's advance edges by the fabric's rule (its active arrays).
+    scoreboard::tile_edge_rule tile_edges(std::uint64_t k, const run_options& opt) const {
+        if (!m_fabric) return {};
+        const fabric_geometry g = m_fabric->geometry();
+        return [g, k, k_tile = opt.k_tile](const tile& t) { return g.tile_edges(t.rows, t.cols, k, k_tile); };
+    }
+
     static std::uint64_t round_up(std::uint64_t v, std::uint64_t a) { return (v + a - 1) / a * a; }
 
     // Shows one element of C in scoreboard messages.
@@ -271,7 +349,8 @@ private:
 
     // Generous: ten times what every clock and every memory access of the job would take.
     sc_core::sc_time time_limit(const matmul_job& job) const {
-        const auto counts = count_job(job.shape, shape(), job.k_tile);
+        const auto counts = m_fabric ? count_fabric_job(job.shape, m_fabric->geometry(), job.k_tile).counts
+                                     : count_job(job.shape, shape(), job.k_tile);
         const double accesses =
             double(counts.tiles) * double(counts.k_chunks * 3 * std::max(rows(), cols()) + job.shape.k) + 1;
         const auto& mc = mem.cfg();

@@ -22,6 +22,7 @@
 
 #include "pe_selection.h"
 #include "systolic/edge_observer.h"
+#include "systolic/fabric.h"
 #include "systolic/job.h"
 #include "systolic/systolic_array.h"
 #include "vcd_writer.h"
@@ -38,9 +39,28 @@ public:
     using operand_type = typename Format::operand_type;
     using accumulator_type = typename Format::accumulator_type;
 
+    // The PEs of one array: the state, and the SystemC name of the array module, under which the PEs
+    // are row_<i>.pe_<i>_<j> ("tb.array", or "tb.fabric.array_0_1_0").
+    struct traced_array {
+        const array_core<Format>* core;
+        std::string name;
+    };
+
     vcd_observer(vcd_writer& w, const systolic_array<Format>& array, const std::string& controller,
                  const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c)
-        : m_w(w), m_sel(sel), m_c(c) {
+        : vcd_observer(w, {{&array.core(), array.name()}}, controller, sel, clock, c) {}
+
+    // A fabric: the traced PEs of every array (sel in each array's own coordinates), and a strobe per
+    // link, <fabric>.link_<kind>_<r>_<c>_<d>_to_<r>_<c>_<d>, high for half a clock on every edge that
+    // carried a word.
+    vcd_observer(vcd_writer& w, const fabric<Format>& f, const std::string& controller,
+                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c)
+        : vcd_observer(w, arrays_of(f), controller, sel, clock, c, &f) {}
+
+    vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays, const std::string& controller,
+                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c,
+                 const fabric<Format>* fab = nullptr)
+        : m_w(w), m_sel(sel), m_c(c), m_arrays(arrays), m_fabric(fab) {
         const auto res = sc_core::sc_get_time_resolution();
         m_half = std::max<std::uint64_t>(1, clock.value() / 2);
         m_w.set_timescale(res.to_string());
@@ -59,22 +79,33 @@ public:
         m_c_addr = m_w.add_wire(p + "c_addr", 64);
         m_c_row = m_w.add_wire(p + "c_row", 32);
         m_c_len = m_w.add_wire(p + "c_len", 32);
-        for (std::size_t i = 0; i < array.rows(); ++i) {
-            for (std::size_t j = 0; j < array.cols(); ++j) {
-                if (!sel.contains(i, j)) continue;
-                const std::string pe = std::string(array.at(i, j).name()) + ".";
-                pe_ids ids;
-                ids.a = add_operand(pe + "a");
-                ids.a_valid = m_w.add_wire(pe + "a_valid", 1);
-                ids.b = add_operand(pe + "b");
-                ids.b_valid = m_w.add_wire(pe + "b_valid", 1);
-                if constexpr (std::is_floating_point_v<accumulator_type>)
-                    ids.acc = m_w.add_real(pe + "acc", true);
-                else
-                    ids.acc = m_w.add_wire(pe + "acc", 8 * sizeof(accumulator_type));
-                ids.terms = m_w.add_wire(pe + "terms", 32);
-                m_pes.push_back(ids);
+        for (const traced_array& ta : m_arrays) {
+            for (std::size_t i = 0; i < ta.core->rows(); ++i) {
+                for (std::size_t j = 0; j < ta.core->cols(); ++j) {
+                    if (!sel.contains(i, j)) continue;
+                    const std::string pe = ta.name + ".row_" + std::to_string(i) + ".pe_" +
+                                           std::to_string(i) + "_" + std::to_string(j) + ".";
+                    pe_ids ids;
+                    ids.a = add_operand(pe + "a");
+                    ids.a_valid = m_w.add_wire(pe + "a_valid", 1);
+                    ids.b = add_operand(pe + "b");
+                    ids.b_valid = m_w.add_wire(pe + "b_valid", 1);
+                    if constexpr (std::is_floating_point_v<accumulator_type>)
+                        ids.acc = m_w.add_real(pe + "acc", true);
+                    else
+                        ids.acc = m_w.add_wire(pe + "acc", 8 * sizeof(accumulator_type));
+                    ids.terms = m_w.add_wire(pe + "terms", 32);
+                    m_pes.push_back(ids);
+                }
             }
+        }
+        if (m_fabric) {
+            m_w.add_comment("link_*: one pulse per edge on which the link carried a word (fabric)");
+            const auto& st = m_fabric->state();
+            for (const fabric_link& l : st.links())
+                m_links.push_back(m_w.add_wire(std::string(m_fabric->name()) + ".link_" + to_string(l.kind) +
+                                                   "_" + coords(st, l.from) + "_to_" + coords(st, l.to),
+                                               1));
         }
         m_w.end_definitions();
     }
@@ -83,7 +114,12 @@ public:
         const std::uint64_t t = at(e.time);
         m_w.set(m_advance, 1);
         m_advance_fall = t + m_half;
-        sample(e.array);
+        if (m_fabric) {
+            const auto& links = m_fabric->state().links();
+            for (std::size_t l = 0; l < links.size(); ++l)
+                if (links[l].last_edge == e.edge) m_w.set(m_links[l], 1);
+        }
+        sample();
     }
 
     void on_step_begin(const step_event<Format>& e) override {
@@ -99,7 +135,7 @@ public:
     void on_step_end(const step_event<Format>& e) override {
         if (e.step.kind != step_kind::clear || !e.array) return;
         at(e.time);
-        sample(*e.array);
+        sample();
     }
 
     void on_transfer(const dma_transfer& t) override {
@@ -177,6 +213,9 @@ private:
             if (*due == never || (*due > until && until != never)) return;
             m_w.set_time(*due);
             m_w.set(which, 0);
+            if (which == m_advance)  // link strobes rise with an edge and fall with it
+                for (const vcd_writer::id l : m_links)
+                    m_w.set(l, 0);
             *due = never;
         }
     }
@@ -189,24 +228,39 @@ private:
         }
     }
 
-    void sample(const array_core<Format>& a) {
+    void sample() {
         std::size_t k = 0;
-        for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
-            for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
-                const pe_ids& ids = m_pes[k];
-                const auto ta = a.a(i, j), tb = a.b(i, j);
-                set_operand(ids.a, ta.value);
-                m_w.set(ids.a_valid, ta.valid);
-                set_operand(ids.b, tb.value);
-                m_w.set(ids.b_valid, tb.valid);
-                const accumulator_type acc = a.accumulator(i, j);
-                if constexpr (std::is_floating_point_v<accumulator_type>)
-                    m_w.set_real(ids.acc, double(acc));
-                else
-                    m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
-                m_w.set(ids.terms, a.consumed(i, j));
+        for (const traced_array& ta : m_arrays) {
+            const array_core<Format>& a = *ta.core;
+            for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
+                for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
+                    const pe_ids& ids = m_pes[k];
+                    const auto ta_ = a.a(i, j), tb = a.b(i, j);
+                    set_operand(ids.a, ta_.value);
+                    m_w.set(ids.a_valid, ta_.valid);
+                    set_operand(ids.b, tb.value);
+                    m_w.set(ids.b_valid, tb.valid);
+                    const accumulator_type acc = a.accumulator(i, j);
+                    if constexpr (std::is_floating_point_v<accumulator_type>)
+                        m_w.set_real(ids.acc, double(acc));
+                    else
+                        m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
+                    m_w.set(ids.terms, a.consumed(i, j));
+                }
             }
         }
+    }
+
+    static std::vector<traced_array> arrays_of(const fabric<Format>& f) {
+        std::vector<traced_array> v;
+        for (std::size_t a = 0; a < f.arrays(); ++a)
+            v.push_back({&f.state().core(a), f.array(a).name()});
+        return v;
+    }
+    // "0_1_2": an array's place in the fabric.
+    static std::string coords(const fabric_engine<Format>& st, std::size_t a) {
+        const auto rcd = st.position(a);
+        return std::to_string(rcd[0]) + "_" + std::to_string(rcd[1]) + "_" + std::to_string(rcd[2]);
     }
 
     vcd_writer& m_w;
@@ -215,7 +269,10 @@ private:
     std::uint64_t m_half = 1;
     vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
         m_c_row, m_c_len;
-    std::vector<pe_ids> m_pes;  // the traced PEs, row-major
+    std::vector<traced_array> m_arrays;
+    const fabric<Format>* m_fabric = nullptr;
+    std::vector<pe_ids> m_pes;            // the traced PEs, array by array, row-major
+    std::vector<vcd_writer::id> m_links;  // a fabric's link strobes, in the engine's order
     std::uint64_t m_advance_fall = never, m_c_write_fall = never;
 };
 

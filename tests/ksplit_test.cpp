@@ -70,7 +70,7 @@ TEST(KSplit, PartialsPolicyDrainsOneThenSix) {
     // Chunk 0 (k = 0, 1) stores its partial 1*1 + 2*0 = 1; chunk 1 (k = 2) starts from a clear,
     // so the array ends holding 3*2 = 6, which the drain adds to the stored 1 and writes as C.
     EXPECT_EQ(partial_writes, std::vector<acc64>{1});
-    EXPECT_EQ(b.array.at(0, 0).accumulator(), 6);
+    EXPECT_EQ(b.array().at(0, 0).accumulator(), 6);
     EXPECT_EQ(out.c_as<acc64>(), std::vector<acc64>{7});
     EXPECT_EQ(out.scoreboard.partial_writes, 1u);
 }
@@ -79,7 +79,7 @@ TEST(KSplit, PreservePolicyKeepsTheAccumulator) {
     auto& b = bench_set<int32_format>::get(2);
     const auto out = b.run(seed_element(), split(2, k_policy::preserve));
     expect_pass(out);
-    EXPECT_EQ(b.array.at(0, 0).accumulator(), 7);  // never cleared between the chunks
+    EXPECT_EQ(b.array().at(0, 0).accumulator(), 7);  // never cleared between the chunks
     EXPECT_EQ(out.scoreboard.partial_writes, 0u);
 }
 

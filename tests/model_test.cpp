@@ -80,10 +80,10 @@ TEST(SeedExample, LastTileHasOneRealOutput) {
     EXPECT_EQ(last.where.c0, 2u);
     EXPECT_EQ(last.real_outputs, 1u);
     EXPECT_EQ(last.masked_outputs, 3u);
-    EXPECT_EQ(b.array.at(0, 0).accumulator(), 23);
-    EXPECT_EQ(b.array.at(0, 1).accumulator(), 0);
-    EXPECT_EQ(b.array.at(1, 0).accumulator(), 0);
-    EXPECT_EQ(b.array.at(1, 1).accumulator(), 0);
+    EXPECT_EQ(b.array().at(0, 0).accumulator(), 23);
+    EXPECT_EQ(b.array().at(0, 1).accumulator(), 0);
+    EXPECT_EQ(b.array().at(1, 0).accumulator(), 0);
+    EXPECT_EQ(b.array().at(1, 1).accumulator(), 0);
     EXPECT_EQ(out.c_as<acc_t>()[2 * 3 + 2], 23);
 }
 
@@ -95,8 +95,8 @@ TEST(SeedExample, PaddingIsValidZerosSoEveryPeConsumesK) {
     // In the last tile three of four PEs are padding, yet all consumed exactly K = 3 terms.
     for (std::size_t i = 0; i < 2; ++i)
         for (std::size_t j = 0; j < 2; ++j) {
-            EXPECT_EQ(b.array.at(i, j).consumed(), 3u) << b.array.pe_name(i, j);
-            EXPECT_TRUE(b.array.at(i, j).done(3));
+            EXPECT_EQ(b.array().at(i, j).consumed(), 3u) << b.array().pe_name(i, j);
+            EXPECT_TRUE(b.array().at(i, j).done(3));
         }
 }
 
@@ -250,14 +250,14 @@ TEST(Rectangular, ArrayIsRRowsOfCPesAndTilesFollowRAndC) {
         auto& b = bench_set<fmt>::get(rows, cols);
         const std::string shape = std::to_string(rows) + "x" + std::to_string(cols);
         SCOPED_TRACE(shape);
-        EXPECT_EQ(b.array.rows(), rows);
-        EXPECT_EQ(b.array.cols(), cols);
-        const std::string base = std::string(b.array.name());
-        EXPECT_EQ(std::string(b.array.at(rows - 1, cols - 1).name()),
+        EXPECT_EQ(b.array().rows(), rows);
+        EXPECT_EQ(b.array().cols(), cols);
+        const std::string base = std::string(b.array().name());
+        EXPECT_EQ(std::string(b.array().at(rows - 1, cols - 1).name()),
                   base + ".row_" + std::to_string(rows - 1) + ".pe_" + std::to_string(rows - 1) + "_" +
                       std::to_string(cols - 1));
-        EXPECT_EQ(b.array.pe_name(rows - 1, 0), "pe_" + std::to_string(rows - 1) + "_0");
-        const std::vector<sc_core::sc_object*> row_modules = b.array.get_child_objects();
+        EXPECT_EQ(b.array().pe_name(rows - 1, 0), "pe_" + std::to_string(rows - 1) + "_0");
+        const std::vector<sc_core::sc_object*> row_modules = b.array().get_child_objects();
         EXPECT_EQ(row_modules.size(), rows);
         for (const auto* r : row_modules)
             EXPECT_EQ(r->get_child_objects().size(), cols) << r->name();

@@ -24,8 +24,9 @@ const char* to_string(step_kind kind) {
 tile_plan::tile_plan(const matmul_job& job, std::size_t n) : tile_plan(job, n, n) {}
 
 tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols)
-    : tile_plan(job, rows, cols,
-                [rows, cols](const tile&, std::uint64_t kc) { return advance_edges_per_tile(rows, cols, kc); }) {}
+    : tile_plan(job, rows, cols, [rows, cols](const tile&, std::uint64_t kc) {
+          return advance_edges_per_tile(rows, cols, kc);
+      }) {}
 
 tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, edge_rule edges)
     : m_rows(rows),

@@ -18,6 +18,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -99,6 +100,10 @@ public:
         return (r * m_geo.shape.cols + c) * m_geo.shape.depth + d;
     }
     const core_type& core(std::size_t a) const { return m_nodes[a]->core; }
+    // Array a's place (r, c, d).
+    std::array<std::size_t, 3> position(std::size_t a) const {
+        return {m_nodes[a]->r, m_nodes[a]->c, m_nodes[a]->d};
+    }
     std::string array_name(std::size_t a) const {
         const node& x = *m_nodes[a];
         return "array_" + std::to_string(x.r) + "_" + std::to_string(x.c) + "_" + std::to_string(x.d);
@@ -260,6 +265,8 @@ private:
                 m_active.push_back(p.get());
             }
         }
+        for (auto& link : m_links)
+            link.last_edge = ~std::uint64_t{0};
         for (auto& ring : m_rings) {  // every link starts empty: bubbles
             std::fill(ring.value.begin(), ring.value.end(), operand_type{});
             std::fill(ring.ok.begin(), ring.ok.end(), 0);

@@ -264,8 +264,8 @@ private:
         if (m_job.chunks() > 1) os << " chunk " << s.chunk;
         os << " did not complete within " << edges << " advance edges: ";
         for (std::size_t i = 0; i < stuck.size() && i < m_cfg.watchdog_names; ++i) {
-            os << (i ? ", " : "") << m_array.pe_name(stuck[i]) << " consumed "
-               << stuck[i].consumed << " of " << s.terms << " terms";
+            os << (i ? ", " : "") << m_array.pe_name(stuck[i]) << " consumed " << stuck[i].consumed << " of "
+               << s.terms << " terms";
         }
         if (stuck.size() > m_cfg.watchdog_names)
             os << " (and " << stuck.size() - m_cfg.watchdog_names << " more)";
