@@ -16,9 +16,11 @@ void relax() {
 #endif
 }
 
-// About 50 us of pause instructions: longer than the gap between two groups of edges, far shorter
-// than a load or drain step, after which a worker sleeps.
-constexpr unsigned spin_limit = 20000;
+// Waiting: a few microseconds of pause instructions (the other threads are usually that close),
+// then yielding the core, which matters when the machine has fewer free cores than threads; a
+// worker that has waited about a millisecond (a load or drain step) sleeps until the next run().
+constexpr unsigned spin_limit = 2000;
+constexpr unsigned yield_limit = 2000;
 
 }  // namespace
 
@@ -54,17 +56,23 @@ void worker_pool::run(const std::function<void(unsigned)>& task) {
     }
     task(0);
     const unsigned workers = unsigned(m_workers.size());
-    while (m_done.load(std::memory_order_acquire) != workers)
-        relax();
+    for (unsigned spins = 0; m_done.load(std::memory_order_acquire) != workers;) {
+        if (spins++ < spin_limit)
+            relax();
+        else
+            std::this_thread::yield();
+    }
 }
 
 void worker_pool::work(unsigned index) {
     std::uint64_t seen = 0;
     for (;;) {
         unsigned spins = 0;
-        while (m_generation.load(std::memory_order_acquire) == seen && spins < spin_limit) {
-            relax();
-            ++spins;
+        while (m_generation.load(std::memory_order_acquire) == seen && spins < spin_limit + yield_limit) {
+            if (spins++ < spin_limit)
+                relax();
+            else
+                std::this_thread::yield();
         }
         if (m_generation.load() == seen) {
             std::unique_lock<std::mutex> lock(m_mutex);
