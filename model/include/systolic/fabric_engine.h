@@ -298,7 +298,7 @@ private:
     // The inputs of one edge of array x: from the feeder on the fabric's faces, else from the link.
     void step(node& x, std::uint64_t first, std::uint64_t count) {
         const std::size_t n = m_geo.n;
-        const std::uint64_t L = m_geo.link_latency, extra = m_geo.link_extra();
+        const std::uint64_t L = m_geo.link_latency;
         const feed_tables& ft = m_in->tables();
         const std::uint64_t kc = m_kc;
         const std::size_t bcols = m_geo.tile_cols();
@@ -306,28 +306,18 @@ private:
             const operand_type *west, *north;
             const std::uint8_t *west_ok, *north_ok;
             const std::size_t in_slot = std::size_t((e + L) % m_span) * n;  // written after edge e - L
-            if (x.west_in < 0) {
-                for (std::size_t i = 0; i < n; ++i) {
-                    const std::size_t gi = x.r * n + i;
-                    std::uint64_t k = 0;
-                    const bool in = term_at(e, x.r * extra + ft.row_delay[gi], x.d, k);
-                    x.west[i] = in ? m_in->a()[gi * kc + k] : operand_type{};
-                    x.west_ok[i] = in & ft.row_valid[gi];
-                }
+            if (x.west_in < 0) {  // row gi = r*N + i of the feeder's A, term k at gi * kc + k
+                feed_face(e, x.r, x.d, ft.row_delay, ft.row_valid, m_in->a(), kc, 1, x.west.data(),
+                          x.west_ok.data());
                 west = x.west.data();
                 west_ok = x.west_ok.data();
             } else {
                 west = &m_rings[x.west_in].value[in_slot];
                 west_ok = &m_rings[x.west_in].ok[in_slot];
             }
-            if (x.north_in < 0) {
-                for (std::size_t j = 0; j < n; ++j) {
-                    const std::size_t gj = x.c * n + j;
-                    std::uint64_t k = 0;
-                    const bool in = term_at(e, x.c * extra + ft.col_delay[gj], x.d, k);
-                    x.north[j] = in ? m_in->b()[k * bcols + gj] : operand_type{};
-                    x.north_ok[j] = in & ft.col_valid[gj];
-                }
+            if (x.north_in < 0) {  // column gj = c*N + j of the feeder's B, term k at k * cols + gj
+                feed_face(e, x.c, x.d, ft.col_delay, ft.col_valid, m_in->b(), 1, bcols, x.north.data(),
+                          x.north_ok.data());
                 north = x.north.data();
                 north_ok = x.north_ok.data();
             } else {
@@ -355,6 +345,24 @@ private:
     std::size_t real_part(std::uint64_t real, std::size_t at) const {
         const std::uint64_t first = std::uint64_t(at) * m_geo.n;
         return std::size_t(std::min<std::uint64_t>(m_geo.n, real - std::min(real, first)));
+    }
+
+    // The N tokens a face stream puts into the array at position `at` along its axis (r for A, c
+    // for B) and depth d on edge e: lane l is the feeder's stream g = at*N + l, whose term k lies at
+    // data[g * lane_stride + k * term_stride]. Each stream starts after its feed table delay plus the
+    // links it crosses on the way (at (L - 1)).
+    void feed_face(std::uint64_t e, std::size_t at, std::size_t d, const std::vector<std::uint64_t>& delay,
+                   const std::vector<std::uint8_t>& valid, const operand_type* data,
+                   std::uint64_t lane_stride, std::uint64_t term_stride, operand_type* out,
+                   std::uint8_t* ok) const {
+        const std::size_t n = m_geo.n;
+        for (std::size_t l = 0; l < n; ++l) {
+            const std::size_t g = at * n + l;
+            std::uint64_t k = 0;
+            const bool in = term_at(e, at * m_geo.link_extra() + delay[g], d, k);
+            out[l] = in ? data[g * lane_stride + k * term_stride] : operand_type{};
+            ok[l] = in & valid[g];
+        }
     }
 
     // Counts the tokens an edge put on a link: the valid ones of the first `real` lanes are real
