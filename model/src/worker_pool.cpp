@@ -56,24 +56,23 @@ void worker_pool::run(const std::function<void(unsigned)>& task) {
     }
     task(0);
     const unsigned workers = unsigned(m_workers.size());
-    for (unsigned spins = 0; m_done.load(std::memory_order_acquire) != workers;) {
-        if (spins++ < spin_limit)
-            relax();
-        else
-            std::this_thread::yield();
-    }
+    for (unsigned spins = 0; m_done.load(std::memory_order_acquire) != workers;)
+        wait_a_little(spins++);
+}
+
+void worker_pool::wait_a_little(unsigned calls) {
+    if (calls < spin_limit)
+        relax();
+    else
+        std::this_thread::yield();
 }
 
 void worker_pool::work(unsigned index) {
     std::uint64_t seen = 0;
     for (;;) {
         unsigned spins = 0;
-        while (m_generation.load(std::memory_order_acquire) == seen && spins < spin_limit + yield_limit) {
-            if (spins++ < spin_limit)
-                relax();
-            else
-                std::this_thread::yield();
-        }
+        while (m_generation.load(std::memory_order_acquire) == seen && spins < spin_limit + yield_limit)
+            wait_a_little(spins++);
         if (m_generation.load() == seen) {
             std::unique_lock<std::mutex> lock(m_mutex);
             m_sleepers.fetch_add(1);

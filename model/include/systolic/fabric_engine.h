@@ -10,15 +10,19 @@
 //    sums of a chunk longer than D*N stay in the arrays;
 //  - every link counts the valid tokens (or partial sums) it carries: real ones, and the padding
 //    zeros of rows and columns outside C.
-// Stepping: a link of L edges gives every array L edges of lookahead, so the arrays step groups of
-// at most L edges each on its own thread (worker_pool) and meet after every group: the tokens a
-// group consumes from a link were all produced in earlier groups, and a PE's partial sum, ready at
-// edge X, is needed at edge X + L, which also lies in a later group. Results and counts do not
-// depend on the number of threads.
+// Stepping: a link of L edges gives every array L edges of lookahead. What an array consumes on
+// edge e from a link left its neighbour on edge e - L (tokens in a ring of 2L slots; a PE's partial
+// sum, ready at edge X, waits in the link's mailbox until edge X + L). So an array may step edge e
+// once every neighbour it shares a link with, either way, has stepped edge e - L: its inputs are
+// there and the slot it writes has been read. Each thread (worker_pool) steps its own arrays as far
+// as that allows, with no barrier: conservative parallel simulation, nothing rolled back. Results
+// and counts do not depend on the number of threads. With an edge observer all arrays meet after
+// every edge instead, so that the observer sees them in step.
 #pragma once
 
 #include <algorithm>
 #include <array>
+#include <atomic>
 #include <cstdint>
 #include <memory>
 #include <optional>
@@ -135,20 +139,19 @@ public:
     void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                  edge_callback* after) override {
         if (first == 0) begin_chunk(in, t);
-        const std::uint64_t L = m_geo.link_latency, end = first + count;
-        const std::function<void(unsigned)> task = [this](unsigned thread) {
-            for (std::size_t i = thread; i < m_active.size(); i += m_pool.size())
-                step(*m_active[i], m_group_first, m_group_count);
-        };
-        for (std::uint64_t e = first; e < end;) {
-            m_group_first = e;
-            m_group_count = after ? 1 : std::min(L, end - e);
-            m_pool.run(task);
-            hand_off_blocks(e, m_group_count);
-            m_edges += m_group_count;
-            if (after) after->after_edge(e);
-            e += m_group_count;
+        const std::uint64_t end = first + count;
+        if (after) {  // every array steps edge e, then the observer sees them all
+            for (std::uint64_t e = first; e < end; ++e) {
+                m_pool.run([this, e](unsigned thread) {
+                    for (std::size_t i = thread; i < m_active.size(); i += m_pool.size())
+                        step_edge(*m_active[i], e);
+                });
+                after->after_edge(e);
+            }
+        } else {
+            m_pool.run([this, end](unsigned thread) { run_arrays(thread, end); });
         }
+        m_edges += count;
     }
 
     // The tile's sums: at each array position, the accumulators of the depth that summed the last block.
@@ -217,15 +220,18 @@ private:
 
     struct node {
         node(std::size_t n, std::size_t r_, std::size_t c_, std::size_t d_)
-            : core(n), r(r_), c(c_), d(d_), west(n), north(n), west_ok(n), north_ok(n) {}
+            : core(n), r(r_), c(c_), d(d_), west(n), north(n), west_ok(n), north_ok(n), mailbox(n * n) {}
         core_type core;
         std::size_t r, c, d;
         std::vector<operand_type> west, north;  // the feeder's tokens (on the west and north faces)
         std::vector<std::uint8_t> west_ok, north_ok;
-        int west_in = -1, north_in = -1;  // incoming links (index into m_links), -1 on a face
-        int east = -1, south = -1;        // outgoing A and B links
-        int next_depth = -1;              // outgoing C link
-        bool used = false;                // stepped since the last clear
+        int west_in = -1, north_in = -1;        // incoming links (index into m_links), -1 on a face
+        int east = -1, south = -1;              // outgoing A and B links
+        int next_depth = -1;                    // outgoing C link
+        bool used = false;                      // stepped since the last clear
+        std::atomic<std::uint64_t> done{0};     // edges of the current chunk stepped
+        std::vector<node*> neighbours;          // the active arrays it shares a link with, this chunk
+        std::vector<accumulator_type> mailbox;  // its C link's partial sums, one per PE
     };
 
     int add_link(link_kind kind, std::size_t from, std::size_t to, std::size_t width) {
@@ -249,8 +255,7 @@ private:
         if (m_holder && D > 1 && m_blocks > 0) {
             for (std::size_t r = 0; r < m_ra; ++r)
                 for (std::size_t c = 0; c < m_ca; ++c)
-                    for (std::size_t q = 0; q + 1 < 2 * m_geo.n; ++q)
-                        hand_off_diagonal(*m_nodes[index(r, c, *m_holder)], q, 0);
+                    hand_off_all(*m_nodes[index(r, c, *m_holder)]);
         }
         std::fill(m_depth_active.begin(), m_depth_active.end(), 0);
         for (std::uint64_t b = 0; b < m_blocks; ++b) {
@@ -260,9 +265,25 @@ private:
         }
         m_active.clear();
         for (auto& p : m_nodes) {
-            if (p->r < m_ra && p->c < m_ca && m_depth_active[p->d]) {
+            p->done.store(0, std::memory_order_relaxed);
+            if (active(*p)) {
                 p->used = true;
                 m_active.push_back(p.get());
+            }
+        }
+        for (node* x : m_active) {
+            x->neighbours.clear();
+            auto add = [&](std::size_t r, std::size_t c, std::size_t d) {
+                node* y = m_nodes[index(r, c, d)].get();
+                if (active(*y) && y != x) x->neighbours.push_back(y);
+            };
+            if (x->c > 0) add(x->r, x->c - 1, x->d);
+            if (x->c + 1 < m_geo.shape.cols) add(x->r, x->c + 1, x->d);
+            if (x->r > 0) add(x->r - 1, x->c, x->d);
+            if (x->r + 1 < m_geo.shape.rows) add(x->r + 1, x->c, x->d);
+            if (D > 1) {
+                add(x->r, x->c, (x->d + 1) % D);
+                add(x->r, x->c, (x->d + D - 1) % D);
             }
         }
         for (auto& link : m_links)
@@ -274,6 +295,8 @@ private:
         if (m_blocks > 0) m_holder = depth_of(m_blocks - 1);
         m_passes += m_geo.passes(m_kc);
     }
+
+    bool active(const node& x) const { return x.r < m_ra && x.c < m_ca && m_depth_active[x.d]; }
 
     std::size_t depth_of(std::uint64_t block) const {
         return std::size_t((m_start + block) % m_geo.shape.depth);
@@ -295,7 +318,40 @@ private:
         return b < m_blocks && kk < m_geo.n && k < m_kc && depth_of(b) == d;
     }
 
-    // The inputs of one edge of array x: from the feeder on the fabric's faces, else from the link.
+    // One thread's share of a run of edges up to `end`: its arrays, each stepped as far as its
+    // neighbours allow (see the header comment), until all of them are there.
+    void run_arrays(unsigned thread, std::uint64_t end) {
+        const std::uint64_t L = m_geo.link_latency;
+        for (unsigned idle = 0;;) {
+            bool finished = true, moved = false;
+            for (std::size_t i = thread; i < m_active.size(); i += m_pool.size()) {
+                node& x = *m_active[i];
+                std::uint64_t e = x.done.load(std::memory_order_relaxed);
+                while (e < end && std::all_of(x.neighbours.begin(), x.neighbours.end(), [&](const node* y) {
+                           return y->done.load(std::memory_order_acquire) + L > e;
+                       })) {
+                    step_edge(x, e++);
+                    moved = true;
+                }
+                finished = finished && e == end;
+            }
+            if (finished) return;
+            if (moved)
+                idle = 0;
+            else
+                worker_pool::wait_a_little(idle++);
+        }
+    }
+
+    // Edge e of array x: the partial sums due from the previous depth, the inputs (from the feeder
+    // on the fabric's faces, else from the links), the step, the tokens and sums it hands on.
+    void step_edge(node& x, std::uint64_t e) {
+        if (m_geo.shape.depth > 1) receive_blocks(x, e);
+        step(x, e, 1);
+        if (m_geo.shape.depth > 1) send_blocks(x, e);
+        x.done.store(e + 1, std::memory_order_release);
+    }
+
     void step(node& x, std::uint64_t first, std::uint64_t count) {
         const std::size_t n = m_geo.n;
         const std::uint64_t L = m_geo.link_latency;
@@ -378,47 +434,77 @@ private:
         if (words + padding) link.last_edge = e;
     }
 
-    // After the edges [first, first + count): every PE that summed the last term of a block in them
-    // hands its sum to the same PE at the next depth (D > 1). PE(i, j) of array (r, c) sums the last
-    // term of block b at edge b * stride + (r + c)(L - 1) + (r + c) N + N - 1 + i + j (every block
-    // but the last has N terms), so the PEs of one edge form an anti-diagonal i + j = q.
-    void hand_off_blocks(std::uint64_t first, std::uint64_t count) {
-        if (m_geo.shape.depth == 1 || m_blocks < 2) return;
+    // PE(i, j) of array (r, c) sums the last term of block b at edge
+    //   b * stride + (r + c)(L - 1 + N) + N - 1 + i + j
+    // (every block but the last has N terms), so the PEs that finish on one edge form an
+    // anti-diagonal i + j = q. Calls f(b, q) for every block b < blocks - 1 that array (r, c)'s PEs
+    // finish on edge e.
+    template <class F>
+    void blocks_finishing(const node& x, std::uint64_t e, F f) const {
         const std::int64_t n = std::int64_t(m_geo.n), stride = std::int64_t(m_geo.block_stride());
-        const std::int64_t lo = std::int64_t(first), hi = std::int64_t(first + count);  // edges [lo, hi)
-        for (std::size_t r = 0; r < m_ra; ++r) {
-            for (std::size_t c = 0; c < m_ca; ++c) {
-                const std::int64_t off = std::int64_t((r + c) * (m_geo.link_extra() + m_geo.n)) + n - 1;
-                // Blocks whose anti-diagonals [off + b*stride, off + b*stride + 2N - 2] meet [lo, hi).
-                const std::int64_t b_lo =
-                    std::max<std::int64_t>(0, (lo - off - (2 * n - 2) + stride - 1) / stride);
-                for (std::int64_t b = b_lo; b + 1 < std::int64_t(m_blocks); ++b) {
-                    const std::int64_t base = off + b * stride;
-                    if (base >= hi) break;
-                    node& from = *m_nodes[index(r, c, depth_of(std::uint64_t(b)))];
-                    for (std::int64_t q = std::max<std::int64_t>(0, lo - base);
-                         q < std::min(hi - base, 2 * n - 1); ++q)
-                        hand_off_diagonal(from, std::size_t(q), first);
-                }
-            }
-        }
+        const std::int64_t off = std::int64_t((x.r + x.c) * (m_geo.link_extra() + m_geo.n)) + n - 1;
+        const std::int64_t t = std::int64_t(e) - off;
+        if (t < 0) return;
+        // Blocks whose anti-diagonals [off + b*stride, off + b*stride + 2N - 2] hold edge e.
+        const std::int64_t b_hi = std::min<std::int64_t>(t / stride, std::int64_t(m_blocks) - 2);
+        for (std::int64_t b = std::max<std::int64_t>(0, (t - (2 * n - 2) + stride - 1) / stride); b <= b_hi;
+             ++b)
+            if (t - b * stride <= 2 * n - 2) f(std::uint64_t(b), std::size_t(t - b * stride));
     }
 
-    // The PEs on anti-diagonal q of array `from` hand their sums over its C link.
-    void hand_off_diagonal(node& from, std::size_t q, std::uint64_t edge) {
+    // The PEs of x that summed their block on edge e put their sums in x's C link mailbox.
+    void send_blocks(node& x, std::uint64_t e) {
+        blocks_finishing(x, e, [&](std::uint64_t b, std::size_t q) {
+            if (depth_of(b) != x.d) return;
+            fabric_link& link = m_links[std::size_t(x.next_depth)];
+            for_diagonal(q, [&](std::size_t i, std::size_t j) {
+                x.mailbox[i * m_geo.n + j] = x.core.accumulator(i, j);
+                count_sum(link, x, i, j);
+            });
+            link.last_edge = e;
+        });
+    }
+
+    // The PEs of x whose predecessor at the previous depth summed its block L edges ago start from
+    // that sum: it has crossed the C link.
+    void receive_blocks(node& x, std::uint64_t e) {
+        const std::uint64_t L = m_geo.link_latency;
+        if (e < L) return;
+        const std::size_t D = m_geo.shape.depth;
+        const node& from = *m_nodes[index(x.r, x.c, (x.d + D - 1) % D)];
+        blocks_finishing(x, e - L, [&](std::uint64_t b, std::size_t q) {
+            if (depth_of(b + 1) != x.d) return;
+            for_diagonal(q, [&](std::size_t i, std::size_t j) {
+                x.core.load_accumulator(i, j, from.mailbox[i * m_geo.n + j]);
+            });
+        });
+    }
+
+    template <class F>
+    void for_diagonal(std::size_t q, F f) const {
+        const std::size_t n = m_geo.n;
+        for (std::size_t i = q < n ? 0 : q - n + 1; i <= std::min(q, n - 1); ++i)
+            f(i, q - i);
+    }
+
+    // One partial sum over x's C link: real when its PE holds a real output.
+    void count_sum(fabric_link& link, const node& x, std::size_t i, std::size_t j) const {
+        const bool real = x.r * m_geo.n + i < m_tile.rows && x.c * m_geo.n + j < m_tile.cols;
+        ++(real ? link.words : link.padding_words);
+    }
+
+    // A chunk that goes on from an earlier one: every PE of `from` (the depth holding the sums)
+    // hands its sum over the C link before the chunk's first edge.
+    void hand_off_all(node& from) {
         const std::size_t n = m_geo.n;
         fabric_link& link = m_links[std::size_t(from.next_depth)];
         core_type& to = m_nodes[link.to]->core;
-        std::uint64_t words = 0, padding = 0;
-        for (std::size_t i = q < n ? 0 : q - n + 1; i <= std::min(q, n - 1); ++i) {
-            const std::size_t j = q - i;
-            to.load_accumulator(i, j, from.core.accumulator(i, j));
-            const bool real = from.r * n + i < m_tile.rows && from.c * n + j < m_tile.cols;
-            ++(real ? words : padding);
-        }
-        link.words += words;
-        link.padding_words += padding;
-        link.last_edge = edge;
+        for (std::size_t i = 0; i < n; ++i)
+            for (std::size_t j = 0; j < n; ++j) {
+                to.load_accumulator(i, j, from.core.accumulator(i, j));
+                count_sum(link, from, i, j);
+            }
+        link.last_edge = 0;
     }
 
     template <class F>
@@ -451,7 +537,6 @@ private:
     tile m_tile;
     std::uint64_t m_kc = 0, m_blocks = 0;
     std::size_t m_start = 0, m_ra = 0, m_ca = 0;
-    std::uint64_t m_group_first = 0, m_group_count = 0;
 };
 
 }  // namespace systolic

@@ -25,6 +25,11 @@ public:
     unsigned size() const { return unsigned(m_workers.size()) + 1; }
     void run(const std::function<void(unsigned)>& task);
 
+    // For a thread that waits on others, on its `calls`-th try in a row: a pause instruction for
+    // the first few thousand (the others are usually microseconds away), then a yield of the core,
+    // which matters when the machine has fewer free cores than threads.
+    static void wait_a_little(unsigned calls);
+
 private:
     void work(unsigned index);
 
