@@ -436,7 +436,7 @@ int run(const options& o) {
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
-        const auto counts = bench->expected_counts(pr.shape, ro);
+        const auto counts = bench->expected_counts(pr.shape, ro.k_tile);
         bar = std::make_unique<progress_bar>(
             o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);

@@ -175,9 +175,9 @@ public:
     fabric<Format>* fabric_module() const { return m_fabric.get(); }
 
     // What a job of this shape must count here (count_job, or count_fabric_job on a fabric).
-    systolic::expected_counts expected_counts(const problem_shape& s, const run_options& opt) const {
-        return m_fabric ? count_fabric_job(s, m_fabric->geometry(), opt.k_tile).counts
-                        : count_job(s, shape(), opt.k_tile);
+    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const {
+        return m_fabric ? count_fabric_job(s, m_fabric->geometry(), k_tile).counts
+                        : count_job(s, shape(), k_tile);
     }
 
     // Runs one job to completion (or failure) and checks it. Call from sc_main or a test, not from
@@ -188,7 +188,7 @@ public:
         if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
             throw std::invalid_argument("testbench: operand sizes do not match the shape");
         out.job = plan_memory(s, opt);
-        out.expected = expected_counts(s, opt);
+        out.expected = expected_counts(s, opt.k_tile);
 
         m_violations.clear();
         checker.clear_violations();
@@ -349,8 +349,7 @@ private:
 
     // Generous: ten times what every clock and every memory access of the job would take.
     sc_core::sc_time time_limit(const matmul_job& job) const {
-        const auto counts = m_fabric ? count_fabric_job(job.shape, m_fabric->geometry(), job.k_tile).counts
-                                     : count_job(job.shape, shape(), job.k_tile);
+        const auto counts = expected_counts(job.shape, job.k_tile);
         const double accesses =
             double(counts.tiles) * double(counts.k_chunks * 3 * std::max(rows(), cols()) + job.shape.k) + 1;
         const auto& mc = mem.cfg();
