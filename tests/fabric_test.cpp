@@ -114,6 +114,11 @@ void compare_with_one_array(std::uint64_t seed) {
     o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
     o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
     if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    if (rng() % 4 == 0) {  // int8 output through the output stage
+        o.quant.enabled = true;
+        o.quant.scale = 1.0 / double(1 + rng() % 300);
+        o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+    }
     double range = default_range<Format>();
     if constexpr (Format::is_integer)
         if (rng() % 4 == 0) range = double(std::numeric_limits<typename Format::operand_type>::max());
