@@ -4,7 +4,6 @@
 // by hand in the comments, or from one part checked against an independent computation here.
 #include <gtest/gtest.h>
 
-#include <tlm_utils/tlm_quantumkeeper.h>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -13,6 +12,7 @@
 #include <string>
 #include <systemc>
 #include <tlm>
+#include <tlm_utils/tlm_quantumkeeper.h>
 #include <vector>
 
 #include "fault.h"
