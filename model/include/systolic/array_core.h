@@ -1,13 +1,15 @@
-// The R x C grid of processing elements (R rows of C PEs) as plain C++ state, stepped one advance
-// edge at a time. Hot state is structure-of-arrays in row-major order, and tokens move without
-// being copied:
-//  - each of the R rows of A tokens is a window of C slots into a 2C-slot buffer; the window
-//    slides one slot west per edge and the west input is written at its head (the live tokens are
-//    copied back once every C edges);
-//  - the R rows of B tokens (C each) form a ring whose logical row 0 moves down one physical row
-//    per edge, and the north inputs overwrite the row whose tokens leave the array.
-// So one edge is R + C token writes and one branch-free multiply-accumulate pass over contiguous
-// rows. The SystemC shell (systolic_array, pe) only names and exposes this state.
+// The R x C grid of processing elements (R rows of C PEs) as plain C++ state, stepped in runs of
+// advance edges. Hot state is structure-of-arrays in row-major order (row stride C), and tokens
+// move without being copied. Each of A and B is an R x C window into a buffer twice that size:
+//  - A moves one PE east per edge. In row-major order that is the whole window sliding one slot
+//    towards the buffer's start: PE(i, j) takes what PE(i, j - 1) held, and the token that leaves
+//    PE(i - 1, C - 1) lands in PE(i, 0), where the west input of row i overwrites it;
+//  - B moves one PE south per edge: the window slides C slots (one row), and the north inputs
+//    fill the new row 0.
+// When a window reaches its buffer's start, it is copied back to the end (every R*C edges for A,
+// every R for B). So an edge is R + C token writes and one branch-free multiply-accumulate pass
+// over R*C contiguous PEs - no per-row loop, which at 16 x 16 costs as much as the MACs. The
+// SystemC shell (systolic_array, pe) only names and exposes this state.
 #pragma once
 
 #include <algorithm>
@@ -16,6 +18,8 @@
 #include <limits>
 #include <stdexcept>
 #include <string>
+#include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "systolic/number_format.h"
@@ -47,13 +51,30 @@ public:
     using accumulator_type = typename Format::accumulator_type;
     using token_type = token<operand_type>;
 
+    // The inputs of a run of edges as skewed streams (the feeder's form). Row i of A enters at
+    // PE(i, 0) from edge row_delay[i] on: on edge e it carries term k = e - row_delay[i], which is
+    // a[i * a_stride + k], while k < kc. Column j of B enters at PE(0, j) from edge col_delay[j] on,
+    // term k being b[k * b_stride + j]. Outside its stream an input is a bubble; a stream whose
+    // valid flag is 0 carries invalid tokens.
+    struct streams {
+        const operand_type* a;
+        std::size_t a_stride;
+        const operand_type* b;
+        std::size_t b_stride;
+        std::uint64_t kc;
+        const std::uint64_t* row_delay;
+        const std::uint64_t* col_delay;
+        const std::uint8_t* row_valid;
+        const std::uint8_t* col_valid;
+    };
+
     array_core(std::size_t rows, std::size_t cols)
         : m_rows(rows),
           m_cols(cols),
           m_a(2 * rows * cols),
           m_a_valid(2 * rows * cols),
-          m_b(rows * cols),
-          m_b_valid(rows * cols),
+          m_b(2 * rows * cols),
+          m_b_valid(2 * rows * cols),
           m_acc(rows * cols),
           m_consumed(rows * cols),
           m_overflows(rows * cols) {
@@ -78,8 +99,7 @@ public:
         std::fill(m_b_valid.begin(), m_b_valid.end(), 0);
         std::fill(m_consumed.begin(), m_consumed.end(), 0);
         clear_accumulators();
-        m_a_head = m_cols;
-        m_b_top = 0;
+        m_a_head = m_b_head = m_rows * m_cols;  // both windows at their buffers' end
         m_edges = 0;
         m_a_max = m_b_max = 0;
         m_safe_edges = ~std::uint64_t{0};
@@ -101,10 +121,9 @@ public:
     }
 
     // One advance edge. west[i] (R of them) enters PE(i, 0) and north[j] (C of them) enters
-    // PE(0, j); every other token
-    // moves one PE east (A) or south (B); then every PE whose two new tokens are both valid
-    // multiplies, accumulates and counts one consumed term (and one overflow, if the sum left
-    // the accumulator's range).
+    // PE(0, j); every other token moves one PE east (A) or south (B); then every PE whose two new
+    // tokens are both valid multiplies, accumulates and counts one consumed term (and one
+    // overflow, if the sum left the accumulator's range).
     void advance(const token_type* west, const token_type* north) {
         m_in.resize(m_rows + m_cols);
         m_in_ok.resize(m_rows + m_cols);
@@ -119,69 +138,97 @@ public:
         advance(&m_in[0], &m_in_ok[0], &m_in[m_rows], &m_in_ok[m_rows]);
     }
 
-    // The same edge with the inputs as values and valid bits (the engines' form: no token objects).
+    // The same edge with the inputs as values and valid bits (the form of a fabric, whose inputs
+    // come from a neighbour's link as often as from a feeder). Not a one-edge run of streams:
+    // planning the lanes and scanning R + C one-term streams costs as much as the MACs of a small
+    // array. Here the magnitudes are two flat scans (of the values, valid or not: an upper bound)
+    // and the inputs are written with a select, as the edge's own kernel does.
     void advance(const operand_type* west, const std::uint8_t* west_ok, const operand_type* north,
                  const std::uint8_t* north_ok) {
-        const std::size_t rows = m_rows, cols = m_cols;
-        const std::size_t w = 2 * cols;
-        if (m_a_head == 0) {  // the windows reached the buffers' start: copy the live tokens back
-            for (std::size_t i = 0; i < rows; ++i) {
-                std::memcpy(&m_a[i * w + cols + 1], &m_a[i * w], (cols - 1) * sizeof(operand_type));
-                std::memcpy(&m_a_valid[i * w + cols + 1], &m_a_valid[i * w], cols - 1);
-            }
-            m_a_head = cols + 1;
-        }
-        --m_a_head;
-        // The physical row that held the old bottom row, whose tokens leave the array, takes the
-        // north inputs and becomes logical row 0.
-        m_b_top = m_b_top == 0 ? rows - 1 : m_b_top - 1;
-        // Each edge adds at most one product of at most m_a_max * m_b_max to an accumulator, so
-        // for the first max / (m_a_max * m_b_max) edges after a clear none can leave its range and
-        // the count (always zero then) is skipped. The bound only changes when a larger operand
-        // enters, so the division runs once per new maximum, not once per edge.
+        make_room();
         count_mode mode = count_mode::none;
         if constexpr (Format::is_integer) {
-            const std::uint64_t a_max = std::max(m_a_max, max_magnitude(west, west_ok, rows));
-            const std::uint64_t b_max = std::max(m_b_max, max_magnitude(north, north_ok, cols));
-            if (a_max != m_a_max || b_max != m_b_max) {
-                m_a_max = a_max;
-                m_b_max = b_max;
-                const std::uint64_t product = a_max * b_max;  // at most 2^62
-                m_safe_edges = product == 0
-                                   ? ~std::uint64_t{0}
-                                   : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
-            }
-            if (m_partials_in || m_edges + 1 > m_safe_edges)
+            raise_bound(std::max(m_a_max, max_magnitude(west, m_rows, 1, 0)),
+                        std::max(m_b_max, max_magnitude(north, m_cols, 1, 0)));
+            if (m_partials_in || m_edges >= m_safe_edges)
                 mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
         }
-        edge_kernel(mode, rows, cols, m_a_head, m_b_top, west, west_ok, north, north_ok, m_a.data(),
+        edge_kernel(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok, m_a.data(),
                     m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
                     m_overflows.data());
+        m_a_head -= 1;
+        m_b_head -= m_cols;
         ++m_edges;
+    }
+
+    // Edges first .. first + count - 1 of the streams, each as the single edge above. The run is
+    // cut only where a stream starts or ends, a window must be copied back or the overflow count
+    // must start, so the kernel runs many edges per call.
+    void advance(const streams& in, std::uint64_t first, std::uint64_t count) {
+        advance(in, first, count, nullptr);
+    }
+
+    // The same, calling after_edge(e) after each edge e (an observer's hook): the kernel then runs
+    // one edge per call, but the inputs are still planned once per phase and their magnitudes
+    // once for all the edges.
+    template <class AfterEdge>
+    void advance(const streams& in, std::uint64_t first, std::uint64_t count, AfterEdge after_edge) {
+        constexpr bool each_edge = !std::is_same_v<AfterEdge, std::nullptr_t>;
+        const std::size_t cols = m_cols;
+        // The leading edges of the run during which no accumulator can overflow (see
+        // note_magnitudes), and how the rest count overflows.
+        std::uint64_t quiet = count;
+        count_mode counting = count_mode::none;
+        if constexpr (Format::is_integer) {
+            note_magnitudes(in, first, count);
+            quiet = !m_partials_in && m_edges < m_safe_edges ? std::min(count, m_safe_edges - m_edges) : 0;
+            counting = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
+        }
+        std::uint64_t phase_end = first;  // the edge from which m_feed no longer holds
+        for (std::uint64_t done = 0; done < count;) {
+            if (first + done == phase_end) phase_end = plan_feed(in, first + done, first + count);
+            make_room();
+            std::uint64_t run =
+                each_edge ? 1
+                          : std::min<std::uint64_t>({phase_end - (first + done), m_a_head, m_b_head / cols});
+            count_mode mode = counting;
+            if (done < quiet) {
+                run = std::min(run, quiet - done);
+                mode = count_mode::none;
+            }
+            run_kernel(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
+                       m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                       m_overflows.data());
+            m_a_head -= run;
+            m_b_head -= run * cols;
+            m_edges += run;
+            done += run;
+            if constexpr (each_edge) after_edge(first + done - 1);
+        }
     }
 
     // Advance edges since the last clear.
     std::uint64_t edges() const { return m_edges; }
 
     token_type a(std::size_t i, std::size_t j) const {
-        const std::size_t k = i * 2 * m_cols + m_a_head + j;
+        const std::size_t k = m_a_head + i * m_cols + j;
         return {m_a[k], m_a_valid[k] != 0};
     }
     token_type b(std::size_t i, std::size_t j) const {
-        const std::size_t k = (m_b_top + i) % m_rows * m_cols + j;
+        const std::size_t k = m_b_head + i * m_cols + j;
         return {m_b[k], m_b_valid[k] != 0};
     }
     // The tokens that leave the array on the next edge: the A tokens of the last column (one per row,
     // copied out) and the B tokens of the last row (contiguous, in place).
     void east_column(operand_type* value, std::uint8_t* valid) const {
-        const std::size_t w = 2 * m_cols, k = m_a_head + m_cols - 1;
+        const std::size_t k = m_a_head + m_cols - 1;
         for (std::size_t i = 0; i < m_rows; ++i) {
-            value[i] = m_a[i * w + k];
-            valid[i] = m_a_valid[i * w + k];
+            value[i] = m_a[k + i * m_cols];
+            valid[i] = m_a_valid[k + i * m_cols];
         }
     }
-    const operand_type* south_row() const { return &m_b[last_b_row() * m_cols]; }
-    const std::uint8_t* south_row_valid() const { return &m_b_valid[last_b_row() * m_cols]; }
+    const operand_type* south_row() const { return &m_b[m_b_head + (m_rows - 1) * m_cols]; }
+    const std::uint8_t* south_row_valid() const { return &m_b_valid[m_b_head + (m_rows - 1) * m_cols]; }
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_cols + j]; }
     // Row i's C accumulators (the rows are contiguous: row i + 1 follows row i).
     const accumulator_type* accumulator_row(std::size_t i) const { return &m_acc[i * m_cols]; }
@@ -211,74 +258,296 @@ public:
     }
 
 private:
-    std::size_t last_b_row() const { return m_b_top == 0 ? m_rows - 1 : m_b_top - 1; }
-
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
     enum class count_mode { none, wrap, saturate };
 
-    // The whole edge: the inputs enter, then every row multiplies and accumulates. One function
-    // (and so one clone dispatch) per edge; the row loop inlines into it.
+    // Before an edge: a window that reached its buffer's start is copied back to the end.
+    void make_room() {
+        const std::size_t pes = m_rows * m_cols;
+        if (m_a_head == 0) {
+            std::memcpy(&m_a[pes], &m_a[0], pes * sizeof(operand_type));
+            std::memcpy(&m_a_valid[pes], &m_a_valid[0], pes);
+            m_a_head = pes;
+        }
+        if (m_b_head == 0) {
+            std::memcpy(&m_b[pes], &m_b[0], pes * sizeof(operand_type));
+            std::memcpy(&m_b_valid[pes], &m_b_valid[0], pes);
+            m_b_head = pes;
+        }
+    }
+
+    // Where one edge's inputs go, for a phase of a run during which no stream starts or ends (so
+    // the kernel tests nothing per input). Slots are offsets from the window's PE(0, 0) slot. A
+    // live stream (in range and valid) writes its term and a set valid flag each edge: the term of
+    // edge e is a[src + e] for A and b[src + e * b_stride] for B (src wraps below zero). Every
+    // other slot takes a bubble: zero value (invalid tokens too, so that their product is zero),
+    // flag clear.
+    struct lane {
+        std::size_t slot;
+        std::uint64_t src;
+    };
+    struct feed {
+        const operand_type* a;
+        const operand_type* b;
+        std::size_t b_stride;
+        const lane* a_live;
+        const lane* b_live;
+        const std::size_t* a_idle;
+        const std::size_t* b_idle;
+        std::size_t a_live_n, b_live_n, a_idle_n, b_idle_n;
+    };
+
+    // Fills m_feed for edge e of the streams; returns the edge (at most end) at which some stream
+    // starts or ends, where it must be planned again.
+    std::uint64_t plan_feed(const streams& in, std::uint64_t e, std::uint64_t end) {
+        // (stream_live lowers end as it goes)
+        const std::size_t rows = m_rows, cols = m_cols;
+        m_lanes.resize(rows + cols);
+        m_idle.resize(rows + cols);
+        lane* a_live = &m_lanes[0];
+        lane* b_live = &m_lanes[rows];
+        std::size_t* a_idle = &m_idle[0];
+        std::size_t* b_idle = &m_idle[rows];
+        std::size_t a_live_n = 0, b_live_n = 0, a_idle_n = 0, b_idle_n = 0;
+        for (std::size_t i = 0; i < rows; ++i) {
+            if (stream_live(in.row_delay[i], in.kc, e, end) && in.row_valid[i])
+                a_live[a_live_n++] = {i * cols, i * in.a_stride - in.row_delay[i]};
+            else
+                a_idle[a_idle_n++] = i * cols;
+        }
+        for (std::size_t j = 0; j < cols; ++j) {
+            if (stream_live(in.col_delay[j], in.kc, e, end) && in.col_valid[j])
+                b_live[b_live_n++] = {j, j - in.col_delay[j] * in.b_stride};
+            else
+                b_idle[b_idle_n++] = j;
+        }
+        m_feed = {in.a,   in.b,     in.b_stride, a_live,   b_live,  a_idle,
+                  b_idle, a_live_n, b_live_n,    a_idle_n, b_idle_n};
+        return end;
+    }
+
+    // Whether a stream of kc terms that starts on edge `delay` is in range on edge e; lowers end
+    // to the next edge at which that changes.
+    static bool stream_live(std::uint64_t delay, std::uint64_t kc, std::uint64_t e, std::uint64_t& end) {
+        const std::uint64_t k = e - delay;  // wraps to a huge value before the stream starts
+        if (k < kc) {
+            end = std::min(end, e + (kc - k));
+            return true;
+        }
+        if (e < delay) end = std::min(end, delay);
+        return false;
+    }
+
+    // Integer formats: raises the largest operand magnitudes since the last clear to cover the
+    // run's inputs, and with them the edges after the clear during which no accumulator can leave
+    // its range. Each edge adds at most one product of at most m_a_max * m_b_max to an
+    // accumulator, so for the first max / (m_a_max * m_b_max) edges none can, and the overflow
+    // count (always zero then) is skipped. The B side is the whole block of terms that any valid
+    // column takes in the run: a bound from above only starts the count sooner, and counting when
+    // nothing overflows changes nothing. The division runs once per new maximum.
+    void note_magnitudes(const streams& in, std::uint64_t first, std::uint64_t count) {
+        std::uint64_t a_max = m_a_max, b_max = m_b_max;
+        std::uint64_t b_lo = ~std::uint64_t{0}, b_hi = 0;
+        for (std::size_t i = 0; i < m_rows; ++i) {
+            const auto [lo, hi] = terms_in(in.row_delay[i], in.kc, first, count);
+            if (in.row_valid[i] && lo < hi)
+                a_max = std::max(a_max, max_magnitude(&in.a[i * in.a_stride + lo], hi - lo, 1, 0));
+        }
+        for (std::size_t j = 0; j < m_cols; ++j) {
+            const auto [col_lo, col_hi] = terms_in(in.col_delay[j], in.kc, first, count);
+            if (in.col_valid[j] && col_lo < col_hi) {
+                b_lo = std::min(b_lo, col_lo);
+                b_hi = std::max(b_hi, col_hi);
+            }
+        }
+        if (b_lo < b_hi) {
+            const std::uint64_t rows = b_hi - b_lo;  // one span when the rows are back to back
+            const std::size_t cols = m_cols;
+            b_max = std::max(b_max, in.b_stride == cols
+                                        ? max_magnitude(&in.b[b_lo * in.b_stride], rows * cols, 1, 0)
+                                        : max_magnitude(&in.b[b_lo * in.b_stride], cols, rows, in.b_stride));
+        }
+        raise_bound(a_max, b_max);
+    }
+
+    // Raises the magnitudes to a_max and b_max (at least the old ones) and with them the bound;
+    // the division runs once per new maximum.
+    void raise_bound(std::uint64_t a_max, std::uint64_t b_max) {
+        if (a_max != m_a_max || b_max != m_b_max) {
+            m_a_max = a_max;
+            m_b_max = b_max;
+            const std::uint64_t product = a_max * b_max;  // at most 2^62
+            m_safe_edges = product == 0
+                               ? ~std::uint64_t{0}
+                               : std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
+        }
+    }
+
+    // The terms [lo, hi) of a stream of kc terms that starts on edge `delay` which enter during
+    // edges first .. first + count - 1 (lo >= hi when none do).
+    static std::pair<std::uint64_t, std::uint64_t> terms_in(std::uint64_t delay, std::uint64_t kc,
+                                                            std::uint64_t first, std::uint64_t count) {
+        const std::uint64_t end = first + count;
+        if (delay >= end) return {0, 0};
+        return {first > delay ? first - delay : 0, std::min(kc, end - delay)};
+    }
+
+    // The largest |value| in `rows` runs of `len` operands, `stride` apart (integer formats). In
+    // the operand's own width, unsigned (|min| fits), so that it vectorises.
+    SYSTOLIC_VECTOR_CLONES static std::uint64_t max_magnitude(const operand_type* v, std::size_t len,
+                                                              std::size_t rows, std::size_t stride) {
+        using magnitude = std::make_unsigned_t<operand_type>;
+        magnitude m = 0;
+        for (std::size_t r = 0; r < rows; ++r, v += stride) {
+            for (std::size_t i = 0; i < len; ++i) {
+                const auto u = static_cast<magnitude>(v[i]);
+                m = std::max<magnitude>(m, std::min<magnitude>(u, magnitude(0 - u)));  // |v[i]|, no branch
+            }
+        }
+        return m;
+    }
+
+    // `count` edges from edge `first` of one phase of the inputs, the windows at a_head and b_head
+    // with room for them all: each edge slides the windows, writes the inputs and runs the MACs.
+    // One call (and so one clone dispatch) per run; the loops inline into it.
+    SYSTOLIC_VECTOR_CLONES static void run_kernel(count_mode mode, std::size_t rows, std::size_t cols,
+                                                  const feed& in, std::uint64_t first, std::uint64_t count,
+                                                  std::size_t a_head, std::size_t b_head, operand_type* a,
+                                                  std::uint8_t* a_ok, operand_type* b, std::uint8_t* b_ok,
+                                                  accumulator_type* acc, std::uint32_t* consumed,
+                                                  std::uint32_t* overflows) {
+        switch (mode) {  // chosen once per run, not per edge
+            case count_mode::none:
+                run_edges<overflow_mode::wrap, false>(rows, cols, in, first, count, a_head, b_head, a, a_ok,
+                                                      b, b_ok, acc, consumed, overflows);
+                break;
+            case count_mode::wrap:
+                run_edges<overflow_mode::wrap, true>(rows, cols, in, first, count, a_head, b_head, a, a_ok, b,
+                                                     b_ok, acc, consumed, overflows);
+                break;
+            case count_mode::saturate:
+                run_edges<overflow_mode::saturate, true>(rows, cols, in, first, count, a_head, b_head, a,
+                                                         a_ok, b, b_ok, acc, consumed, overflows);
+                break;
+        }
+    }
+
+    template <overflow_mode Mode, bool Count>
+    static inline __attribute__((always_inline)) void run_edges(
+        std::size_t rows, std::size_t cols, const feed& in, std::uint64_t first, std::uint64_t count,
+        std::size_t a_head, std::size_t b_head, operand_type* a, std::uint8_t* a_ok, operand_type* b,
+        std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed, std::uint32_t* overflows) {
+        // A local copy: the flag stores (uint8_t) could alias the plan, which would reload it.
+        const feed f = in;
+        // B's inputs for the whole run first, into the free rows above the window: then no MAC
+        // loads a slot that was just stored with a narrower store, whose forward would be blocked
+        // until every store before it had reached the cache. (A's inputs cannot go early: each
+        // overwrites a token that the edge before still uses.)
+        for (std::uint64_t t = 0; t < count; ++t) {
+            const std::size_t row = b_head - (t + 1) * cols;
+            const std::uint64_t b_row = (first + t) * f.b_stride;
+            for (std::size_t l = 0; l < f.b_live_n; ++l) {
+                b[row + f.b_live[l].slot] = f.b[f.b_live[l].src + b_row];
+                b_ok[row + f.b_live[l].slot] = 1;
+            }
+            for (std::size_t l = 0; l < f.b_idle_n; ++l) {
+                b[row + f.b_idle[l]] = operand_type{};
+                b_ok[row + f.b_idle[l]] = 0;
+            }
+        }
+        // Edge t of the run (t = 0 .. count - 1) for rows r0 .. r1 - 1 only: their west inputs
+        // (the A lanes [la, la_end) and idle slots [li, li_end)), then their MACs. Inlined, or it
+        // would be compiled for the baseline target, not the clone's (2.5x slower at 16 x 16).
+        auto edge_rows = [&](std::uint64_t t, std::size_t r0, std::size_t r1, std::size_t la,
+                             std::size_t la_end, std::size_t li, std::size_t li_end)
+            __attribute__((always_inline)) {
+            const std::size_t ah = a_head - (t + 1), bh = b_head - (t + 1) * cols, p0 = r0 * cols;
+            for (std::size_t l = la; l < la_end; ++l) {
+                a[ah + f.a_live[l].slot] = f.a[f.a_live[l].src + first + t];
+                a_ok[ah + f.a_live[l].slot] = 1;
+            }
+            for (std::size_t l = li; l < li_end; ++l) {
+                a[ah + f.a_idle[l]] = operand_type{};
+                a_ok[ah + f.a_idle[l]] = 0;
+            }
+            mac_span<Mode, Count>((r1 - r0) * cols, acc + p0, consumed + p0, overflows + p0, a + ah + p0,
+                                  a_ok + ah + p0, b + bh + p0, b_ok + bh + p0);
+        };
+        const std::size_t block_rows = std::max<std::size_t>(1, block_pes / cols);
+        if (block_rows >= rows) {  // the whole array fits in the L1 cache: one edge after the other
+            for (std::uint64_t t = 0; t < count; ++t)
+                edge_rows(t, 0, rows, 0, f.a_live_n, 0, f.a_idle_n);
+            return;
+        }
+        // A bigger array would stream its accumulators, counters and tokens from L2 every edge.
+        // Instead, a group of edges runs block of rows by block of rows, so that a block stays in
+        // L1 for the whole group (at 64 x 64 and 128 x 128 this is a third faster). Rows only ever
+        // read their own row's tokens, and a west input overwrites the token that the row above
+        // held on the edge before, which that row, being in this block or an earlier one, has
+        // already used: so every PE still sees exactly its own tokens, edge by edge.
+        for (std::uint64_t g = 0; g < count; g += group_edges) {
+            const std::uint64_t g_end = std::min<std::uint64_t>(count, g + group_edges);
+            std::size_t la = 0, li = 0;  // the lists are in row order: each block takes the next lanes
+            for (std::size_t r0 = 0; r0 < rows; r0 += block_rows) {
+                const std::size_t r1 = std::min(rows, r0 + block_rows);
+                std::size_t la_end = la, li_end = li;
+                while (la_end < f.a_live_n && f.a_live[la_end].slot < r1 * cols)
+                    ++la_end;
+                while (li_end < f.a_idle_n && f.a_idle[li_end] < r1 * cols)
+                    ++li_end;
+                for (std::uint64_t t = g; t < g_end; ++t)
+                    edge_rows(t, r0, r1, la, la_end, li, li_end);
+                la = la_end;
+                li = li_end;
+            }
+        }
+    }
+
+    // One edge from inputs given as values and valid bits (advance's per-edge form), the windows
+    // at a_head and b_head with room for it: the inputs go into the slots the windows slide onto
+    // (bubbles carry a zero value), then one MAC pass over every PE.
     SYSTOLIC_VECTOR_CLONES static void edge_kernel(count_mode mode, std::size_t rows, std::size_t cols,
-                                                   std::size_t a_head, std::size_t b_top,
+                                                   std::size_t a_head, std::size_t b_head,
                                                    const operand_type* west, const std::uint8_t* west_ok,
                                                    const operand_type* north, const std::uint8_t* north_ok,
                                                    operand_type* a, std::uint8_t* a_ok, operand_type* b,
                                                    std::uint8_t* b_ok, accumulator_type* acc,
                                                    std::uint32_t* consumed, std::uint32_t* overflows) {
-        const std::size_t w = 2 * cols;
-        for (std::size_t i = 0; i < rows; ++i) {  // bubbles carry a zero value
-            a[i * w + a_head] = west_ok[i] ? west[i] : operand_type{};
-            a_ok[i * w + a_head] = west_ok[i];
+        const std::size_t ah = a_head - 1, bh = b_head - cols, pes = rows * cols;
+        for (std::size_t i = 0; i < rows; ++i) {
+            a[ah + i * cols] = west_ok[i] ? west[i] : operand_type{};
+            a_ok[ah + i * cols] = west_ok[i];
         }
         for (std::size_t j = 0; j < cols; ++j) {
-            b[b_top * cols + j] = north_ok[j] ? north[j] : operand_type{};
-            b_ok[b_top * cols + j] = north_ok[j];
+            b[bh + j] = north_ok[j] ? north[j] : operand_type{};
+            b_ok[bh + j] = north_ok[j];
         }
-        switch (mode) {  // chosen once per edge, not per row
+        switch (mode) {  // chosen once per edge
             case count_mode::none:
-                mac_rows<overflow_mode::wrap, false>(rows, cols, a_head, b_top, a, a_ok, b, b_ok, acc,
-                                                     consumed, overflows);
+                mac_span<overflow_mode::wrap, false>(pes, acc, consumed, overflows, a + ah, a_ok + ah, b + bh,
+                                                     b_ok + bh);
                 break;
             case count_mode::wrap:
-                mac_rows<overflow_mode::wrap, true>(rows, cols, a_head, b_top, a, a_ok, b, b_ok, acc,
-                                                    consumed, overflows);
+                mac_span<overflow_mode::wrap, true>(pes, acc, consumed, overflows, a + ah, a_ok + ah, b + bh,
+                                                    b_ok + bh);
                 break;
             case count_mode::saturate:
-                mac_rows<overflow_mode::saturate, true>(rows, cols, a_head, b_top, a, a_ok, b, b_ok, acc,
-                                                        consumed, overflows);
+                mac_span<overflow_mode::saturate, true>(pes, acc, consumed, overflows, a + ah, a_ok + ah,
+                                                        b + bh, b_ok + bh);
                 break;
         }
     }
 
-    template <overflow_mode Mode, bool Count>
-    static inline __attribute__((always_inline)) void mac_rows(
-        std::size_t rows, std::size_t cols, std::size_t a_head, std::size_t b_top, const operand_type* a,
-        const std::uint8_t* a_ok, const operand_type* b, const std::uint8_t* b_ok, accumulator_type* acc,
-        std::uint32_t* consumed, std::uint32_t* overflows) {
-        const std::size_t w = 2 * cols;
-        for (std::size_t i = 0; i < rows; ++i) {
-            const std::size_t a0 = i * w + a_head, b_row = b_top + i,
-                              b0 = (b_row < rows ? b_row : b_row - rows) * cols, p0 = i * cols;
-            mac_row<Mode, Count>(cols, &acc[p0], &consumed[p0], &overflows[p0], &a[a0], &a_ok[a0], &b[b0],
-                                 &b_ok[b0]);
-        }
-    }
+    // The blocks of the bigger arrays: at most this many PEs (about 22 bytes of state each in L1),
+    // for this many edges at a time.
+    static constexpr std::size_t block_pes = 1024;
+    static constexpr std::uint64_t group_edges = 8;
 
-    // One row of multiply-accumulates. __restrict: the rows never overlap (uint8_t flags could
-    // otherwise alias anything), so the loop vectorises without alias checks. Bubbles carry a zero
-    // value, so for integers the product of a bubble is 0 and adding it changes nothing: the sum
-    // needs no select, only the term count looks at the valid bits.
-    template <overflow_mode Mode, bool Count>
-    static inline __attribute__((always_inline)) void mac_row(std::size_t n, accumulator_type* __restrict acc,
-                                                              std::uint32_t* __restrict consumed,
-                                                              std::uint32_t* __restrict overflows,
-                                                              const operand_type* __restrict a,
-                                                              const std::uint8_t* __restrict a_ok,
-                                                              const operand_type* __restrict b,
-                                                              const std::uint8_t* __restrict b_ok) {
-        mac_span<Mode, Count>(n, acc, consumed, overflows, a, a_ok, b, b_ok);
-    }
-
+    // The multiply-accumulates of one edge, over every PE in row-major order. __restrict: the
+    // windows never overlap (uint8_t flags could otherwise alias anything), so the loop vectorises
+    // without alias checks. Bubbles carry a zero value, so for integers the product of a bubble is
+    // 0 and adding it changes nothing: the sum needs no select, only the term count looks at the
+    // valid bits.
     template <overflow_mode Mode, bool Count>
     static inline __attribute__((always_inline)) void mac_span(
         std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
@@ -309,17 +578,6 @@ private:
         }
     }
 
-    // The largest |value| among the valid inputs (integer formats).
-    static std::uint64_t max_magnitude(const operand_type* v, const std::uint8_t* ok, std::size_t n) {
-        std::uint64_t m = 0;
-        for (std::size_t i = 0; i < n; ++i) {
-            const auto x = static_cast<std::int64_t>(v[i]);
-            const std::uint64_t mag = ok[i] ? (x < 0 ? 0 - std::uint64_t(x) : std::uint64_t(x)) : 0;
-            m = std::max(m, mag);
-        }
-        return m;
-    }
-
     std::uint64_t sum_in(const std::vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
         std::uint64_t sum = 0;
         for (std::size_t i = 0; i < rows; ++i)
@@ -330,15 +588,15 @@ private:
 
     std::size_t m_rows;
     std::size_t m_cols;
-    std::vector<operand_type> m_a;  // the A token each PE passes east: R rows of 2C slots
+    std::vector<operand_type> m_a;  // the A token each PE passes east: an R x C window of 2RC slots
     std::vector<std::uint8_t> m_a_valid;
-    std::vector<operand_type> m_b;  // the B token each PE passes south: a ring of R rows of C
+    std::vector<operand_type> m_b;  // the B token each PE passes south: the same
     std::vector<std::uint8_t> m_b_valid;
     std::vector<accumulator_type> m_acc;
     std::vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
     std::vector<std::uint32_t> m_overflows;  // accumulations that overflowed since the last clear
-    std::size_t m_a_head = 0;                // slot of column 0 in every A row's 2C-slot buffer
-    std::size_t m_b_top = 0;                 // physical row of logical B row 0
+    std::size_t m_a_head = 0;                // slot of PE(0, 0) in the A buffers
+    std::size_t m_b_head = 0;                // ... in the B buffers
     std::uint64_t m_edges = 0;
     overflow_mode m_overflow = overflow_mode::wrap;
     // Integer formats: the largest operand magnitudes that entered since the last clear.
@@ -346,7 +604,10 @@ private:
     std::uint64_t m_b_max = 0;
     std::uint64_t m_safe_edges = ~std::uint64_t{0};  // edges after a clear during which none can overflow
     bool m_partials_in = false;                      // an accumulator was loaded since the last clear
-    std::vector<operand_type> m_in;                  // advance(token*, token*) as values and valid bits
+    feed m_feed{};                                   // the inputs' phase being run, in:
+    std::vector<lane> m_lanes;
+    std::vector<std::size_t> m_idle;
+    std::vector<operand_type> m_in;  // advance(token*, token*) as values and valid bits
     std::vector<std::uint8_t> m_in_ok;
 };
 

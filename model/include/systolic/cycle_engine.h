@@ -15,13 +15,7 @@ public:
     using typename engine<Format>::accumulator_type;
     using operand_type = typename Format::operand_type;
 
-    cycle_engine(std::size_t rows, std::size_t cols)
-        : engine<Format>(rows, cols),
-          m_core(rows, cols),
-          m_west(rows),
-          m_north(cols),
-          m_west_ok(rows),
-          m_north_ok(cols) {}
+    cycle_engine(std::size_t rows, std::size_t cols) : engine<Format>(rows, cols), m_core(rows, cols) {}
     explicit cycle_engine(std::size_t n) : cycle_engine(n, n) {}
 
     engine_kind kind() const override { return engine_kind::cycle; }
@@ -29,13 +23,24 @@ public:
     void clear() override { m_core.clear(); }
     void clear_accumulators() override { m_core.clear_accumulators(); }
 
+    // The feeder's buffers are the core's streams: its inputs go straight into the array's slots,
+    // and the whole slice is one run (cut into single edges for an observer).
     void advance(const feeder<Format>& in, const tile&, std::uint64_t first, std::uint64_t count,
                  edge_callback* after) override {
-        for (std::uint64_t e = first; e < first + count; ++e) {
-            in.tokens(e, m_west.data(), m_west_ok.data(), m_north.data(), m_north_ok.data());
-            m_core.advance(m_west.data(), m_west_ok.data(), m_north.data(), m_north_ok.data());
-            if (after) after->after_edge(e);
-        }
+        const feed_tables& t = in.tables();
+        const typename array_core<Format>::streams s{in.a(),
+                                                     in.chunk_length(),
+                                                     in.b(),
+                                                     in.cols(),
+                                                     in.chunk_length(),
+                                                     t.row_delay.data(),
+                                                     t.col_delay.data(),
+                                                     t.row_valid.data(),
+                                                     t.col_valid.data()};
+        if (after)
+            m_core.advance(s, first, count, [after](std::uint64_t e) { after->after_edge(e); });
+        else
+            m_core.advance(s, first, count);
     }
 
     const accumulator_type* accumulators() const override { return &m_core.accumulator_row(0)[0]; }
@@ -53,8 +58,6 @@ public:
 
 private:
     array_core<Format> m_core;
-    std::vector<operand_type> m_west, m_north;  // one edge's inputs
-    std::vector<std::uint8_t> m_west_ok, m_north_ok;
 };
 
 }  // namespace systolic
