@@ -27,6 +27,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "systolic/array_core.h"
@@ -359,27 +360,16 @@ private:
         const std::uint64_t kc = m_kc;
         const std::size_t bcols = m_geo.tile_cols();
         for (std::uint64_t e = first; e < first + count; ++e) {
-            const operand_type *west, *north;
-            const std::uint8_t *west_ok, *north_ok;
             const std::size_t in_slot = std::size_t((e + L) % m_span) * n;  // written after edge e - L
-            if (x.west_in < 0) {  // row gi = r*N + i of the feeder's A, term k at gi * kc + k
+            // Row gi = r*N + i of the feeder's A has term k at gi * kc + k; column gj of B at k * cols + gj.
+            const auto [west, west_ok] = side(x.west_in, in_slot, x.west, x.west_ok, [&] {
                 feed_face(e, x.r, x.d, ft.row_delay, ft.row_valid, m_in->a(), kc, 1, x.west.data(),
                           x.west_ok.data());
-                west = x.west.data();
-                west_ok = x.west_ok.data();
-            } else {
-                west = &m_rings[x.west_in].value[in_slot];
-                west_ok = &m_rings[x.west_in].ok[in_slot];
-            }
-            if (x.north_in < 0) {  // column gj = c*N + j of the feeder's B, term k at k * cols + gj
+            });
+            const auto [north, north_ok] = side(x.north_in, in_slot, x.north, x.north_ok, [&] {
                 feed_face(e, x.c, x.d, ft.col_delay, ft.col_valid, m_in->b(), 1, bcols, x.north.data(),
                           x.north_ok.data());
-                north = x.north.data();
-                north_ok = x.north_ok.data();
-            } else {
-                north = &m_rings[x.north_in].value[in_slot];
-                north_ok = &m_rings[x.north_in].ok[in_slot];
-            }
+            });
             x.core.advance(west, west_ok, north, north_ok);
             const std::size_t out_slot = std::size_t(e % m_span) * n;
             if (x.east >= 0 && x.c + 1 < m_ca) {  // the east column leaves; only into an active array
@@ -401,6 +391,17 @@ private:
     std::size_t real_part(std::uint64_t real, std::size_t at) const {
         const std::uint64_t first = std::uint64_t(at) * m_geo.n;
         return std::size_t(std::min<std::uint64_t>(m_geo.n, real - std::min(real, first)));
+    }
+
+    // One side's inputs of an edge: on the fabric's face, what `feed` puts into buf; else the slot
+    // of the incoming link.
+    template <class Feed>
+    std::pair<const operand_type*, const std::uint8_t*> side(int link, std::size_t slot,
+                                                             std::vector<operand_type>& buf,
+                                                             std::vector<std::uint8_t>& ok, Feed feed) {
+        if (link >= 0) return {&m_rings[std::size_t(link)].value[slot], &m_rings[std::size_t(link)].ok[slot]};
+        feed();
+        return {buf.data(), ok.data()};
     }
 
     // The N tokens a face stream puts into the array at position `at` along its axis (r for A, c
