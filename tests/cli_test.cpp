@@ -387,11 +387,14 @@ TEST_F(SystolicTb, FunctionalEngineGivesTheSameCAndSaysItsCountsAreModelled) {
     EXPECT_EQ(jc["counts"], "stepped");
     EXPECT_EQ(jf["engine"], "functional");
     EXPECT_EQ(jf["counts"], "modelled");
-    for (const char* key : {"advance_edges", "advance_edges_per_tile", "macs_padded", "macs_real", "masked_outputs"})
+    for (const char* key :
+         {"advance_edges", "advance_edges_per_tile", "macs_padded", "macs_real", "masked_outputs"})
         EXPECT_EQ(jc[key], jf[key]) << key;
     EXPECT_NE(fun.err.find("(modelled by the functional engine)"), std::string::npos) << fun.err;
     // Same C: compare the saved arrays byte for byte.
-    EXPECT_EQ(run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --c-out " + path("c1.npy").string()).status, 0);
+    EXPECT_EQ(
+        run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --c-out " + path("c1.npy").string()).status,
+        0);
     EXPECT_EQ(run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --engine functional --c-out " +
                   path("c2.npy").string())
                   .status,

@@ -76,8 +76,10 @@ void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows
     o.engine = engine_kind::functional;
     const auto fun = b.run(pr, o);
 
-    ASSERT_TRUE(cyc.pass()) << what << ": " << (cyc.scoreboard.errors.empty() ? "" : cyc.scoreboard.errors[0]);
-    ASSERT_TRUE(fun.pass()) << what << ": " << (fun.scoreboard.errors.empty() ? "" : fun.scoreboard.errors[0]);
+    ASSERT_TRUE(cyc.pass()) << what << ": "
+                            << (cyc.scoreboard.errors.empty() ? "" : cyc.scoreboard.errors[0]);
+    ASSERT_TRUE(fun.pass()) << what << ": "
+                            << (fun.scoreboard.errors.empty() ? "" : fun.scoreboard.errors[0]);
     EXPECT_EQ(cyc.c, fun.c) << what;
     const auto &rc = cyc.result, &rf = fun.result;
     EXPECT_EQ(rc.engine, engine_kind::cycle);
@@ -208,7 +210,8 @@ TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {
             EXPECT_EQ(cyc.c, fun.c);
             // Overflowing steps, by hand: the sum 16129 k exceeds 2^31 - 1 from term 133145 on
             // (wrap: each later term may overflow again only after another 2^32 / 16129 terms).
-            EXPECT_EQ(cyc.result.overflows, k > 133144 ? 2 * (mode == overflow_mode::wrap ? 1 : k - 133144) : 0u)
+            EXPECT_EQ(cyc.result.overflows,
+                      k > 133144 ? 2 * (mode == overflow_mode::wrap ? 1 : k - 133144) : 0u)
                 << k << " " << to_string(mode);
         }
     }
@@ -224,7 +227,8 @@ TEST(ExtraAdvance, IsCaughtByTheEdgeCheckAlone) {
     EXPECT_EQ(out.scoreboard.mismatches, 0u);
     EXPECT_FALSE(out.scoreboard.edges_ok);
     EXPECT_FALSE(out.pass());
-    EXPECT_TRUE(has_error(out, "advance edges: expected 20 (4 tiles x 5), counted 24")) << out.scoreboard.errors[0];
+    EXPECT_TRUE(has_error(out, "advance edges: expected 20 (4 tiles x 5), counted 24"))
+        << out.scoreboard.errors[0];
     EXPECT_TRUE(has_error(out, "tile 0: 6 advance edges, expected 5"));
     o.inject = fault::none;
     expect_pass(b.run(seed_example<int32_format>(), o));
@@ -272,7 +276,8 @@ TEST(EdgeObserver, SeesEveryEdgeAtItsOwnTime) {
     EXPECT_EQ(rec.edges[0].acc00, 1);
     EXPECT_EQ(rec.edges[1].acc00, 1);
     EXPECT_EQ(rec.edges[1].consumed00, 2u);
-    const auto chunk1 = std::find_if(rec.edges.begin(), rec.edges.end(), [](const auto& e) { return e.chunk == 1; });
+    const auto chunk1 =
+        std::find_if(rec.edges.begin(), rec.edges.end(), [](const auto& e) { return e.chunk == 1; });
     ASSERT_NE(chunk1, rec.edges.end());
     EXPECT_EQ(chunk1->acc00, 7);
     EXPECT_EQ(chunk1->consumed00, 3u);

@@ -12,8 +12,10 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <tlm_utils/tlm_quantumkeeper.h>
 #include <vector>
+
+// After <systemc>: the keeper's header uses sc_core without including it.
+#include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "fault.h"
 #include "systolic/counting.h"

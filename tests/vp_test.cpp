@@ -89,7 +89,8 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     for (const auto& job : j.at("jobs"))
         dtypes.insert(job.at("dtype").get<std::string>());
     EXPECT_EQ(dtypes, (std::set<std::string>{"int8", "int32", "fp32", "bf16"}));
-    EXPECT_NE(r.out.find(" bus transactions checked, 0 protocol violations\nPASS"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" bus transactions checked, 0 protocol violations\nPASS"), std::string::npos)
+        << r.out;
     EXPECT_EQ(r.err, "");
     // The interrupt in the waveform: it rises at the seed job's end (265 ns after systolic_start).
     const std::string vcd = slurp(path("irq.vcd"));
@@ -109,7 +110,8 @@ TEST_F(VpCli, TheShippedScriptsPassAndTheDefaultIsBuiltIn) {
 // A wrong expectation, a wrong register value and a hung wait are failures (exit 1), each named
 // with its line; a bad script is bad input (exit 2), refused before anything runs.
 TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
-    write("wrong.vps", "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\njob q out=int8 scale=abc\n");
+    write("wrong.vps",
+          "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\njob q out=int8 scale=abc\n");
     auto r = run_tool(k_vp, "--script wrong.vps");
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAIL line 1"), std::string::npos) << r.out;
