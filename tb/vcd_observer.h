@@ -230,14 +230,14 @@ private:
 
     void sample() {
         std::size_t k = 0;
-        for (const traced_array& ta : m_arrays) {
-            const array_core<Format>& a = *ta.core;
+        for (const traced_array& traced : m_arrays) {
+            const array_core<Format>& a = *traced.core;
             for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
                 for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
                     const pe_ids& ids = m_pes[k];
-                    const auto ta_ = a.a(i, j), tb = a.b(i, j);
-                    set_operand(ids.a, ta_.value);
-                    m_w.set(ids.a_valid, ta_.valid);
+                    const auto ta = a.a(i, j), tb = a.b(i, j);
+                    set_operand(ids.a, ta.value);
+                    m_w.set(ids.a_valid, ta.valid);
                     set_operand(ids.b, tb.value);
                     m_w.set(ids.b_valid, tb.valid);
                     const accumulator_type acc = a.accumulator(i, j);
