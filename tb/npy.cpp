@@ -1,37 +1,20 @@
 #include "npy.h"
 
-#include <cerrno>
 #include <cstdio>
 #include <cstring>
-#include <filesystem>
-#include <fstream>
 #include <functional>
 #include <limits>
 #include <optional>
-#include <system_error>
 #include <utility>
 
-#if defined(_WIN32)
-#include <process.h>
-#else
-#include <fcntl.h>
-#include <sys/stat.h>
-#include <unistd.h>
-#endif
+#include "io/error.h"
+#include "io/input_file.h"
+#include "io/output_set.h"
+#include "io/text.h"
 
 namespace systolic::tb {
-std::string file_kind(unsigned mode) {
-    if (S_ISDIR(mode)) return "a directory";
-    if (S_ISFIFO(mode)) return "a FIFO";
-    if (S_ISCHR(mode)) return "a character device";
-    if (S_ISBLK(mode)) return "a block device";
-    if (S_ISSOCK(mode)) return "a socket";
-    return "not a regular file";
-}
 
 namespace {
-
-namespace fs = std::filesystem;
 
 constexpr char kMagic[] = "\x93NUMPY";
 constexpr std::size_t kMagicLen = 6;
@@ -42,14 +25,10 @@ constexpr std::size_t kMaxDims = 64;                   // numpy 2 allows at most
 constexpr std::size_t kArrayAlign = 64;                // numpy's ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisMaxDigits = 21;       // numpy's GROWTH_AXIS_MAX_DIGITS
 
+// Escaped whole: a header's NUL or newline must not cut the one-line message short.
 [[noreturn]] void fail(const std::string& path, const std::string& message) {
-    throw npy_error(path + ": " + message);
+    throw npy_error(io::printable(path + ": " + message));
 }
-
-std::string errno_text(int err) {
-    return err != 0 ? std::string(std::strerror(err)) : "unknown error";
-}
-
 
 bool host_is_little_endian() {
     const std::uint16_t one = 1;
@@ -441,69 +420,22 @@ private:
     std::size_t m_pos = 0;
 };
 
-#if !defined(_WIN32)
-// A regular file only. It is opened without blocking and checked with fstat on the open
-// descriptor, so a FIFO (whose open or read would wait for a writer forever), a device or a
-// directory is refused, and replacing the file after a check cannot sneak one in.
+// A regular file only, opened as every input is (io/input_file.h): a FIFO, device, socket or
+// directory is refused without blocking, and a /proc file, whose size is unknown, too.
 class file_source : public byte_source {
 public:
-    explicit file_source(const std::string& path) {
-        errno = 0;
-        m_fd = ::open(path.c_str(), O_RDONLY | O_NONBLOCK | O_CLOEXEC | O_NOCTTY);
-        if (m_fd < 0) fail(path, "cannot open: " + errno_text(errno));
-        struct stat st {};
-        if (::fstat(m_fd, &st) != 0) fail(path, "cannot stat: " + errno_text(errno));
-        if (!S_ISREG(st.st_mode))
-            fail(path, "cannot open: not a regular file (" + file_kind(st.st_mode) + ")");
-        const int flags = ::fcntl(m_fd, F_GETFL);
-        if (flags >= 0) ::fcntl(m_fd, F_SETFL, flags & ~O_NONBLOCK);
-        m_size = static_cast<std::uint64_t>(st.st_size);
-    }
-    ~file_source() override {
-        if (m_fd >= 0) ::close(m_fd);
-    }
-    file_source(const file_source&) = delete;
-    file_source& operator=(const file_source&) = delete;
-
-    std::uint64_t size() const override { return m_size; }
-    bool read(void* dst, std::size_t n) override {
-        auto* p = static_cast<unsigned char*>(dst);
-        while (n > 0) {
-            const ssize_t got = ::read(m_fd, p, n < (std::size_t{1} << 30) ? n : (std::size_t{1} << 30));
-            if (got < 0 && errno == EINTR) continue;
-            if (got <= 0) return false;
-            p += got;
-            n -= static_cast<std::size_t>(got);
-        }
-        return true;
-    }
-
-private:
-    int m_fd = -1;
-    std::uint64_t m_size = 0;
-};
-#else
-class file_source : public byte_source {
-public:
-    explicit file_source(const std::string& path) : m_in(path, std::ios::binary) {
-        std::error_code ec;
-        if (fs::is_directory(path, ec)) fail(path, "cannot open: " + errno_text(EISDIR));
-        if (!m_in) fail(path, "cannot open: " + errno_text(errno));
-        m_in.seekg(0, std::ios::end);
-        m_size = static_cast<std::uint64_t>(m_in.tellg());
-        m_in.seekg(0, std::ios::beg);
+    explicit file_source(const std::string& path) try : m_file(path) {
+        m_size = m_file.known_size();
+    } catch (const io::io_error& e) {
+        throw npy_error(e.what());
     }
     std::uint64_t size() const override { return m_size; }
-    bool read(void* dst, std::size_t n) override {
-        return n == 0 ||
-               static_cast<bool>(m_in.read(static_cast<char*>(dst), static_cast<std::streamsize>(n)));
-    }
+    bool read(void* dst, std::size_t n) override { return m_file.read(dst, n); }
 
 private:
-    std::ifstream m_in;
+    io::input_file m_file;
     std::uint64_t m_size = 0;
 };
-#endif
 
 // Reads and validates a whole .npy image. `check` (optional) sees the parsed header before any data is
 // read and may throw to reject the file. With header_only, the data is not read (its length is checked).
@@ -611,14 +543,6 @@ npy_array load(const std::string& path, byte_source& in, const header_check& che
 // ---------------------------------------------------------------------------------------------------------------
 // Writing
 
-std::string process_id() {
-#if defined(_WIN32)
-    return std::to_string(_getpid());
-#else
-    return std::to_string(static_cast<long long>(getpid()));
-#endif
-}
-
 // Header bytes (magic through the terminating '\n') exactly as numpy.save writes them for a 2-D C-order
 // array.
 std::string make_header(const std::string& descr, std::uint64_t rows, std::uint64_t cols) {
@@ -643,47 +567,6 @@ std::string make_header(const std::string& descr, std::uint64_t rows, std::uint6
     out += '\n';
     return out;
 }
-
-// Owns the temporary file until it has been renamed into place; closes and removes it otherwise.
-class temp_file {
-public:
-    explicit temp_file(std::string name) : name_(std::move(name)) {}
-    temp_file(const temp_file&) = delete;
-    temp_file& operator=(const temp_file&) = delete;
-    ~temp_file() {
-        if (file_ != nullptr) std::fclose(file_);
-        if (!committed_) {
-            std::error_code ec;
-            fs::remove(name_, ec);
-        }
-    }
-
-    bool open() {
-        file_ = std::fopen(name_.c_str(), "wb");
-        return file_ != nullptr;
-    }
-    bool write(const void* p, std::size_t n) { return n == 0 || std::fwrite(p, 1, n, file_) == n; }
-    bool flush_and_close() {
-        bool ok = std::fflush(file_) == 0;
-#if !defined(_WIN32)
-        ok = ok && fsync(fileno(file_)) == 0;
-#endif
-        ok = (std::fclose(file_) == 0) && ok;
-        file_ = nullptr;
-        return ok;
-    }
-    void commit() {
-        committed_ = true;
-    }
-    const std::string& name() const {
-        return name_;
-    }
-
-private:
-    std::string name_;
-    std::FILE* file_ = nullptr;
-    bool committed_ = false;
-};
 
 }  // namespace
 
@@ -768,23 +651,11 @@ void write_npy(const std::string& path, const std::string& descr, std::uint64_t 
 
     const std::string header = make_header(canonical_descr(*dtype), rows, cols);
 
-    temp_file tmp(path + ".tmp." + process_id());
-    errno = 0;
-    if (!tmp.open()) {
-        fail(path, "cannot create temporary file '" + tmp.name() + "': " + errno_text(errno));
+    try {
+        io::write_file({"", path}, {header, std::string_view(static_cast<const char*>(data), bytes)});
+    } catch (const io::io_error& e) {
+        throw npy_error(e.what());
     }
-    errno = 0;
-    if (!tmp.write(header.data(), header.size()) || !tmp.write(data, bytes)) {
-        fail(path, "write to '" + tmp.name() + "' failed: " + errno_text(errno));
-    }
-    errno = 0;
-    if (!tmp.flush_and_close()) {
-        fail(path, "flushing '" + tmp.name() + "' failed: " + errno_text(errno));
-    }
-    std::error_code ec;
-    fs::rename(tmp.name(), path, ec);
-    if (ec) fail(path, "cannot rename '" + tmp.name() + "' into place: " + ec.message());
-    tmp.commit();
 }
 
 }  // namespace systolic::tb

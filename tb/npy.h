@@ -14,9 +14,6 @@
 
 namespace systolic::tb {
 
-// What a file that is not a regular one is, for messages: "a directory", "a FIFO", ... (st_mode).
-std::string file_kind(unsigned mode);
-
 // Thrown for any unreadable, malformed or unsupported input, and for failed writes. what() is one line that
 // starts with the file path, e.g. "A.npy: dtype '<f8' is not supported, expected int32 ('<i4')".
 class npy_error : public std::runtime_error {
@@ -60,9 +57,10 @@ npy_array parse_matrix(const void* data, std::size_t size, const std::string& na
 std::string npy_header(const std::string& path, const std::string& descr, std::uint64_t rows,
                        std::uint64_t cols);
 
-// Writes a rows x cols C-order array atomically: the bytes go to "<path>.tmp.<pid>" in the same directory,
-// which is flushed and then renamed over `path`, so a failed write never leaves a partial file. The header is
-// version 1.0, laid out exactly as numpy.save does. `bytes` must equal rows * cols * itemsize(descr).
+// Writes a rows x cols C-order array through io::write_file: checked as every output is, written to
+// a temporary beside it, synced and renamed over `path`, so a failed write never leaves a partial
+// file. The header is version 1.0, laid out exactly as numpy.save does. `bytes` must equal
+// rows * cols * itemsize(descr).
 void write_npy(const std::string& path, const std::string& descr, std::uint64_t rows, std::uint64_t cols,
                const void* data, std::size_t bytes);
 

@@ -1,13 +1,5 @@
 #include "report.h"
 
-#include <unistd.h>
-
-#include <cerrno>
-#include <cstdio>
-#include <cstring>
-#include <fstream>
-#include <stdexcept>
-
 namespace systolic::tb {
 
 std::uint64_t fabric_outcome::halo_words(const std::string& kind, bool padding) const {
@@ -145,25 +137,6 @@ nlohmann::json make_report(const report_input& in) {
         {"fabric", in.fabric ? fabric_json(*in.fabric, r.traffic) : nlohmann::json()},
         {"pass", sb.pass()},
     };
-}
-
-void write_file_atomically(const std::string& path, const std::string& text) {
-    const std::string tmp = path + ".tmp." + std::to_string(::getpid());
-    {
-        std::ofstream out(tmp, std::ios::binary | std::ios::trunc);
-        if (!out) throw std::runtime_error(path + ": cannot write: " + std::strerror(errno));
-        out << text;
-        out.flush();
-        if (!out) {
-            std::remove(tmp.c_str());
-            throw std::runtime_error(path + ": write failed");
-        }
-    }
-    if (std::rename(tmp.c_str(), path.c_str()) != 0) {
-        const std::string why = std::strerror(errno);
-        std::remove(tmp.c_str());
-        throw std::runtime_error(path + ": cannot write: " + why);
-    }
 }
 
 }  // namespace systolic::tb

@@ -50,8 +50,4 @@ struct report_input {
 
 nlohmann::json make_report(const report_input& in);
 
-// Writes text to path through a temporary file and a rename, so a reader never sees a partial
-// file. Throws std::runtime_error with a one-line message that starts with the path.
-void write_file_atomically(const std::string& path, const std::string& text);
-
 }  // namespace systolic::tb

@@ -14,10 +14,11 @@
 
 #include "cli_options.h"
 #include "file_sink.h"
+#include "io/output_set.h"
+#include "io/process.h"
 #include "memory_estimate.h"
 #include "npy.h"
 #include "observer_fanout.h"
-#include "output_files.h"
 #include "pe_selection.h"
 #include "problem.h"
 #include "progress_bar.h"
@@ -330,8 +331,8 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
 }
 
 // The outputs the options ask for, checked before anything runs.
-std::vector<named_path> planned_outputs(const options& o) {
-    std::vector<named_path> outputs;
+std::vector<io::named_path> planned_outputs(const options& o) {
+    std::vector<io::named_path> outputs;
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
     if (o.vcd) outputs.push_back({"--vcd", *o.vcd});
@@ -340,29 +341,24 @@ std::vector<named_path> planned_outputs(const options& o) {
 }
 
 // Writes every output, or none: files go to temporaries first, then stdout, and only when all of
-// that worked are the files renamed into place. Returns false (after saying why) on any failure.
+// that worked are the files renamed into place (io_error otherwise, every temporary removed).
 template <class Format>
-bool write_outputs(const options& o, const run_outcome<Format>& out, const std::string& summary,
-                   const std::string& report, output_set& files) {
+void write_outputs(const options& o, const run_outcome<Format>& out, const std::string& summary,
+                   const std::string& report, io::output_set& files) {
     const bool json_to_stdout = o.json && *o.json == "-";
     std::string c_header;
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
     if (o.c_out && out.result.completed()) {
         const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
         c_header = npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
-        files.add(*o.c_out,
+        files.set(*o.c_out,
                   {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
     }
-    if (o.json && !json_to_stdout) files.add(*o.json, {report});
+    if (o.json && !json_to_stdout) files.set(*o.json, {report});
     files.prepare();
     if (json_to_stdout) std::cerr << summary;
-    if (!write_stdout(json_to_stdout ? report : summary)) {
-        std::cerr << "systolic-tb: error: writing to stdout failed: " << std::strerror(errno)
-                  << "; no output files written\n";
-        return false;
-    }
+    io::write_stdout(json_to_stdout ? report : summary);
     files.commit();
-    return true;
 }
 
 template <class Format>
@@ -370,10 +366,12 @@ int run(const options& o) {
     if (o.array_rows <= 0 || o.array_rows > max_array || o.array_cols <= 0 || o.array_cols > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
                           array_shape_text(o.array_rows, o.array_cols));
-    std::vector<named_path> inputs;
-    if (!o.a_path.empty()) inputs.push_back({"--a", o.a_path});
-    if (!o.b_path.empty()) inputs.push_back({"--b", o.b_path});
-    check_output_paths(planned_outputs(o), inputs);
+    // Every output is checked, and its temporary created, before anything runs.
+    io::output_set files;
+    if (!o.a_path.empty()) files.add_input({"--a", o.a_path});
+    if (!o.b_path.empty()) files.add_input({"--b", o.b_path});
+    for (const io::named_path& out : planned_outputs(o))
+        files.add(out);
     memory_estimate estimate;
     if (const auto shape = planned_shape<Format>(o)) estimate = check_memory<Format>(o, *shape);
 
@@ -409,7 +407,6 @@ int run(const options& o) {
                    [&] { return std::make_unique<testbench<Format>>("tb", cfg); });
     // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
     // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
-    output_set files;
     observer_fanout<Format> observers;
     std::unique_ptr<file_sink> vcd_file, trace_file;
     std::unique_ptr<vcd_writer> vcd;
@@ -419,7 +416,7 @@ int run(const options& o) {
     std::unique_ptr<progress_observer<Format>> bar_obs;
     const std::string controller_name = bench->controller.name();
     if (o.vcd) {
-        vcd_file = std::make_unique<file_sink>(files.add_streamed(*o.vcd), *o.vcd);
+        vcd_file = std::make_unique<file_sink>(files.stream(*o.vcd), *o.vcd);
         vcd = std::make_unique<vcd_writer>(*vcd_file);
         const auto clock = bench->controller.cfg().clock_period;
         const auto c_layout = bench->plan_memory(pr.shape, ro).c;
@@ -431,7 +428,7 @@ int run(const options& o) {
         observers.add(vcd_obs.get());
     }
     if (o.trace) {
-        trace_file = std::make_unique<file_sink>(files.add_streamed(*o.trace), *o.trace);
+        trace_file = std::make_unique<file_sink>(files.stream(*o.trace), *o.trace);
         trace_obs = std::make_unique<trace_observer<Format>>(*trace_file, controller_name);
         observers.add(trace_obs.get());
     }
@@ -476,9 +473,7 @@ int run(const options& o) {
         j["memory_estimate_bytes"] = estimate.total;
         return o.json ? j.dump(2) + "\n" : std::string();
     });
-    if (!allocating("writing the outputs",
-                    [&] { return write_outputs(o, out, summary.str(), report, files); }))
-        return exit_usage;
+    allocating("writing the outputs", [&] { write_outputs(o, out, summary.str(), report, files); });
     return out.pass() ? exit_pass : exit_fail;
 }
 
@@ -494,12 +489,12 @@ int dispatch(const options& o) {
 int sc_main(int argc, char* argv[]) {
     options o;
     const parse_result parsed = parse_command_line(argc, argv, o);
-    if (!parsed.run) {
-        std::cerr << parsed.err;
-        if (!parsed.out.empty() && !write_stdout(parsed.out)) return exit_usage;
-        return parsed.exit_status;
-    }
     try {
+        if (!parsed.run) {
+            std::cerr << parsed.err;
+            if (!parsed.out.empty()) io::write_stdout(parsed.out);
+            return parsed.exit_status;
+        }
         set_log_level(*parse_log_level(o.log_level));
         return dispatch(o);
     } catch (const std::exception& e) {  // usage_error, npy_error, out_of_memory, an unwritable output
@@ -511,6 +506,7 @@ int sc_main(int argc, char* argv[]) {
 // Our own entry point, so that SystemC's banner is off before SystemC initialises: stdout carries
 // only results (and the JSON report with --json -).
 int main(int argc, char* argv[]) {
+    if (const int status = io::start("systolic-tb"); status != 0) return status;
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -85,11 +85,15 @@ protected:
         EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
     }
 
-    // No temporary output left behind in the scratch directory.
-    void expect_no_temporaries() const {
-        for (const auto& e : std::filesystem::directory_iterator(m_dir))
-            EXPECT_EQ(e.path().filename().string().find(".tmp."), std::string::npos) << e.path();
+    // No temporary output (".systolic-PID-N.tmp", io/output_set.h) left behind in `dir` or below.
+    void expect_no_temporaries(const std::filesystem::path& dir) const {
+        for (const auto& e : std::filesystem::recursive_directory_iterator(dir)) {
+            const std::string name = e.path().filename().string();
+            EXPECT_NE(name.rfind(".systolic-", 0), 0u) << e.path();
+            EXPECT_EQ(name.find(".tmp."), std::string::npos) << e.path();
+        }
     }
+    void expect_no_temporaries() const { expect_no_temporaries(m_dir); }
 
     std::filesystem::path m_dir;
 };

@@ -217,13 +217,16 @@ TEST_F(Hardening, OutputsAreWrittenWhenEverythingWorks) {
 
 // --- Defect 7: errors after the simulation ------------------------------------------------------
 
-// An output that passes every check before the run but cannot be created afterwards (/proc takes
-// no new files, even from root): the error is raised after sc_start. In the sanitizer build this
-// used to end in a false ASan stack-buffer-overflow and exit status 1 (see tb/asan_fiber_fix.cpp).
+// An output that passes every check before the run (its temporary is created then) but cannot be
+// written afterwards: a file size limit of 512 bytes (SIGXFSZ ignored, so the write fails with
+// EFBIG) is hit by C's 16 KiB, after sc_start. In the sanitizer build such an error used to end
+// in a false ASan stack-buffer-overflow and exit status 1 (see tb/asan_fiber_fix.cpp).
 TEST_F(Hardening, ErrorAfterTheSimulationExitsTwo) {
-    const auto r = run("--json r.json --c-out /proc/systolic_c.npy");
-    expect_refused(r, "/proc/systolic_c.npy: cannot create temporary file");
+    const auto r = run_tool("trap '' XFSZ; ulimit -f 1; exec " + std::string(SYSTOLIC_TB),
+                            "--m 64 --k 2 --p 64 --json r.json --c-out c.npy");
+    expect_refused(r, "--c-out c.npy: write failed: File too large");
     EXPECT_FALSE(fs::exists(path("r.json")));
+    EXPECT_FALSE(fs::exists(path("c.npy")));
     expect_no_temporaries();
 }
 

@@ -503,7 +503,7 @@ TEST_F(NpyWrite, MissingDirectoryThrowsAndLeavesNoFile) {
     const std::vector<std::int32_t> v = {1, 2, 3, 4};
     const fs::path missing = dir_ / "no_such_dir";
     const std::string p = (missing / "out.npy").string();
-    EXPECT_TRUE(throws_npy_error(p, "cannot create temporary file",
+    EXPECT_TRUE(throws_npy_error(p, "directory " + missing.string() + " does not exist",
                                  [&] { write_npy(p, "<i4", 2, 2, v.data(), 16); }));
     EXPECT_FALSE(fs::exists(missing));
     EXPECT_TRUE(listing().empty());
@@ -519,13 +519,13 @@ TEST_F(NpyWrite, SizeMismatchThrowsAndLeavesNoFile) {
     EXPECT_TRUE(listing().empty());
 }
 
-TEST_F(NpyWrite, RenameFailureRemovesTemporary) {
-    // The target is a non-empty directory, so the final rename fails after the temporary was written.
+TEST_F(NpyWrite, DirectoryTargetIsRefusedAndLeavesNoTemporary) {
+    // A rename over a directory would fail only after the data was written: refused up front.
     const fs::path target = dir_ / "blocked.npy";
     fs::create_directory(target);
     std::ofstream(target / "keep").put('x');
     const std::vector<std::int32_t> v = {1};
-    EXPECT_TRUE(throws_npy_error(target.string(), "cannot rename",
+    EXPECT_TRUE(throws_npy_error(target.string(), "exists and is a directory",
                                  [&] { write_npy(target.string(), "<i4", 1, 1, v.data(), 4); }));
     EXPECT_EQ(listing(), std::vector<std::string>{"blocked.npy"});
 }

@@ -213,7 +213,7 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
         {"--topology g.csv --array 4 --jobs 0 --out o",
          "systolic-run: error: --jobs '0' is out of range [1, 1024]\n"},
         {"--topology missing.csv --array 4 --out o",
-         "systolic-run: error: missing.csv: No such file or directory\n"},
+         "systolic-run: error: missing.csv: cannot open: No such file or directory\n"},
         {"--topology g.csv --array 4 --max-memory 1K --out o",
          "systolic-run: error: layer 0 (A) on 4x4 needs about "},
         {"--topology g.csv --array 4 --job 8x8:0 --job-out j.json",

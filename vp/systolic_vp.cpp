@@ -10,14 +10,18 @@
 #include <systolic/accelerator_regs.h>
 
 #include <cstdlib>
+#include <deque>
 #include <filesystem>
-#include <fstream>
 #include <iostream>
-#include <sstream>
+#include <map>
 #include <systemc>
 
 #include "cli_options.h"
 #include "cpu.h"
+#include "io/input_file.h"
+#include "io/output_set.h"
+#include "io/process.h"
+#include "io/text.h"
 #include "job_script.h"
 #include "npy.h"
 #include "protocol_checker.h"
@@ -71,12 +75,23 @@ struct platform : sc_core::sc_module {
     }
 };
 
-std::string slurp(const std::string& path) {
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw vp::script_error("cannot read " + path);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
+// --c-out DIR names each job's C file after the job, so a name must be a file name (no '/') and
+// given to one job only. Every file is planned before the platform starts.
+void plan_c_files(const std::vector<vp::command>& script, const std::string& script_name,
+                  const std::string& dir, io::output_set& files) {
+    std::map<std::string, int> lines;
+    for (const auto& c : script) {
+        if (c.verb != "job" || c.args.empty()) continue;
+        const std::string& name = c.args[0];
+        const std::string where =
+            script_name + ":" + std::to_string(c.line) + ": job name '" + io::printable(name) + "'";
+        if (name.find_first_of(std::string("/\0", 2)) != std::string::npos)
+            throw tb::usage_error(where + " cannot name a file under --c-out (it holds a '/' or a NUL)");
+        if (!lines.emplace(name, c.line).second)
+            throw tb::usage_error(where + " is also on line " + std::to_string(lines[name]) +
+                                  "; --c-out names each job's file after its job");
+        files.add({"--c-out", (std::filesystem::path(dir) / (name + ".npy")).string()});
+    }
 }
 
 }  // namespace
@@ -99,10 +114,21 @@ int sc_main(int argc, char* argv[]) {
         app.parse(argc, argv);
     } catch (const CLI::ParseError& e) {
         const int code = app.exit(e);
+        try {
+            io::flush_stdout();
+        } catch (const io::io_error& e) {
+            std::cerr << "systolic-vp: error: " << e.what() << "\n";
+            return 2;
+        }
         return code == 0 ? 0 : 2;
     }
     if (print_default) {
-        std::cout << vp::default_script;
+        try {
+            io::write_stdout(vp::default_script);
+        } catch (const io::io_error& e) {
+            std::cerr << "systolic-vp: error: " << e.what() << "\n";
+            return 2;
+        }
         return 0;
     }
     // The accelerator's arrays are square: its ARRAY_SIZE register reads one side, N, which drivers
@@ -129,12 +155,26 @@ int sc_main(int argc, char* argv[]) {
     }
     set_log_level(*level);
 
+    // The script is read as every input is; every output is checked, and its temporary created,
+    // before the platform starts.
     std::vector<vp::command> script;
+    io::output_set files;
+    const std::string vcd_file = vcd_path.empty() ? "" : vcd_path + ".vcd";  // SystemC appends ".vcd"
     try {
         script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps")
-                                     : vp::parse_script(slurp(script_path), script_path);
+                                     : vp::parse_script(io::read_text_file(script_path), script_path);
+        files.add_input({"--script", script_path});
+        if (!c_dir.empty()) {
+            files.make_directory({"--c-out", c_dir});
+            plan_c_files(script, script_path.empty() ? "default.vps" : script_path, c_dir, files);
+        }
+        if (!json_path.empty()) files.add({"--json", json_path});
+        if (!vcd_file.empty()) files.add({"--vcd", vcd_file}, ".vcd");
     } catch (const vp::script_error& e) {
         std::cerr << "systolic-vp: " << e.what() << "\n";
+        return 2;
+    } catch (const std::exception& e) {  // io_error, usage_error
+        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
         return 2;
     }
 
@@ -147,8 +187,9 @@ int sc_main(int argc, char* argv[]) {
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"
               << cc.regs_base << std::dec << ", " << array << "x" << array << " array\n";
     sc_core::sc_trace_file* vcd = nullptr;
-    if (!vcd_path.empty()) {
-        vcd = sc_core::sc_create_vcd_trace_file(vcd_path.c_str());  // SystemC appends ".vcd"
+    if (!vcd_file.empty()) {
+        const std::string temp = files.temporary(vcd_file);
+        vcd = sc_core::sc_create_vcd_trace_file(temp.substr(0, temp.size() - 4).c_str());
         vcd->set_time_unit(1, sc_core::SC_NS);
         sc_core::sc_trace(vcd, vp.irq, "irq");
     }
@@ -173,13 +214,16 @@ int sc_main(int argc, char* argv[]) {
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
-        if (!c_dir.empty()) {
-            std::filesystem::create_directories(c_dir);
+        std::string report;
+        std::deque<std::string> c_headers;  // stable: files holds views of them
+        if (!c_dir.empty())
             for (const auto& j : jobs)
-                if (!j.c.empty())
-                    tb::write_npy((std::filesystem::path(c_dir) / (j.name + ".npy")).string(), j.c_descr, j.m,
-                                  j.p, j.c.data(), j.c.size());
-        }
+                if (!j.c.empty()) {
+                    const std::string path = (std::filesystem::path(c_dir) / (j.name + ".npy")).string();
+                    files.set(path,
+                              {c_headers.emplace_back(tb::npy_header(path, j.c_descr, j.m, j.p)),
+                               std::string_view(reinterpret_cast<const char*>(j.c.data()), j.c.size())});
+                }
         if (!json_path.empty()) {
             nlohmann::json r = {{"array", array},
                                 {"pass", pass},
@@ -199,16 +243,21 @@ int sc_main(int argc, char* argv[]) {
                                      {"macs_padded", j.macs},
                                      {"macs_real", j.macs_real},
                                      {"cycles", j.cycles}});
-            tb::write_file_atomically(json_path, r.dump(2) + "\n");
+            report = r.dump(2) + "\n";
+            files.set(json_path, {report});
         }
+        files.prepare();
+        io::flush_stdout();
+        files.commit();
     } catch (const std::exception& e) {
-        std::cerr << "systolic-vp: " << e.what() << "\n";
+        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
         return 2;
     }
     return pass ? 0 : 1;
 }
 
 int main(int argc, char* argv[]) {
+    if (const int status = systolic::io::start("systolic-vp"); status != 0) return status;
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -10,8 +10,9 @@
 #include <string>
 #include <vector>
 
+#include "io/output_set.h"
+#include "io/process.h"
 #include "partition_report.h"
-#include "report.h"  // write_file_atomically
 
 namespace {
 
@@ -64,6 +65,7 @@ extern "C" int sc_main(int, char*[]) {
 }
 
 int main(int argc, char* argv[]) {
+    if (const int status = io::start("systolic-partition"); status != 0) return status;
     std::int64_t m = 0, k = 0, p = 0;
     std::string block, json, order = "row", method = "auto";
     std::vector<std::string> deps;
@@ -94,13 +96,24 @@ int main(int argc, char* argv[]) {
     try {
         app.parse(argc, argv);
     } catch (const CLI::CallForHelp& e) {
-        return app.exit(e);
+        const int status = app.exit(e);
+        try {
+            io::flush_stdout();
+        } catch (const std::exception& e) {
+            std::cerr << "systolic-partition: error: " << e.what() << "\n";
+            return exit_usage;
+        }
+        return status;
     } catch (const CLI::ParseError& e) {
         std::cerr << "systolic-partition: error: " << e.what() << " (see --help)\n";
         return exit_usage;
     }
 
     try {
+        // The --json file is checked, and its temporary created, before anything runs.
+        const bool json_to_stdout = json == "-";
+        io::output_set files;
+        if (!json.empty() && !json_to_stdout) files.add({"--json", json});
         partition_spec spec;
         spec.extent = {positive("--m", m), positive("--p", p), positive("--k", k)};
         spec.block = parse_block(block);
@@ -114,13 +127,15 @@ int main(int argc, char* argv[]) {
         opt.list_edges = edges;
         const partition_report r = analyse(spec, opt);
 
-        const bool json_to_stdout = json == "-";
-        print_text(json_to_stdout ? std::cerr : std::cout, r);
         const std::string text = to_json(r).dump(edges ? -1 : 2) + "\n";
+        if (!json.empty() && !json_to_stdout) files.set(json, {text});
+        files.prepare();
+        print_text(json_to_stdout ? std::cerr : std::cout, r);
         if (json_to_stdout)
-            std::cout << text;
-        else if (!json.empty())
-            tb::write_file_atomically(json, text);
+            io::write_stdout(text);
+        else
+            io::flush_stdout();
+        files.commit();
         return exit_ok;
     } catch (const std::exception& e) {  // usage_error, std::invalid_argument, an unwritable file
         std::cerr << "systolic-partition: error: " << e.what() << "\n";

@@ -5,13 +5,15 @@
 //   systolic-regs check KIND FILE     exit 1 unless FILE holds exactly what KIND prints
 //   systolic-regs write KIND FILE     (re)write FILE
 // The committed copies are checked by CTest, so the map, the header and the docs cannot drift.
+// Exit status: 0 done, 1 FILE differs, 2 bad usage or a FILE (or stdout) that cannot be used.
 #include <cstdio>
-#include <fstream>
 #include <iostream>
-#include <iterator>
 #include <sstream>
 #include <string>
 
+#include "io/input_file.h"
+#include "io/output_set.h"
+#include "io/process.h"
 #include "systolic/accelerator_map.h"
 
 namespace {
@@ -151,6 +153,7 @@ int usage() {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (const int status = systolic::io::start("systolic-regs"); status != 0) return status;
     if (argc < 2) return usage();
     const std::string verb = argv[1];
     auto text = [](const std::string& kind, std::string& out) {
@@ -163,21 +166,23 @@ int main(int argc, char** argv) {
         return true;
     };
     std::string out;
-    if (argc == 2) {
-        if (!text(verb, out)) return usage();
-        std::cout << out;
-        return 0;
+    if (argc == 2 ? !text(verb, out)
+                  : argc != 4 || !text(argv[2], out) || (verb != "write" && verb != "check"))
+        return usage();
+    try {
+        if (argc == 2) {
+            systolic::io::write_stdout(out);
+            return 0;
+        }
+        if (verb == "write") {
+            systolic::io::write_file({"", argv[3]}, {out});
+            return 0;
+        }
+        if (systolic::io::read_text_file(argv[3]) == out) return 0;
+    } catch (const std::exception& e) {  // an unreadable or unwritable FILE, a failed stdout
+        std::cerr << "systolic-regs: error: " << e.what() << "\n";
+        return 2;
     }
-    if (argc != 4 || !text(argv[2], out)) return usage();
-    if (verb == "write") {
-        std::ofstream f(argv[3], std::ios::binary);
-        f << out;
-        return f.good() ? 0 : 1;
-    }
-    if (verb != "check") return usage();
-    std::ifstream f(argv[3], std::ios::binary);
-    const std::string have((std::istreambuf_iterator<char>(f)), std::istreambuf_iterator<char>());
-    if (have == out) return 0;
     std::cerr << "systolic-regs: " << argv[3] << " is not what the register map generates; run\n"
               << "  systolic-regs write " << argv[2] << " " << argv[3] << "\n";
     return 1;

@@ -3,11 +3,11 @@
 #include <CLI/CLI.hpp>
 
 #include <cstdio>
-#include <fstream>
 #include <sstream>
 
 #include "cli_options.h"
 #include "fault.h"
+#include "io/input_file.h"
 
 namespace systolic::run {
 
@@ -133,8 +133,12 @@ std::vector<array_shape> parse_array_list(const std::string& text, const std::st
 }
 
 std::vector<array_shape> read_sweep_file(const std::string& path) {
-    std::ifstream in(path);
-    if (!in) throw usage_error("--sweep " + path + ": cannot open");
+    std::istringstream in;
+    try {
+        in.str(io::read_text_file(path));
+    } catch (const io::io_error& e) {
+        throw usage_error("--sweep " + std::string(e.what()));
+    }
     std::string line, all;
     std::uint64_t n = 0;
     while (std::getline(in, line)) {

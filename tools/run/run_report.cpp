@@ -1,16 +1,13 @@
 #include "run_report.h"
 
-#include <sys/stat.h>
-
 #include <algorithm>
-#include <cerrno>
 #include <cstdio>
-#include <cstring>
-#include <fstream>
 #include <map>
 #include <set>
 #include <sstream>
 #include <tuple>
+
+#include "io/input_file.h"
 
 namespace systolic::run {
 
@@ -322,14 +319,13 @@ std::string job_file_text(const layer_record& r) {
 }
 
 layer_record read_job_file(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw report_error(path + ": " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw report_error(path + ": not a regular file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw report_error(path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream os;
-    os << in.rdbuf();
-    nlohmann::json j = nlohmann::json::parse(os.str(), nullptr, false);
+    std::string text;
+    try {
+        text = io::read_text_file(path);
+    } catch (const io::io_error& e) {
+        throw report_error(e.what());
+    }
+    nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("systolic_run_job") || !j.contains("record"))
         throw report_error(path + ": not a systolic-run job file");
     return record_from_json(j.at("record"), path);

@@ -24,11 +24,11 @@
 #include <vector>
 
 #include "cli_options.h"
+#include "io/output_set.h"
+#include "io/process.h"
 #include "memory_estimate.h"
 #include "npy.h"
-#include "output_files.h"
 #include "progress.h"
-#include "report.h"
 #include "run_options.h"
 #include "run_report.h"
 #include "runner.h"
@@ -144,9 +144,6 @@ void check_memory(const plan& p, const run_cli& o) {
 // Runs the plan's jobs in this process: one testbench per array size, all built first.
 template <class Format>
 std::vector<layer_record> run_here(const plan& p, bool progress) {
-    if (!p.settings.data_dir.empty())
-        for (const auto& j : p.jobs)
-            check_data_files<Format>(*j.l, p.settings.data_dir);
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     using key = std::pair<std::uint64_t, std::uint64_t>;
     std::map<key, std::unique_ptr<tb::testbench<Format>>> benches;
@@ -193,17 +190,28 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
     return records;
 }
 
+// What a job would refuse (memory, data files), checked for every job before any output exists,
+// so that a bad input is one line from this process and not one per job.
 template <class Format>
-std::vector<layer_record> run_dispatch(const plan& p, const run_cli& o, bool progress) {
+void check_jobs(const plan& p, const run_cli& o) {
     check_memory<Format>(p, o);
-    return run_here<Format>(p, progress);
+    if (!p.settings.data_dir.empty())
+        for (const auto& j : p.jobs)
+            check_data_files<Format>(*j.l, p.settings.data_dir);
+}
+
+void check_inputs(const plan& p, const run_cli& o) {
+    if (o.dtype == "int8") return check_jobs<int8_format>(p, o);
+    if (o.dtype == "fp32") return check_jobs<fp32_format>(p, o);
+    if (o.dtype == "bf16") return check_jobs<bf16_format>(p, o);
+    return check_jobs<int32_format>(p, o);
 }
 
 std::vector<layer_record> run_in_process(const plan& p, const run_cli& o, bool progress) {
-    if (o.dtype == "int8") return run_dispatch<int8_format>(p, o, progress);
-    if (o.dtype == "fp32") return run_dispatch<fp32_format>(p, o, progress);
-    if (o.dtype == "bf16") return run_dispatch<bf16_format>(p, o, progress);
-    return run_dispatch<int32_format>(p, o, progress);
+    if (o.dtype == "int8") return run_here<int8_format>(p, progress);
+    if (o.dtype == "fp32") return run_here<fp32_format>(p, progress);
+    if (o.dtype == "bf16") return run_here<bf16_format>(p, progress);
+    return run_here<int32_format>(p, progress);
 }
 
 std::string self_exe() {
@@ -268,26 +276,6 @@ struct scratch_dir {
 
 // Runs every job of the plan as its own process, at most `jobs` at once, and reads their files.
 std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool progress) {
-    // Check what a child would refuse (memory, data files) here first, so that a bad input is one
-    // line from this process and not one per job.
-    if (o.dtype == "int8")
-        check_memory<int8_format>(p, o);
-    else if (o.dtype == "fp32")
-        check_memory<fp32_format>(p, o);
-    else if (o.dtype == "bf16")
-        check_memory<bf16_format>(p, o);
-    else
-        check_memory<int32_format>(p, o);
-    if (o.data) {
-        for (const auto& j : p.jobs) {
-            if (o.dtype == "int8")
-                check_data_files<int8_format>(*j.l, *o.data);
-            else if (o.dtype == "int32")
-                check_data_files<int32_format>(*j.l, *o.data);
-            else
-                check_data_files<fp32_format>(*j.l, *o.data);
-        }
-    }
     scratch_dir scratch;
     scratch.path = (fs::path(*o.out) / (".systolic-run-jobs." + std::to_string(::getpid()))).string();
     std::error_code ec;
@@ -364,31 +352,26 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     return records;
 }
 
-// The three reports into --out, all or none.
-void write_reports(const std::string& out_dir, std::vector<layer_record> records) {
-    sort_records(records);
-    const std::string compute = compute_report_csv(records), traffic = traffic_report_csv(records),
-                      json = report_json(records);
-    const std::string c = (fs::path(out_dir) / "COMPUTE_REPORT.csv").string(),
-                      t = (fs::path(out_dir) / "TRAFFIC_REPORT.csv").string(),
-                      j = (fs::path(out_dir) / "report.json").string();
-    tb::output_set files;
-    files.add(c, {compute});
-    files.add(t, {traffic});
-    files.add(j, {json});
-    files.prepare();
-    files.commit();
+constexpr const char* report_files[] = {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"};
+
+std::string report_path(const std::string& out_dir, const char* name) {
+    return (fs::path(out_dir) / name).string();
 }
 
-void prepare_out_dir(const std::string& dir) {
-    std::error_code ec;
-    fs::create_directories(dir, ec);
-    if (ec) throw usage_error("--out " + dir + ": " + ec.message());
-    const fs::path d(dir);
-    tb::check_output_paths({{"--out", (d / "COMPUTE_REPORT.csv").string()},
-                            {"--out", (d / "TRAFFIC_REPORT.csv").string()},
-                            {"--out", (d / "report.json").string()}},
-                           {});
+// The inputs no output may be.
+void add_inputs(io::output_set& files, const run_cli& o) {
+    files.add_input({"--topology", o.topology});
+    if (o.sweep) files.add_input({"--sweep", *o.sweep});
+    if (o.data) files.add_input({"--data", *o.data});
+    if (o.merge) files.add_input({"--merge", *o.merge});
+}
+
+// --out (created if missing, never its parents; removed again on failure) and its reports,
+// checked after every input.
+void plan_reports(io::output_set& files, const std::string& out_dir) {
+    files.make_directory({"--out", out_dir});
+    for (const char* name : report_files)
+        files.add({"--out", report_path(out_dir, name)});
 }
 
 // On stdout: one line per layer for a single array size; for a sweep, one line per array size
@@ -438,10 +421,16 @@ std::string summary(std::vector<layer_record> records) {
     return os.str();
 }
 
-int finish(const std::string& out_dir, const std::vector<layer_record>& records) {
-    write_reports(out_dir, records);
-    const std::string text = summary(records);
-    if (!tb::write_stdout(text)) return exit_usage;
+// The three reports into --out and the summary on stdout, all or none.
+int finish(io::output_set& files, const std::string& out_dir, std::vector<layer_record> records) {
+    sort_records(records);
+    const std::string texts[] = {compute_report_csv(records), traffic_report_csv(records),
+                                 report_json(records)};
+    for (std::size_t i = 0; i < std::size(report_files); ++i)
+        files.set(report_path(out_dir, report_files[i]), {texts[i]});
+    files.prepare();
+    io::write_stdout(summary(records));
+    files.commit();
     return std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; })
                ? exit_pass
                : exit_fail;
@@ -468,14 +457,19 @@ int merge(const run_cli& o) {
     } catch (const report_error& e) {
         throw usage_error(e.what());
     }
-    prepare_out_dir(*o.out);
-    return finish(*o.out, records);
+    io::output_set out;
+    add_inputs(out, o);
+    for (const auto& f : files)
+        out.add_input({"--merge", f});
+    plan_reports(out, *o.out);
+    return finish(out, *o.out, records);
 }
 
 int emit_jobs(const plan& p, const run_cli& o) {
-    std::error_code ec;
-    fs::create_directories(*o.out, ec);
-    if (ec) throw usage_error("--out " + *o.out + ": " + ec.message());
+    // The directory the jobs will write into, kept only if the commands reached stdout.
+    io::output_set files;
+    add_inputs(files, o);
+    files.make_directory({"--out", *o.out});
     std::string text;
     for (const auto& j : p.jobs) {
         std::string line;
@@ -483,7 +477,9 @@ int emit_jobs(const plan& p, const run_cli& o) {
             line += (line.empty() ? "" : " ") + shell_quote(a);
         text += line + "\n";
     }
-    return tb::write_stdout(text) ? exit_pass : exit_usage;
+    io::write_stdout(text);
+    files.commit();
+    return exit_pass;
 }
 
 int run_main(const run_cli& o) {
@@ -491,16 +487,22 @@ int run_main(const run_cli& o) {
     const plan p = make_plan(o);
     if (o.emit_jobs) return emit_jobs(p, o);
     const bool progress = !o.no_progress && stderr_is_terminal();
+    check_inputs(p, o);
+    io::output_set files;
+    add_inputs(files, o);
     if (o.job) {
-        tb::check_output_paths({{"--job-out", *o.job_out}}, {{"--topology", o.topology}});
+        files.add({"--job-out", *o.job_out});
         const auto records = run_in_process(p, o, false);
-        tb::write_file_atomically(*o.job_out, job_file_text(records.front()));
+        const std::string text = job_file_text(records.front());
+        files.set(*o.job_out, {text});
+        files.prepare();
+        files.commit();
         return records.front().pass ? exit_pass : exit_fail;
     }
-    prepare_out_dir(*o.out);
+    plan_reports(files, *o.out);
     const auto records =
         o.jobs > 1 && p.jobs.size() > 1 ? run_in_processes(p, o, progress) : run_in_process(p, o, progress);
-    return finish(*o.out, records);
+    return finish(files, *o.out, records);
 }
 
 }  // namespace
@@ -508,12 +510,12 @@ int run_main(const run_cli& o) {
 int sc_main(int argc, char* argv[]) {
     run_cli o;
     const cli_outcome parsed = parse_run_command_line(argc, argv, o);
-    if (!parsed.run) {
-        std::cerr << parsed.err;
-        if (!parsed.out.empty() && !tb::write_stdout(parsed.out)) return exit_usage;
-        return parsed.exit_status;
-    }
     try {
+        if (!parsed.run) {
+            std::cerr << parsed.err;
+            if (!parsed.out.empty()) io::write_stdout(parsed.out);
+            return parsed.exit_status;
+        }
         const auto level = parse_log_level(o.log_level);
         if (!level) throw usage_error("--log-level must be trace, debug, info, warn, error, critical or off");
         set_log_level(*level);
@@ -529,6 +531,7 @@ int sc_main(int argc, char* argv[]) {
 
 // SystemC's banner off before SystemC initialises: stdout carries only the summary.
 int main(int argc, char* argv[]) {
+    if (const int status = io::start("systolic-run"); status != 0) return status;
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     return sc_core::sc_elab_and_sim(argc, argv);
 }

@@ -1,12 +1,9 @@
 #include "topology.h"
 
-#include <sys/stat.h>
+#include "io/input_file.h"
 
 #include <algorithm>
 #include <cctype>
-#include <cerrno>
-#include <cstring>
-#include <fstream>
 #include <sstream>
 
 namespace systolic::run {
@@ -133,6 +130,10 @@ topology parse_topology(std::string_view text, const std::string& path) {
     }
     if (text.find('\0') != std::string_view::npos)
         throw topology_error(path + ": not a text file (it holds NUL bytes)");
+    if (text.substr(0, 3) == "\xef\xbb\xbf")
+        throw topology_error(path +
+                             ":1: the file starts with a UTF-8 byte order mark (EF BB BF), which SCALE-Sim "
+                             "reads as part of the first header name; save it without one");
     std::uint64_t line_no = 0;
     bool header_seen = false;
     std::size_t pos = 0;
@@ -219,17 +220,11 @@ topology parse_topology(std::string_view text, const std::string& path) {
 }
 
 topology read_topology(const std::string& path) {
-    struct stat st {};
-    if (::stat(path.c_str(), &st) != 0) throw topology_error(path + ": " + std::strerror(errno));
-    if (!S_ISREG(st.st_mode)) throw topology_error(path + ": not a regular file");
-    constexpr off_t max_size = 64 << 20;
-    if (st.st_size > max_size) throw topology_error(path + ": larger than 64 MiB, not a topology file");
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw topology_error(path + ": cannot open: " + std::strerror(errno));
-    std::ostringstream os;
-    os << in.rdbuf();
-    if (in.bad()) throw topology_error(path + ": read error");
-    return parse_topology(os.str(), path);
+    try {
+        return parse_topology(io::read_text_file(path), path);
+    } catch (const io::io_error& e) {
+        throw topology_error(e.what());
+    }
 }
 
 }  // namespace systolic::run

@@ -1,0 +1,274 @@
+#include "io/output_set.h"
+
+#include <fcntl.h>
+#include <limits.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cerrno>
+#include <cstdio>
+#include <filesystem>
+
+#include "io/error.h"
+#include "io/text.h"
+
+namespace systolic::io {
+namespace {
+
+namespace fs = std::filesystem;
+
+// A message about `p`: "--c-out c.npy is ..." / "--c-out c.npy: ...", or without an option
+// "c.npy: is ..." / "c.npy: ...", so that it always starts with the path and a colon.
+io_error failure(const named_path& p, const std::string& rest) {
+    const std::string path = printable(p.path);
+    if (p.option.empty()) return io_error(path + ":" + (rest.rfind(": ", 0) == 0 ? rest.substr(1) : rest));
+    return io_error(p.option + " " + path + rest);
+}
+
+struct place {
+    std::string dir;   // "." for a bare name
+    std::string name;  // the last component
+};
+
+place place_of(const std::string& path) {
+    const fs::path p(path);
+    std::string dir = p.parent_path().string();
+    return {dir.empty() ? "." : dir, p.filename().string()};
+}
+
+// What a path stands for: an existing file by its device and inode (after following symlinks); a
+// new one by its directory's device and inode and its name. Equal identities are the same file
+// however the paths are spelled.
+struct identity {
+    bool known = false;
+    dev_t dev = 0;
+    ino_t ino = 0;
+    std::string name;
+    bool operator==(const identity& o) const {
+        return known && o.known && dev == o.dev && ino == o.ino && name == o.name;
+    }
+};
+
+identity identify(const std::string& path) {
+    struct stat st {};
+    if (::stat(path.c_str(), &st) == 0) return {true, st.st_dev, st.st_ino, ""};
+    const place pl = place_of(path);
+    if (pl.name.empty() || ::stat(pl.dir.c_str(), &st) != 0) return {};
+    return {true, st.st_dev, st.st_ino, pl.name};
+}
+
+// An existing file that a rename must not replace: a symlink (the link would become a file), a
+// device, FIFO, socket or directory. Empty when the path is absent or a regular file, else the
+// rest of a message that starts with the path.
+std::string refuse_to_replace(const std::string& path) {
+    struct stat st {};
+    if (::lstat(path.c_str(), &st) != 0) return errno == ENOENT ? "" : ": " + errno_text(errno);
+    if (S_ISLNK(st.st_mode)) return " is a symbolic link; refusing to replace it (name the file itself)";
+    if (!S_ISREG(st.st_mode))
+        return " exists and is " + file_kind(st.st_mode) + ", not a regular file; refusing to replace it";
+    return "";
+}
+
+std::atomic<unsigned> g_temp_count{0};
+
+std::string temp_name(const place& pl, const std::string& suffix) {
+    const std::string name = ".systolic-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
+                             std::to_string(g_temp_count++) + suffix;
+    return pl.dir == "." ? name : (fs::path(pl.dir) / name).string();
+}
+
+bool write_all(int fd, std::string_view piece) {
+    while (!piece.empty()) {
+        const ssize_t n = ::write(fd, piece.data(), piece.size());
+        if (n < 0 && errno == EINTR) continue;
+        if (n <= 0) {
+            if (n == 0) errno = EIO;
+            return false;
+        }
+        piece.remove_prefix(static_cast<std::size_t>(n));
+    }
+    return true;
+}
+
+}  // namespace
+
+output_set::~output_set() {
+    discard();
+}
+
+void output_set::add_input(const named_path& input) {
+    if (!input.path.empty()) m_inputs.push_back(input);
+}
+
+void output_set::add(const named_path& out, const std::string& temp_suffix) {
+    if (out.path.empty()) throw io_error(out.option + " needs a file name, got ''");
+    const identity id = identify(out.path);
+    for (const named_path& in : m_inputs)
+        if (id == identify(in.path))
+            throw failure(out, " is the input " + in.option + "; refusing to overwrite an input");
+    for (const entry& e : m_entries)
+        if (id == identify(e.out.path))
+            throw failure(out, " is also " + e.out.option + "; give each output its own file");
+    const place pl = place_of(out.path);
+    if (pl.name.empty() || pl.name == "." || pl.name == "..")
+        throw failure(out, " names a directory, not a file");
+    struct stat st {};
+    if (::stat(pl.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw failure(out, ": directory " + printable(pl.dir) + " does not exist");
+    const long name_max = ::pathconf(pl.dir.c_str(), _PC_NAME_MAX);
+    const std::size_t limit = name_max > 0 ? std::size_t(name_max) : NAME_MAX;
+    if (pl.name.size() > limit)
+        throw failure(out, ": the file name is " + std::to_string(pl.name.size()) +
+                               " bytes, over its file system's limit of " + std::to_string(limit));
+    if (out.path.size() >= PATH_MAX)
+        throw failure(out, ": the path is " + std::to_string(out.path.size()) +
+                               " bytes, over the system's limit of " + std::to_string(PATH_MAX - 1));
+    if (const std::string why = refuse_to_replace(out.path); !why.empty()) throw failure(out, why);
+
+    entry e;
+    e.out = out;
+    e.temp = temp_name(pl, temp_suffix);
+    // Registered before it exists, so that a signal never leaves it behind.
+    e.slot = cleanup::add(e.temp, false);
+    // O_EXCL: never write through a file or link someone placed at the temporary's name.
+    const int fd = ::open(e.temp.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_NOFOLLOW | O_CLOEXEC, 0666);
+    if (fd < 0) {
+        const int err = errno;
+        cleanup::drop(e.slot);
+        throw failure(out, ": cannot create a file in " + printable(pl.dir) + ": " + errno_text(err));
+    }
+    ::close(fd);
+    m_entries.push_back(std::move(e));
+}
+
+void output_set::make_directory(const named_path& dir) {
+    if (dir.path.empty()) throw io_error(dir.option + " needs a directory name, got ''");
+    const identity id = identify(dir.path);
+    for (const named_path& in : m_inputs)
+        if (id == identify(in.path))
+            throw failure(dir, " is the input " + in.option + "; give the outputs a directory of their own");
+    struct stat st {};
+    if (::stat(dir.path.c_str(), &st) == 0) {
+        if (!S_ISDIR(st.st_mode))
+            throw failure(dir, " exists and is " +
+                                   (S_ISREG(st.st_mode) ? std::string("a file") : file_kind(st.st_mode)) +
+                                   ", not a directory");
+        return;
+    }
+    std::string bare = dir.path;  // "out/" is the directory "out" in "."
+    while (bare.size() > 1 && bare.back() == '/')
+        bare.pop_back();
+    const place pl = place_of(bare);
+    if (::stat(pl.dir.c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+        throw failure(dir, ": directory " + printable(pl.dir) + " does not exist (create it first)");
+    created_dir d{dir.path, cleanup::add(dir.path, true)};
+    if (::mkdir(dir.path.c_str(), 0777) != 0) {
+        const int err = errno;
+        cleanup::drop(d.slot);
+        throw failure(dir, ": cannot create the directory: " + errno_text(err));
+    }
+    m_dirs.push_back(std::move(d));
+}
+
+output_set::entry& output_set::find(const std::string& path) {
+    for (entry& e : m_entries)
+        if (e.out.path == path) return e;
+    throw std::logic_error("output_set: " + path + " was not added");
+}
+
+void output_set::set(const std::string& path, std::vector<std::string_view> pieces) {
+    entry& e = find(path);
+    e.pieces = std::move(pieces);
+    e.has_bytes = true;
+}
+
+int output_set::stream(const std::string& path) {
+    entry& e = find(path);
+    const int fd = ::open(e.temp.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+    if (fd < 0)
+        throw failure(e.out, ": cannot open its temporary " + printable(e.temp) + ": " + errno_text(errno));
+    e.streamed = true;
+    return fd;
+}
+
+std::string output_set::temporary(const std::string& path) {
+    entry& e = find(path);
+    e.streamed = true;
+    return e.temp;
+}
+
+void output_set::discard() {
+    for (entry& e : m_entries) {
+        if (e.slot == nullptr) continue;
+        ::unlink(e.temp.c_str());
+        cleanup::drop(e.slot);
+        e.slot = nullptr;
+    }
+    for (created_dir& d : m_dirs) {
+        if (d.slot == nullptr) continue;
+        if (!m_committed) ::rmdir(d.path.c_str());
+        cleanup::drop(d.slot);
+        d.slot = nullptr;
+    }
+}
+
+void output_set::prepare() {
+    for (entry& e : m_entries) {
+        if (!e.has_bytes) continue;
+        const int fd = ::open(e.temp.c_str(), O_WRONLY | O_TRUNC | O_NOFOLLOW | O_CLOEXEC);
+        bool ok = fd >= 0;
+        for (std::size_t i = 0; ok && i < e.pieces.size(); ++i)
+            ok = write_all(fd, e.pieces[i]);
+        ok = ok && ::fsync(fd) == 0;
+        const int err = errno;
+        if (fd >= 0) ok = (::close(fd) == 0) && ok;
+        if (!ok) {
+            discard();
+            throw failure(e.out, ": write failed: " + errno_text(err));
+        }
+    }
+}
+
+void output_set::commit() {
+    std::vector<std::string> dirs;
+    for (entry& e : m_entries) {
+        if (!e.has_bytes && !e.streamed) continue;
+        if (const std::string why = refuse_to_replace(e.out.path); !why.empty()) {
+            discard();
+            throw failure(e.out, why + " (it changed while the job ran)");
+        }
+        if (std::rename(e.temp.c_str(), e.out.path.c_str()) != 0) {
+            const int err = errno;
+            discard();
+            throw failure(e.out, ": cannot rename its temporary into place: " + errno_text(err));
+        }
+        cleanup::drop(e.slot);
+        e.slot = nullptr;
+        dirs.push_back(place_of(e.out.path).dir);
+    }
+    m_committed = true;
+    // Outputs given no bytes keep what they had: only their temporaries go.
+    discard();
+    // The renames themselves survive a crash once their directories are synced.
+    for (const std::string& d : dirs) {
+        const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
+        if (fd >= 0) {
+            ::fsync(fd);
+            ::close(fd);
+        }
+    }
+}
+
+void write_file(const named_path& output, std::vector<std::string_view> pieces,
+                const std::vector<named_path>& inputs) {
+    output_set files;
+    for (const named_path& in : inputs)
+        files.add_input(in);
+    files.add(output);
+    files.set(output.path, std::move(pieces));
+    files.prepare();
+    files.commit();
+}
+
+}  // namespace systolic::io
