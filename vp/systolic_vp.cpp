@@ -129,17 +129,18 @@ int sc_main(int argc, char* argv[]) {
     }
     set_log_level(*level);
 
+    vp::cpu::config cc;
+    cc.array_size = array;
     std::vector<vp::command> script;
     try {
-        script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps")
-                                     : vp::parse_script(slurp(script_path), script_path);
+        const vp::ram_window ram{cc.ram_base, cc.ram_size};
+        script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps", ram)
+                                     : vp::parse_script(slurp(script_path), script_path, ram);
     } catch (const vp::script_error& e) {
         std::cerr << "systolic-vp: " << e.what() << "\n";
         return 2;
     }
 
-    vp::cpu::config cc;
-    cc.array_size = array;
     accelerator::config ac;
     ac.array_size = array;
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
