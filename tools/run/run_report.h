@@ -36,6 +36,9 @@ struct traffic_counts {
     std::uint64_t reads = 0, writes = 0;  // transactions
 };
 
+// Where a layer's operands come from: seeded random data, or --data's .npy files.
+inline constexpr const char* data_sources[] = {"random", "npy"};
+
 struct layer_record {
     // What ran.
     std::string topology;  // the topology's name
@@ -49,7 +52,7 @@ struct layer_record {
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
-    std::string data;             // "random" or "npy"
+    std::string data;             // one of data_sources
     std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
     std::string inject = "none";  // a planted fault (testbench use)
     // What happened.
@@ -79,7 +82,9 @@ struct compute_figures {
 compute_figures compute_figures_of(const layer_record& r);
 
 nlohmann::json to_json(const layer_record& r);
-// Throws report_error naming `source` for a missing or mistyped key.
+// Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
+// its range, a name not in its list, or fields that disagree (a layer past the topology's end, a
+// convolution that does not lower to the GEMM, a pass with mismatches, ...).
 layer_record record_from_json(const nlohmann::json& j, const std::string& source);
 
 // The records in report order: by the array's place in the sweep, then by LayerID.

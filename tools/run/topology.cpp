@@ -9,6 +9,8 @@
 #include <fstream>
 #include <sstream>
 
+#include "text.h"
+
 namespace systolic::run {
 
 const char* to_string(layer_kind kind) {
@@ -133,6 +135,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
     }
     if (text.find('\0') != std::string_view::npos)
         throw topology_error(path + ": not a text file (it holds NUL bytes)");
+    if (const std::string bad = tb::utf8_error(text, path); !bad.empty()) throw topology_error(bad);
     std::uint64_t line_no = 0;
     bool header_seen = false;
     std::size_t pos = 0;
