@@ -492,12 +492,15 @@ layer_record read_job_file(const std::string& path) {
     if (!in) throw report_error(path + ": cannot open: " + std::strerror(errno));
     std::ostringstream os;
     os << in.rdbuf();
-    const std::string text = os.str();
-    if (const std::string bad = tb::utf8_error(text, path); !bad.empty()) throw report_error(bad);
+    return parse_job_file(os.str(), path);
+}
+
+layer_record parse_job_file(std::string_view text, const std::string& source) {
+    if (const std::string bad = tb::utf8_error(text, source); !bad.empty()) throw report_error(bad);
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("systolic_run_job") || !j.contains("record"))
-        throw report_error(path + ": not a systolic-run job file");
-    return record_from_json(j.at("record"), path);
+        throw report_error(source + ": not a systolic-run job file");
+    return record_from_json(j.at("record"), source);
 }
 
 }  // namespace systolic::run

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace systolic::run {
@@ -99,5 +100,7 @@ std::string report_json(const std::vector<layer_record>& records);
 // One job's file (--job-out): the record, marked so that --merge can tell it from other JSON.
 std::string job_file_text(const layer_record& r);
 layer_record read_job_file(const std::string& path);
+// The same from the file's text; `source` names it in messages.
+layer_record parse_job_file(std::string_view text, const std::string& source);
 
 }  // namespace systolic::run
