@@ -1,6 +1,7 @@
 #include "cli_options.h"
 
 #include "systolic/fabric_geometry.h"
+#include "text.h"
 
 #include <CLI/CLI.hpp>
 
@@ -71,18 +72,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
 }  // namespace
 
 std::string one_line(const std::string& text) {
-    std::string out;
-    for (const char c : text) {
-        const auto u = static_cast<unsigned char>(c);
-        if (u < 0x20 || u == 0x7f) {
-            char hex[8];
-            std::snprintf(hex, sizeof hex, "\\x%02x", u);
-            out += hex;
-        } else {
-            out += c;
-        }
-    }
-    return out;
+    return printable(text);
 }
 
 void parse_array_shape(const std::string& option, const std::string& text, std::int64_t& rows,

@@ -75,7 +75,7 @@ void parse_array_shape(const std::string& option, const std::string& text, std::
 std::string array_shape_text(std::int64_t rows, std::int64_t cols);
 
 // text with control characters (a newline typed into an argument) shown as \xNN, so that an error
-// message quoting it stays on one line.
+// message quoting it stays on one line (tb::printable, text.h).
 std::string one_line(const std::string& text);
 
 // Bytes as "1.5 GiB", "300 MiB", "12 KiB" or "512 bytes".
