@@ -64,7 +64,6 @@ public:
             throw std::out_of_range(std::to_string(len) + " bytes at " + hex(addr) + " lie outside RAM");
         return m_bytes.data() + (addr - m_base);
     }
-    std::uint64_t base() const { return m_base; }
     std::uint64_t size() const { return m_bytes.size(); }
     std::uint8_t operator[](std::uint64_t i) const { return m_bytes[i]; }
 
@@ -163,7 +162,8 @@ void cpu::run() {
 }
 
 // A time from the script (at most 2^64 - 1 ps), cut to what is left of SystemC's range from now, so
-// that no deadline wraps around.
+// that no deadline wraps around. The platform keeps SystemC's default resolution, 1 ps, so an
+// sc_time's value is picoseconds.
 sc_core::sc_time cpu::from_now(std::uint64_t ps) const {
     const std::uint64_t now = sc_core::sc_time_stamp().value();
     return sc_core::sc_time::from_value(std::min(ps, ~std::uint64_t{0} - now));

@@ -38,8 +38,8 @@ class cpu : public sc_core::sc_module {
 public:
     struct config {
         std::uint64_t regs_base = 0x40000000;
-        std::uint64_t ram_base = 0x80000000;
-        std::uint64_t ram_size = 16 << 20;
+        std::uint64_t ram_base = ram_window{}.base;
+        std::uint64_t ram_size = ram_window{}.size;
         std::size_t array_size = 2;
         sc_core::sc_time poll_interval = sc_core::sc_time(100, sc_core::SC_NS);
         sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC);  // default for waits

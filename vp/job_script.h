@@ -26,7 +26,8 @@ struct script_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// The platform's RAM, as the script sees it: addresses in scripts are bus addresses.
+// The platform's RAM, as the script sees it (addresses in scripts are bus addresses); the CPU's
+// configuration takes its defaults from here.
 struct ram_window {
     std::uint64_t base = 0x80000000;
     std::uint64_t size = 16 << 20;
