@@ -305,6 +305,12 @@ public:
         const std::uint64_t b_row = j.b_stride ? j.b_stride : j.p * osz;
         const std::uint64_t c_row = j.c_stride ? j.c_stride : j.p * csz;
         const wide ram_end = wide{ram.base} + ram.size;
+        // The operands and C as the CPU makes and checks them, packed whatever the strides say: a
+        // stride below a row (a job expected to be refused) must not make them larger than RAM.
+        const wide packed = (wide{j.m} * j.k + wide{j.k} * j.p) * osz + wide{j.m} * j.p * asz;
+        if (packed > ram.size)
+            fail("the job's matrices do not fit in RAM (" + std::to_string(ram.size >> 20) +
+                 " MiB), even packed");
         wide next = wide{ram.base} + 0x1000;
         const auto alloc = [&](wide bytes) {
             const wide at = next;
