@@ -210,13 +210,6 @@ bool is_array_name(const std::string& s) {
 constexpr const char* dtype_names[] = {int8_format::name, int32_format::name, fp32_format::name,
                                        bf16_format::name};
 
-std::vector<std::string> engine_names() {
-    std::vector<std::string> v;
-    for (const auto k : {engine_kind::cycle, engine_kind::functional})
-        v.emplace_back(to_string(k));
-    return v;
-}
-
 std::vector<std::string> status_names() {
     std::vector<std::string> v;
     for (int s = 0; s <= int(job_status::aborted); ++s)  // aborted is the last status
@@ -234,13 +227,12 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.layers_in_topology = f.number(j, "layers_in_topology", 1, max_dimension);
     r.sweep = f.texts(j, "sweep");
     if (r.sweep.empty()) f.fail("sweep", "is empty");
-    for (std::size_t i = 0; i < r.sweep.size(); ++i) {
-        if (!is_array_name(r.sweep[i]))
-            f.fail("sweep", "'" + tb::printable(r.sweep[i].substr(0, 40)) +
+    std::set<std::string> arrays;
+    for (const auto& a : r.sweep) {
+        if (!is_array_name(a))
+            f.fail("sweep", "'" + tb::printable(a.substr(0, 40)) +
                                 "' is not an array RxC, each side in [1, " + std::to_string(max_array) + "]");
-        if (std::find(r.sweep.begin(), r.sweep.begin() + std::ptrdiff_t(i), r.sweep[i]) !=
-            r.sweep.begin() + std::ptrdiff_t(i))
-            f.fail("sweep", r.sweep[i] + " is given twice");
+        if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
     }
     r.layer_id = f.number(j, "layer_id", 0, r.layers_in_topology - 1);
     r.layer = f.text(j, "layer");
@@ -273,7 +265,10 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
                                " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p));
     }
     r.dtype = f.name(j, "dtype", dtype_names);
-    r.engine = f.name(j, "engine", engine_names());
+    r.engine = f.text(j, "engine");
+    if (!parse_engine_kind(r.engine))
+        f.fail("engine",
+               "'" + tb::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
     r.seed = f.number(j, "seed");
     r.data = f.name(j, "data", data_sources);
     r.k_tile = f.number(j, "k_tile", 0, max_dimension);
