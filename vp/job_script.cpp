@@ -257,6 +257,9 @@ public:
 
     void job(command& c, const ram_window& ram) const {
         job_spec& j = c.job;
+        // The name is printed and names the job's --c-out file.
+        if (tb::printable(c.args[0]) != c.args[0])
+            fail("the job name '" + tb::printable(c.args[0]) + "' holds control characters");
         for (const auto& [key, value] : c.keys)
             if (!job_key_named(key)) fail("unknown option '" + tb::printable(key) + "'");
         for (const auto& k : job_keys) {
