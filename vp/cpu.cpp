@@ -57,8 +57,7 @@ bool in_ram(const matrix_layout& l, const cpu::config& cfg) {
 // the copy is a failure, never a stray read.
 class cpu::ram_snapshot {
 public:
-    ram_snapshot(std::uint64_t base, std::vector<std::uint8_t> bytes)
-        : m_base(base), m_bytes(std::move(bytes)) {}
+    ram_snapshot(std::uint64_t base, const std::vector<std::uint8_t>& bytes) : m_base(base), m_bytes(bytes) {}
     const std::uint8_t* at(std::uint64_t addr, std::uint64_t len) const {
         if (addr < m_base || len > m_bytes.size() || addr - m_base > m_bytes.size() - len)
             throw std::out_of_range(std::to_string(len) + " bytes at " + hex(addr) + " lie outside RAM");
@@ -69,7 +68,7 @@ public:
 
 private:
     std::uint64_t m_base;
-    std::vector<std::uint8_t> m_bytes;
+    const std::vector<std::uint8_t>& m_bytes;
 };
 
 cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
@@ -132,10 +131,11 @@ void cpu::debug_read(std::uint64_t addr, void* data, std::uint64_t len) {
         throw step_failure{"cannot read " + std::to_string(len) + " bytes at " + hex(addr)};
 }
 
-cpu::ram_snapshot cpu::snapshot() {
-    std::vector<std::uint8_t> bytes(m_cfg.ram_size);
-    debug_read(m_cfg.ram_base, bytes.data(), bytes.size());
-    return ram_snapshot(m_cfg.ram_base, std::move(bytes));
+// The buffers are kept from job to job: a fresh 16 MiB twice per job cost more than the job.
+cpu::ram_snapshot cpu::snapshot(std::vector<std::uint8_t>& buffer) {
+    buffer.resize(m_cfg.ram_size);
+    debug_read(m_cfg.ram_base, buffer.data(), buffer.size());
+    return ram_snapshot(m_cfg.ram_base, buffer);
 }
 
 bool cpu::wait_irq(const sc_core::sc_time& timeout) {
@@ -274,7 +274,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     if (in_ram(lay.b, m_cfg))
         for (std::uint64_t r = 0; r < s.k; ++r)
             debug_write(lay.b.address(r, 0), &pr.b[r * s.p], s.p * sizeof(op_t));
-    const ram_snapshot before = snapshot();
+    const ram_snapshot before = snapshot(m_ram_before);
 
     // The driver's part: program, start, wait (interrupt or polling), read the outcome.
     const bool use_irq = spec.use_irq;
@@ -309,7 +309,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.outcome = outcome == 1 ? "ok" : error_name(error);
 
     // Every byte of RAM, before against after.
-    const ram_snapshot after = snapshot();
+    const ram_snapshot after = snapshot(m_ram_after);
     std::uint64_t changed_outside = 0, changed = 0;
     for (std::uint64_t i = 0; i < after.size(); ++i) {
         if (after[i] == before[i]) continue;

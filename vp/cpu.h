@@ -75,7 +75,7 @@ private:
 
     void debug_write(std::uint64_t addr, const void* data, std::uint64_t len);
     void debug_read(std::uint64_t addr, void* data, std::uint64_t len);
-    ram_snapshot snapshot();
+    ram_snapshot snapshot(std::vector<std::uint8_t>& buffer);
     // A time from the script, cut to what is left of SystemC's range from now.
     sc_core::sc_time from_now(std::uint64_t ps) const;
     // Waits for the interrupt line to be high; false on timeout.
@@ -86,6 +86,7 @@ private:
     std::vector<command> m_script;
     std::ostream& m_out;
     std::vector<job_record> m_jobs;
+    std::vector<std::uint8_t> m_ram_before, m_ram_after;  // the RAM around the running job
     bool m_finished = false;
     int m_failures = 0;
     int m_checks = 0;
