@@ -125,4 +125,37 @@ TEST(DecodeJob, TheFirstProblemFoundIsReported) {
     EXPECT_EQ(d.message, "C overlaps B");
 }
 
+// The last byte of the address space belongs to it: a matrix may end exactly at 2^64, and one that
+// runs a byte past it is out of range; overlaps there are overlaps.
+TEST(DecodeJob, TheTopOfTheAddressSpace) {
+    auto r = good();  // C is 5 x 7 int64
+    r.c = std::uint64_t{0} - 5 * 7 * 8;
+    auto d = decode_job(r, {});
+    EXPECT_TRUE(d.ok()) << d.message;
+    EXPECT_EQ(validate_job(d.job, 4, 8), "");
+    r.c += 8;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::range);
+    r = good();  // A is 5 rows of 6 int32, 256 bytes apart: 4 * 256 + 24 bytes
+    r.a_stride = 256;
+    r.a = std::uint64_t{0} - (4 * 256 + 24);
+    r.c = r.a + 8;
+    d = decode_job(r, {});
+    EXPECT_EQ(d.error, regmap::error_code::overlap) << d.message;
+    EXPECT_EQ(d.message, "C overlaps A");
+}
+
+TEST(AddressRange, EndsWithoutWrapping) {
+    const matrix_layout top = make_layout(std::uint64_t{0} - 64, 2, 4, 8);
+    EXPECT_TRUE(top.range().in_address_space());
+    EXPECT_TRUE(top.covers(~std::uint64_t{0}));
+    EXPECT_TRUE(top.element_at(~std::uint64_t{0} - 7));
+    const matrix_layout past = make_layout(std::uint64_t{0} - 56, 2, 4, 8);
+    EXPECT_FALSE(past.range().in_address_space());
+    const matrix_layout inside = make_layout(std::uint64_t{0} - 32, 1, 2, 8);
+    EXPECT_TRUE(top.range().overlaps(inside.range()));
+    EXPECT_TRUE(inside.range().overlaps(top.range()));
+    EXPECT_FALSE(top.range().overlaps(make_layout(0, 1, 8, 8).range()));
+    EXPECT_FALSE(top.range().overlaps(make_layout(std::uint64_t{0} - 64, 0, 0, 8).range()));  // empty
+}
+
 }  // namespace

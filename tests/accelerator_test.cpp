@@ -102,7 +102,9 @@ private:
 [[maybe_unused]] ::testing::Environment* const g_environment =
     ::testing::AddGlobalTestEnvironment(new rig_environment);
 
-rig& bench() { return *g_rig; }
+rig& bench() {
+    return *g_rig;
+}
 
 // The driver's accessors over the test initiator: every access must be answered OK.
 std::uint32_t read32(void* ctx, std::uint32_t offset) {
@@ -503,6 +505,15 @@ TEST(Errors, EachBadConfigurationHasItsCodeRaisesTheErrorInterruptAndTouchesNoMe
          }},
         {"C overlaps A", SYSTOLIC_ERR_OVERLAP, [](systolic_job& j) { j.c_addr = j.a_addr + 8; }},
         {"C overlaps B", SYSTOLIC_ERR_OVERLAP, [](systolic_job& j) { j.c_addr = j.b_addr; }},
+        // A ends exactly at 2^64 (5 rows of 6 int32, 256 bytes apart), C lies inside it: an
+        // overlap, not a bad option.
+        {"C inside A at the top of the address space", SYSTOLIC_ERR_OVERLAP,
+         [](systolic_job& j) {
+             j.a_stride = 256;
+             j.a_addr = std::uint64_t{0} - (4 * 256 + 24);
+             j.c_stride = 0;
+             j.c_addr = j.a_addr + 8;
+         }},
     };
     for (const auto& c : cases) {
         fresh();
@@ -603,6 +614,22 @@ TEST(Errors, ABusErrorAbortsTheJobWithTheFailingAddress) {
     EXPECT_EQ(systolic_error(&dev), std::uint32_t{SYSTOLIC_ERR_DMA});
     EXPECT_EQ(systolic_error_address(&dev), 0x1000u);
     EXPECT_TRUE(snapshot() == before_q);
+}
+
+// C's last byte is the last byte of the address space: the job is valid and starts, and the bus
+// refuses the first write to C (nothing is mapped there), at C's address.
+TEST(Errors, AMatrixEndingExactlyAtTheTopOfTheAddressSpaceIsAccepted) {
+    fresh();
+    auto p = place<int32_format>({5, 6, 7}, SYSTOLIC_DTYPE_INT32, 14);
+    p.job.c_stride = 0;
+    p.job.c_addr = std::uint64_t{0} - 5 * 7 * 8;
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 1);
+    settle();
+    EXPECT_EQ(systolic_error(&dev), std::uint32_t{SYSTOLIC_ERR_DMA});
+    EXPECT_GE(systolic_error_address(&dev), p.job.c_addr);
+    EXPECT_TRUE(bench().dma_checker.violations().empty());
 }
 
 // ---- soft reset ----------------------------------------------------------------------------------

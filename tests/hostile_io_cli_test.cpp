@@ -266,7 +266,7 @@ TEST_F(HostileIo, NulBytesInInputsAreRefusedInOneEscapedLine) {
     EXPECT_FALSE(fs::exists(path("out")));
     put("nul.vps", std::string("job a\0b m=2 k=2 p=2\n", 20));
     expect_refused(run_tool(std::string("exec ") + SYSTOLIC_VP, "--script nul.vps --c-out c"),
-                   "nul.vps:1: job name 'a\\x00b' cannot name a file under --c-out");
+                   "nul.vps:1: the job name 'a\\x00b' holds control characters");
     EXPECT_FALSE(fs::exists(path("c")));
     // An .npy header with a NUL and a newline inside its dtype.
     std::string dict = std::string("{'descr': '<i\0\n4', 'fortran_order': False, 'shape': (2, 2), }", 61);

@@ -284,6 +284,37 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_EQ(r.err, "systolic-run: error: jobs/junk.json: not a systolic-run job file\n");
 }
 
+// --merge reads job files as it reads topologies: a tampered value is refused with the file and the
+// field (a negative M once became 18446744073709551611 and passed), and nothing is written.
+TEST_F(SystolicRun, MergeChecksEveryFieldOfAJobFile) {
+    write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\n");
+    auto r = sr("--topology t.csv --array 2 --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs.sh", r.out);
+    r = run_tool("sh", "jobs.sh");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string file = "jobs/job-2x2-0000.json";
+    const std::string good = slurp(path(file));
+    r = sr("--merge jobs --out merged");
+    ASSERT_EQ(r.status, 0) << r.err;
+    std::string bad = good;
+    const auto at = bad.find("\"m\": 6");
+    ASSERT_NE(at, std::string::npos) << good;
+    bad.replace(at, 6, "\"m\": -5");
+    write(file, bad);
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-run: error: " + file + ": field 'm': expected an unsigned integer, got -5\n");
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
+    bad = good;
+    bad.replace(bad.find("\"layer\": \"A\""), 12, "\"layer\": \"\xff\"");
+    write(file, bad);
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find(": not UTF-8 text (byte 0xff at column"), std::string::npos) << r.err;
+}
+
 TEST_F(SystolicRun, SweepFile) {
     write("t.csv", small_gemm);
     write("sizes.txt", "# arrays\n2\n4, 3  # and a rectangle\n2x5\n");

@@ -1,7 +1,10 @@
 // systolic-run's plain C++ core: SCALE-Sim topology files (GEMM and convolution, lowered as
 // SCALE-Sim lowers them), every kind of bad row, array lists, and the records and reports.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <filesystem>
+#include <fstream>
 #include <string>
 #include <vector>
 
@@ -250,6 +253,104 @@ TEST(Report, JobFilesReadBackExactly) {
     EXPECT_EQ(job_file_text(back), text);
     EXPECT_EQ(compute_report_csv({back}), compute_report_csv({r}));
     EXPECT_EQ(report_json({back}), report_json({r}));
+}
+
+// A job file's record is checked as the topology reader checks a row: every number an unsigned
+// integer in its range, every name from its list, the shape the layer lowers to, and counts that
+// agree with each other. A tampered file is refused, naming the file and the field.
+TEST(Report, JobFilesAreCheckedFieldByField) {
+    const nlohmann::json good = nlohmann::json::parse(job_file_text(sample_record())).at("record");
+    struct tamper {
+        const char* what;
+        void (*spoil)(nlohmann::json&);
+        const char* says;
+    };
+    const tamper cases[] = {
+        {"negative m", [](nlohmann::json& j) { j["m"] = -5; }, "'m'"},
+        {"zero m", [](nlohmann::json& j) { j["m"] = 0; }, "'m'"},
+        {"fractional k", [](nlohmann::json& j) { j["k"] = 2.5; }, "'k'"},
+        {"huge p", [](nlohmann::json& j) { j["p"] = 0x80000000ull; }, "'p'"},
+        {"text layers", [](nlohmann::json& j) { j["layers_in_topology"] = "2"; }, "'layers_in_topology'"},
+        {"no layers", [](nlohmann::json& j) { j["layers_in_topology"] = 0; }, "'layers_in_topology'"},
+        {"layer past the end", [](nlohmann::json& j) { j["layer_id"] = 2; }, "'layer_id'"},
+        {"empty layer name", [](nlohmann::json& j) { j["layer"] = ""; }, "'layer'"},
+        {"zero rows", [](nlohmann::json& j) { j["array_rows"] = 0; }, "'array_rows'"},
+        {"huge array", [](nlohmann::json& j) { j["array_cols"] = 4096; }, "'array_cols'"},
+        {"unknown dtype", [](nlohmann::json& j) { j["dtype"] = "int16"; }, "'dtype'"},
+        {"unknown engine", [](nlohmann::json& j) { j["engine"] = "warp"; }, "'engine'"},
+        {"unknown data", [](nlohmann::json& j) { j["data"] = "file"; }, "'data'"},
+        {"unknown fault", [](nlohmann::json& j) { j["inject"] = "gremlin"; }, "'inject'"},
+        {"unknown status", [](nlohmann::json& j) { j["status"] = "finished"; }, "'status'"},
+        {"unknown kind", [](nlohmann::json& j) { j["kind"] = "matmul"; }, "'kind'"},
+        {"conv without its fields", [](nlohmann::json& j) { j["kind"] = "conv"; }, "'conv'"},
+        {"gemm with conv fields", [](nlohmann::json& j) { j["conv"] = {1, 1, 1, 1, 1, 1, 1, 1}; }, "'conv'"},
+        {"conv not lowering to the GEMM",
+         [](nlohmann::json& j) {
+             j["kind"] = "conv";
+             j["conv"] = {4, 4, 2, 2, 3, 5, 1, 1};  // M = 3 x 3, K = 2 x 2 x 3, P = 5: not 6, 10, 5
+         },
+         "'conv'"},
+        {"sweep twice the same",
+         [](nlohmann::json& j) {
+             j["sweep"] = {"4x4", "4x4"};
+         },
+         "'sweep'"},
+        {"sweep not an array",
+         [](nlohmann::json& j) {
+             j["sweep"] = {"4x4", "4by4"};
+         },
+         "'sweep'"},
+        {"pass with mismatches", [](nlohmann::json& j) { j["scoreboard"]["mismatches"] = 1; }, "'pass'"},
+        {"pass when not completed", [](nlohmann::json& j) { j["status"] = "watchdog"; }, "'pass'"},
+        {"more checked than C has", [](nlohmann::json& j) { j["scoreboard"]["checked"] = 31; }, "'checked'"},
+        {"more real MACs than padded", [](nlohmann::json& j) { j["macs_real"] = 641; }, "'macs_real'"},
+        {"folds that are not the tiles", [](nlohmann::json& j) { j["tiles"] = 5; }, "'folds'"},
+        {"more used PEs than the array has", [](nlohmann::json& j) { j["folds"][0]["used_pes"] = 17; },
+         "'folds'"},
+        {"a string for a number", [](nlohmann::json& j) { j["traffic"]["reads"] = "many"; }, "'reads'"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        nlohmann::json j = good;
+        c.spoil(j);
+        try {
+            record_from_json(j, "jobs/x.json");
+            ADD_FAILURE() << "accepted";
+        } catch (const report_error& e) {
+            const std::string what = e.what();
+            EXPECT_EQ(what.rfind("jobs/x.json: ", 0), 0u) << what;
+            EXPECT_NE(what.find(c.says), std::string::npos) << what;
+            EXPECT_EQ(what.find('\n'), std::string::npos) << what;
+        }
+    }
+    EXPECT_NO_THROW(record_from_json(good, "jobs/x.json"));
+}
+
+// Text that is not UTF-8 is refused before it is parsed, with the file and the line.
+TEST(Report, JobFilesMustBeUtf8) {
+    const auto dir = std::filesystem::temp_directory_path() / ("run_core_utf8_" + std::to_string(::getpid()));
+    std::filesystem::create_directories(dir);
+    std::string text = job_file_text(sample_record());
+    text.replace(text.find("L, "), 1, "\xff");
+    const std::string file = (dir / "job.json").string();
+    std::ofstream(file, std::ios::binary) << text;
+    try {
+        read_job_file(file);
+        ADD_FAILURE() << "accepted";
+    } catch (const report_error& e) {
+        EXPECT_NE(std::string(e.what()).find(file + ":"), std::string::npos) << e.what();
+        EXPECT_NE(std::string(e.what()).find("not UTF-8 text (byte 0xff"), std::string::npos) << e.what();
+    }
+    std::filesystem::remove_all(dir);
+}
+
+TEST(Topology, TextMustBeUtf8) {
+    try {
+        parse_topology("Layer, M, N, K,\nA, 1, 2, 3,\nna\xefve, 1, 2, 3,\n", "t.csv");
+        ADD_FAILURE() << "accepted";
+    } catch (const topology_error& e) {
+        EXPECT_EQ(std::string(e.what()), "t.csv:3: not UTF-8 text (byte 0xef at column 3)");
+    }
 }
 
 TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {

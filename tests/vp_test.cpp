@@ -42,10 +42,24 @@ TEST(JobScript, ParsesCommandsOptionsAndComments) {
     EXPECT_EQ(*vp::register_value(SYSTOLIC_REG_ERROR, "OVERLAP"), std::uint32_t{SYSTOLIC_ERR_OVERLAP});
     EXPECT_FALSE(vp::register_value(SYSTOLIC_REG_DTYPE, "START"));
     EXPECT_EQ(vp::value_name(SYSTOLIC_REG_ERROR, SYSTOLIC_ERR_DMA), "ERR_DMA");
-    EXPECT_EQ(*vp::parse_number("-1"), ~std::uint64_t{0});
-    EXPECT_EQ(*vp::parse_time("250ns"), sc_core::sc_time(250, sc_core::SC_NS));
+    EXPECT_EQ(*vp::parse_number("-1", true), ~std::uint64_t{0});
+    EXPECT_EQ(*vp::parse_time("250ns"), 250000u);
+    EXPECT_EQ(*vp::parse_time("18446744s"), 18446744000000000000u);
+    EXPECT_FALSE(vp::parse_time("18446745s"));  // past 2^64 - 1 ps
     EXPECT_FALSE(vp::parse_time("10"));
+    EXPECT_FALSE(vp::parse_time("-1ns"));
     EXPECT_FALSE(vp::parse_number("12abc"));
+    EXPECT_FALSE(vp::parse_number(" 12"));
+    EXPECT_FALSE(vp::parse_number("0x"));
+    EXPECT_FALSE(vp::parse_number("-1"));
+    EXPECT_EQ(*vp::parse_number("010"), 10u);  // decimal, not octal
+    EXPECT_EQ(*vp::parse_number("0xffffffffffffffff"), ~std::uint64_t{0});
+    EXPECT_FALSE(vp::parse_number("0x10000000000000000"));
+    EXPECT_FALSE(vp::parse_number("18446744073709551616"));
+    EXPECT_EQ(*vp::register_value(SYSTOLIC_REG_M, "-1"), 0xffffffffu);
+    EXPECT_EQ(*vp::register_value(SYSTOLIC_REG_ZERO_POINT, "-0x80000000"), 0x80000000u);
+    EXPECT_FALSE(vp::register_value(SYSTOLIC_REG_M, "0x100000000"));
+    EXPECT_FALSE(vp::register_value(SYSTOLIC_REG_M, "3|"));
 }
 
 TEST(JobScript, RefusesWhatItDoesNotKnowWithTheLine) {
@@ -110,21 +124,109 @@ TEST_F(VpCli, TheShippedScriptsPassAndTheDefaultIsBuiltIn) {
 // A wrong expectation, a wrong register value and a hung wait are failures (exit 1), each named
 // with its line; a bad script is bad input (exit 2), refused before anything runs.
 TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
-    write("wrong.vps",
-          "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\njob q out=int8 scale=abc\n");
+    write("wrong.vps", "job seed data=seed expect=OVERLAP\nread ID == 0\nwait-irq 1us\n");
     auto r = run_tool(k_vp, "--script wrong.vps");
     EXPECT_EQ(r.status, 1) << r.out << r.err;
     EXPECT_NE(r.out.find("FAIL line 1"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("FAIL line 2 (read ID == 0): ID is 0x53594143"), std::string::npos) << r.out;
     EXPECT_NE(r.out.find("FAIL line 3 (wait-irq 1us): no interrupt"), std::string::npos) << r.out;
-    EXPECT_NE(r.out.find("FAIL line 4"), std::string::npos) << r.out;  // a bad number, not a crash
-    EXPECT_NE(r.out.find("4 failures"), std::string::npos) << r.out;
-    write("bad.vps", "job a\nfly away\n");
+    EXPECT_NE(r.out.find("3 failures"), std::string::npos) << r.out;
+    write("bad.vps", "job a data=seed\nfly away\n");
     r = run_tool(k_vp, "--script bad.vps");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-vp: bad.vps:2: unknown command 'fly' in 'fly away'\n");
     r = run_tool(k_vp, "--script missing.vps");
     EXPECT_EQ(r.status, 2);
+}
+
+// Every value of a script is checked before anything runs: a bad one is bad input (exit 2), named
+// with its file and line, and nothing is printed on stdout. None of these may run, or run changed.
+TEST_F(VpCli, EveryValueIsCheckedBeforeAnythingRuns) {
+    struct bad {
+        const char* line;
+        const char* says;
+    };
+    const bad cases[] = {
+        {"job a dtype=int16 m=2 k=2 p=2", "dtype 'int16'"},
+        {"job a m=2 k=2 p=2 out=int8 scale=abc", "scale 'abc'"},
+        {"job a m=2 k=2 p=2 out=int8 scale=1e39", "scale '1e39'"},
+        {"job a m=2 k=2 p=2 out=int8 scale=nan", "scale 'nan'"},
+        {"job a m=abc k=2 p=2", "m 'abc'"},
+        {"job a m=2 k=-1 p=2", "k '-1'"},
+        {"job a m=0x100000000 k=2 p=2", "m '0x100000000'"},
+        {"job a m=2 k=2 p=2 zero_point=0x80000000", "zero_point '0x80000000'"},
+        {"job a m=2 k=2 p=2 order=diagonal", "order 'diagonal'"},
+        {"job a m=2 k=2 p=2 expect=WHATEVER", "expect 'WHATEVER'"},
+        {"job a m=2 k=2", "needs m, k and p"},
+        {"job a data=seed m=4", "data=seed"},
+        {"job a m=2 k=2 p=2 wait=never", "wait 'never'"},
+        {"job a m=2 k=2 p=2 data=file", "data 'file'"},
+        {"job a m=2 k=2 p=2 timeout=forever", "timeout 'forever'"},
+        {"job a m=2 k=2 p=2 c_addr=d", "c_addr 'd'"},
+        {"job a m=2 k=2 p=2 c_addr=a+0xffffffffffffffff", "c_addr"},
+        {"job a m=4096 k=4096 p=4096", "do not fit in RAM"},
+        {"job a m=4000000 k=4000000 p=1 a_stride=1 b_stride=1 c_stride=1 expect=STRIDE", "do not fit in RAM"},
+        {"job far data=seed c_addr=0x90000000", "outside RAM"},
+        {"mem 0x80000000 int8 300", "'300'"},
+        {"mem 0x80000000 int8 1,,2", "''"},
+        {"mem 0x80000000 int16 1", "type 'int16'"},
+        {"mem 0x80000000 fp32 x", "'x'"},
+        {"mem 0x80000000 int32 0x1ffffffff", "'0x1ffffffff'"},
+        {"mem 0x7ffffffc int32 1,2", "outside RAM"},
+        {"expect-mem 0x81000000 int8 1", "outside RAM"},
+        {"delay 20000000s", "bad time '20000000s'"},
+        {"delay 010", "bad time '010'"},
+        {"wait-irq 5", "bad time '5'"},
+        {"write M 0x1ffffffff", "bad value '0x1ffffffff'"},
+        {"write M -0x80000001", "bad value '-0x80000001'"},
+        {"read M == 0x100000000", "bad value '0x100000000'"},
+        {"poll STATUS BUSY 0x100000000", "bad mask, value or timeout"},
+    };
+    for (const auto& c : cases) {
+        write("bad.vps", std::string("read ID == 0x53594143\n") + c.line + "\n");
+        const auto r = run_tool(k_vp, "--script bad.vps");
+        EXPECT_EQ(r.status, 2) << c.line << "\n" << r.out << r.err;
+        EXPECT_EQ(r.err.rfind("systolic-vp: bad.vps:2: ", 0), 0u) << c.line << ": " << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << c.line << ": " << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << c.line << ": " << r.err;
+        EXPECT_EQ(r.out, "") << c.line;
+    }
+}
+
+// What the script says is printed with its control characters escaped, and text that is not UTF-8
+// is refused with its line.
+TEST_F(VpCli, ControlCharactersAreEscapedAndTextMustBeUtf8) {
+    write("ctl.vps", std::string("fly\x1b[2J away\n"));
+    auto r = run_tool(k_vp, "--script ctl.vps");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-vp: ctl.vps:1: unknown command 'fly\\x1b[2J' in 'fly\\x1b[2J away'\n");
+    const char nul[] = "job a\0b data=seed\n";
+    write("nul.vps", std::string(nul, sizeof nul - 1));
+    r = run_tool(k_vp, "--script nul.vps");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-vp: nul.vps:1: the job name 'a\\x00b' holds control characters in 'job a\\x00b "
+              "data=seed'\n");
+    write("latin1.vps", "# fine\njob caf\xe9 data=seed\n");
+    r = run_tool(k_vp, "--script latin1.vps");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-vp: latin1.vps:2: not UTF-8 text (byte 0xe9 at column 8)\n");
+    EXPECT_EQ(r.out, "");
+}
+
+// C moved on purpose inside RAM but away from A and B: the whole of RAM is compared before and
+// after, so the check reads C where it is, and its claim about the rest of memory is a fact.
+TEST_F(VpCli, CAnywhereInRamIsCheckedWhereItIs) {
+    write("far.vps", "job near data=seed c_addr=0x80002000\njob far data=seed c_addr=0x80800000\n");
+    const auto r = run_tool(k_vp, "--script far.vps");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(r.err, "");
+    const std::string ok = "C=[[7,2,5],[16,5,14],[25,8,23]]";
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), 'C') >= 2, true);
+    EXPECT_NE(r.out.find(ok), r.out.rfind(ok)) << r.out;
+    const std::string checked =
+        "checked: 9 of 9 elements of C match the reference, the rest of RAM untouched";
+    EXPECT_NE(r.out.find(checked), r.out.rfind(checked)) << r.out;
 }
 
 // The accelerator's arrays are square (ARRAY_SIZE reads N): NxN is N, RxC is refused in one line.

@@ -12,6 +12,7 @@
 #include "systolic/accelerator_job.h"
 #include "systolic/counting.h"
 #include "systolic/number_format.h"
+#include "io/text.h"
 
 namespace systolic::vp {
 
@@ -45,21 +46,30 @@ std::string error_name(std::uint32_t code) {
     return value_name(SYSTOLIC_REG_ERROR, code);
 }
 
-std::uint64_t key_number(const command& c, const char* key, std::uint64_t fallback) {
-    const auto it = c.keys.find(key);
-    if (it == c.keys.end()) return fallback;
-    const auto v = parse_number(it->second);
-    if (!v)
-        throw script_error("line " + std::to_string(c.line) + ": bad number for " + key + ": " + it->second);
-    return *v;
-}
-
-std::string key_text(const command& c, const char* key, const std::string& fallback) {
-    const auto it = c.keys.find(key);
-    return it == c.keys.end() ? fallback : it->second;
+bool in_ram(const matrix_layout& l, const cpu::config& cfg) {
+    const address_range r = l.range();
+    return !r.empty() && r.base >= cfg.ram_base && r.end <= address_range::wide{cfg.ram_base} + cfg.ram_size;
 }
 
 }  // namespace
+
+// A copy of the whole RAM, read by bus address. Every access is bounds-checked: an address outside
+// the copy is a failure, never a stray read.
+class cpu::ram_snapshot {
+public:
+    ram_snapshot(std::uint64_t base, const std::vector<std::uint8_t>& bytes) : m_base(base), m_bytes(bytes) {}
+    const std::uint8_t* at(std::uint64_t addr, std::uint64_t len) const {
+        if (addr < m_base || len > m_bytes.size() || addr - m_base > m_bytes.size() - len)
+            throw std::out_of_range(std::to_string(len) + " bytes at " + hex(addr) + " lie outside RAM");
+        return m_bytes.data() + (addr - m_base);
+    }
+    std::uint64_t size() const { return m_bytes.size(); }
+    std::uint8_t operator[](std::uint64_t i) const { return m_bytes[i]; }
+
+private:
+    std::uint64_t m_base;
+    const std::vector<std::uint8_t>& m_bytes;
+};
 
 cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
          std::ostream& out)
@@ -121,6 +131,13 @@ void cpu::debug_read(std::uint64_t addr, void* data, std::uint64_t len) {
         throw step_failure{"cannot read " + std::to_string(len) + " bytes at " + hex(addr)};
 }
 
+// The buffers are kept from job to job: a fresh 16 MiB twice per job cost more than the job.
+cpu::ram_snapshot cpu::snapshot(std::vector<std::uint8_t>& buffer) {
+    buffer.resize(m_cfg.ram_size);
+    debug_read(m_cfg.ram_base, buffer.data(), buffer.size());
+    return ram_snapshot(m_cfg.ram_base, buffer);
+}
+
 bool cpu::wait_irq(const sc_core::sc_time& timeout) {
     if (!irq.read()) sc_core::wait(timeout, irq.posedge_event());
     return irq.read();
@@ -128,7 +145,7 @@ bool cpu::wait_irq(const sc_core::sc_time& timeout) {
 
 void cpu::fail(const command& c, const std::string& message) {
     ++m_failures;
-    m_out << "FAIL line " << c.line << " (" << c.text << "): " << message << "\n";
+    m_out << "FAIL line " << c.line << " (" << c.text << "): " << io::printable(message) << "\n";
 }
 
 void cpu::run() {
@@ -137,37 +154,40 @@ void cpu::run() {
             exec(c);
         } catch (const step_failure& f) {
             fail(c, f.message);
-        } catch (const std::exception& e) {  // a value the parser could not judge, e.g. scale=abc
+        } catch (const std::exception& e) {  // e.g. a snapshot read outside RAM: a failure, not a crash
             fail(c, e.what());
         }
     }
     m_finished = true;  // nothing else is scheduled now: the simulation ends by starvation
 }
 
+// A time from the script (at most 2^64 - 1 ps), cut to what is left of SystemC's range from now, so
+// that no deadline wraps around. The platform keeps SystemC's default resolution, 1 ps, so an
+// sc_time's value is picoseconds.
+sc_core::sc_time cpu::from_now(std::uint64_t ps) const {
+    const std::uint64_t now = sc_core::sc_time_stamp().value();
+    return sc_core::sc_time::from_value(std::min(ps, ~std::uint64_t{0} - now));
+}
+
 void cpu::exec(const command& c) {
     const auto& a = c.args;
+    const std::uint64_t timeout_ps = m_cfg.timeout.value();
     if (c.verb == "write") {
-        const std::uint32_t off = *register_offset(a[0]);
-        reg_write(off, *register_value(off, a[1]));
+        reg_write(c.reg, c.value);
     } else if (c.verb == "read" || c.verb == "print") {
-        const std::uint32_t off = *register_offset(a[0]);
-        const std::uint32_t v = reg_read(off);
-        if (c.verb == "print") m_out << a[0] << " = " << hex(v) << " (" << value_name(off, v) << ")\n";
+        const std::uint32_t v = reg_read(c.reg);
+        if (c.verb == "print") m_out << a[0] << " = " << hex(v) << " (" << value_name(c.reg, v) << ")\n";
         if (a.size() == 3) {
             ++m_checks;
-            const std::uint32_t want = *register_value(off, a[2]);
-            if (v != want)
-                fail(c, a[0] + " is " + hex(v) + " (" + value_name(off, v) + "), expected " + hex(want));
+            if (v != c.value)
+                fail(c, a[0] + " is " + hex(v) + " (" + value_name(c.reg, v) + "), expected " + hex(c.value));
         }
     } else if (c.verb == "poll") {
-        const std::uint32_t off = *register_offset(a[0]);
-        const std::uint32_t mask = *register_value(off, a[1]), want = *register_value(off, a[2]);
-        const sc_core::sc_time timeout = a.size() == 4 ? *parse_time(a[3]) : m_cfg.timeout;
-        const sc_core::sc_time until = sc_core::sc_time_stamp() + timeout;
+        const sc_core::sc_time until = sc_core::sc_time_stamp() + from_now(c.time_ps.value_or(timeout_ps));
         ++m_checks;
         for (;;) {
-            const std::uint32_t v = reg_read(off);
-            if ((v & mask) == want) break;
+            const std::uint32_t v = reg_read(c.reg);
+            if ((v & c.mask) == c.value) break;
             if (sc_core::sc_time_stamp() >= until) {
                 fail(c, "timed out: " + a[0] + " is " + hex(v));
                 break;
@@ -176,53 +196,24 @@ void cpu::exec(const command& c) {
         }
     } else if (c.verb == "wait-irq") {
         ++m_checks;
-        if (!wait_irq(a.empty() ? m_cfg.timeout : *parse_time(a[0]))) fail(c, "no interrupt");
+        if (!wait_irq(from_now(c.time_ps.value_or(timeout_ps)))) fail(c, "no interrupt");
     } else if (c.verb == "delay") {
-        sc_core::wait(*parse_time(a[0]));
-    } else if (c.verb == "mem" || c.verb == "expect-mem") {
-        const std::uint64_t addr = *parse_number(a[0]);
-        const std::string& type = a[1];
-        const std::uint64_t size = type == "int8"                      ? 1
-                                   : type == "int32" || type == "fp32" ? 4
-                                   : type == "int64"                   ? 8
-                                                                       : 0;
-        if (size == 0) throw step_failure{"unknown element type '" + type + "' (int8, int32, int64, fp32)"};
-        std::vector<std::uint8_t> bytes;
-        std::istringstream values(a[2]);
-        for (std::string v; std::getline(values, v, ',');) {
-            std::uint8_t b[8] = {};
-            if (type == "fp32") {
-                const float f = std::stof(v);
-                std::memcpy(b, &f, 4);
-            } else {
-                const auto n = parse_number(v);
-                if (!n) throw step_failure{"bad value '" + v + "'"};
-                std::memcpy(b, &*n, size);  // little-endian host: the low bytes
-            }
-            bytes.insert(bytes.end(), b, b + size);
-        }
-        if (c.verb == "mem") {
-            debug_write(addr, bytes.data(), bytes.size());
-        } else {
-            ++m_checks;
-            std::vector<std::uint8_t> have(bytes.size());
-            debug_read(addr, have.data(), have.size());
-            if (have != bytes) fail(c, "memory at " + hex(addr) + " differs");
-        }
+        sc_core::wait(from_now(*c.time_ps));
+    } else if (c.verb == "mem") {
+        debug_write(c.address, c.bytes.data(), c.bytes.size());
+    } else if (c.verb == "expect-mem") {
+        ++m_checks;
+        std::vector<std::uint8_t> have(c.bytes.size());
+        debug_read(c.address, have.data(), have.size());
+        if (have != c.bytes) fail(c, "memory at " + hex(c.address) + " differs");
     } else if (c.verb == "job") {
         job_record rec;
         rec.name = a[0];
-        rec.dtype = key_text(c, "dtype", "int32");
-        if (rec.dtype == "int8")
-            run_job<int8_format>(c, rec);
-        else if (rec.dtype == "int32")
-            run_job<int32_format>(c, rec);
-        else if (rec.dtype == "fp32")
-            run_job<fp32_format>(c, rec);
-        else if (rec.dtype == "bf16")
-            run_job<bf16_format>(c, rec);
-        else
-            throw step_failure{"unknown dtype '" + rec.dtype + "'"};
+        visit_format(c.job.dtype, [&](auto format) {
+            using Format = decltype(format);
+            rec.dtype = Format::name;
+            run_job<Format>(c, rec);
+        });
         ++m_checks;
         if (!rec.pass) fail(c, rec.message);
         m_jobs.push_back(std::move(rec));
@@ -234,14 +225,12 @@ void cpu::run_job(const command& c, job_record& rec) {
     using op_t = typename Format::operand_type;
     using acc_t = typename Format::accumulator_type;
     const systolic_dev dev{this, drv_read32, drv_write32};
+    const job_spec& spec = c.job;
+    const job_layout& lay = spec.layout;
 
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
-    const bool seed_data = key_text(c, "data", "random") == "seed";
-    tb::problem<Format> pr = seed_data
-                                 ? tb::seed_example<Format>()
-                                 : tb::random_problem<Format>(
-                                       {key_number(c, "m", 0), key_number(c, "k", 0), key_number(c, "p", 0)},
-                                       key_number(c, "seed", 1));
+    tb::problem<Format> pr = spec.seed_data ? tb::seed_example<Format>()
+                                            : tb::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
@@ -249,85 +238,47 @@ void cpu::run_job(const command& c, job_record& rec) {
 
     systolic_job job;
     systolic_job_init(&job);
-    static const char* dtypes[] = {"int8", "int32", "fp32", "bf16"};
-    job.dtype =
-        std::uint32_t(std::find(std::begin(dtypes), std::end(dtypes), rec.dtype) - std::begin(dtypes));
+    job.dtype = spec.dtype;
     job.m = std::uint32_t(s.m);
     job.k = std::uint32_t(s.k);
     job.p = std::uint32_t(s.p);
-    const auto option = [&](const char* key, std::uint32_t reg, const char* fallback) {
-        const std::string text = key_text(c, key, fallback);
-        std::string upper;
-        for (char ch : text)
-            upper += ch == '-' ? '_' : char(std::toupper(static_cast<unsigned char>(ch)));
-        const auto v = register_value(reg, upper);
-        if (!v) throw step_failure{std::string("bad ") + key + " '" + text + "'"};
-        return *v;
-    };
-    job.order = option("order", SYSTOLIC_REG_ORDER, "row");
-    job.k_policy = option("policy", SYSTOLIC_REG_K_POLICY, "preserve");
-    job.overflow = option("overflow", SYSTOLIC_REG_OVERFLOW, "wrap");
-    job.out_dtype = option("out", SYSTOLIC_REG_OUT_DTYPE, "acc");
-    job.rounding = option("rounding", SYSTOLIC_REG_ROUNDING, "nearest-even");
-    job.k_tile = std::uint32_t(key_number(c, "k_tile", 0));
-    job.scale = std::stof(key_text(c, "scale", "1"));
-    job.zero_point = std::int32_t(key_number(c, "zero_point", 0));
+    job.order = spec.order;
+    job.k_policy = spec.k_policy;
+    job.overflow = spec.overflow;
+    job.out_dtype = spec.out_dtype;
+    job.rounding = spec.rounding;
+    job.k_tile = spec.k_tile;
+    job.scale = spec.scale;
+    job.zero_point = spec.zero_point;
+    job.a_stride = spec.a_stride;
+    job.b_stride = spec.b_stride;
+    job.c_stride = spec.c_stride;
+    job.a_addr = lay.a.base;
+    job.b_addr = lay.b.base;
+    job.c_addr = lay.c.base;
+    const bool partials = lay.partial.rows != 0;
+    if (partials) job.partial_addr = lay.partial.base;
+    const std::uint64_t csz = lay.c.elem_size;
 
-    // Memory: A, B, C (and the partial-sum buffer) one after another from the RAM's start, each
-    // 64-byte aligned, rows packed unless a stride is given.
-    const std::uint64_t osz = sizeof(op_t), asz = sizeof(acc_t), csz = job.out_dtype ? 1 : asz;
-    job.a_stride = std::uint32_t(key_number(c, "a_stride", 0));
-    job.b_stride = std::uint32_t(key_number(c, "b_stride", 0));
-    job.c_stride = std::uint32_t(key_number(c, "c_stride", 0));
-    const std::uint64_t a_row = job.a_stride ? job.a_stride : s.k * osz;
-    const std::uint64_t b_row = job.b_stride ? job.b_stride : s.p * osz;
-    const std::uint64_t c_row = job.c_stride ? job.c_stride : s.p * csz;
-    std::uint64_t next = m_cfg.ram_base + 0x1000;
-    const auto alloc = [&](std::uint64_t bytes) {
-        const std::uint64_t at = next;
-        next = (next + bytes + 64 + 63) / 64 * 64;
-        return at;
-    };
-    job.a_addr = alloc(s.m * a_row);
-    job.b_addr = alloc(s.k * b_row);
-    job.c_addr = alloc(s.m * c_row);
-    const bool partials = job.k_policy == SYSTOLIC_K_POLICY_PARTIALS && k_chunks(s.k, job.k_tile) > 1;
-    if (partials) job.partial_addr = alloc(s.m * s.p * asz);
-    const std::uint64_t used = next - m_cfg.ram_base;
-    // Addresses the script moves on purpose: a number, or a, b, c (optionally +N) for another matrix.
-    const auto place = [&](const char* key, std::uint64_t& addr) {
-        const std::string text = key_text(c, key, "");
-        if (text.empty()) return;
-        const std::uint64_t bases[] = {job.a_addr, job.b_addr, job.c_addr};
-        if (text[0] >= 'a' && text[0] <= 'c') {
-            const auto off = text.size() > 2 && text[1] == '+' ? parse_number(text.substr(2))
-                                                               : std::optional<std::uint64_t>(0);
-            if (!off || (text.size() > 1 && text[1] != '+')) throw step_failure{std::string("bad ") + key};
-            addr = bases[text[0] - 'a'] + *off;
-        } else if (const auto v = parse_number(text)) {
-            addr = *v;
-        } else {
-            throw step_failure{std::string("bad ") + key};
-        }
-    };
-    place("a_addr", job.a_addr);
-    place("b_addr", job.b_addr);
-    place("c_addr", job.c_addr);
-    if (used > m_cfg.ram_size) throw step_failure{"the job does not fit in RAM"};
-
-    // Load the operands (as a debugger's loader would) and mark C, so that an unwritten element shows.
-    std::vector<std::uint8_t> ram(used, 0xcd);
-    debug_write(m_cfg.ram_base, ram.data(), ram.size());
-    for (std::uint64_t r = 0; r < s.m && job.a_addr + s.m * a_row <= m_cfg.ram_base + used; ++r)
-        debug_write(job.a_addr + r * a_row, &pr.a[r * s.k], s.k * osz);
-    for (std::uint64_t r = 0; r < s.k && job.b_addr + s.k * b_row <= m_cfg.ram_base + used; ++r)
-        debug_write(job.b_addr + r * b_row, &pr.b[r * s.p], s.p * osz);
-    debug_read(m_cfg.ram_base, ram.data(), ram.size());
+    // Mark the job's scratch span and C, so that an unwritten element shows; load the operands that
+    // lie in RAM (as a debugger's loader would; a job expected to be refused may point elsewhere).
+    const std::vector<std::uint8_t> mark(lay.scratch, 0xcd);
+    debug_write(m_cfg.ram_base, mark.data(), mark.size());
+    if (in_ram(lay.c, m_cfg) && lay.c.range().end > m_cfg.ram_base + lay.scratch) {  // C moved away
+        const std::vector<std::uint8_t> c_mark(std::uint64_t(lay.c.range().end - lay.c.base), 0xcd);
+        debug_write(lay.c.base, c_mark.data(), c_mark.size());
+    }
+    if (in_ram(lay.a, m_cfg))
+        for (std::uint64_t r = 0; r < s.m; ++r)
+            debug_write(lay.a.address(r, 0), &pr.a[r * s.k], s.k * sizeof(op_t));
+    if (in_ram(lay.b, m_cfg))
+        for (std::uint64_t r = 0; r < s.k; ++r)
+            debug_write(lay.b.address(r, 0), &pr.b[r * s.p], s.p * sizeof(op_t));
+    const ram_snapshot before = snapshot(m_ram_before);
 
     // The driver's part: program, start, wait (interrupt or polling), read the outcome.
-    const bool use_irq = key_text(c, "wait", "irq") == "irq";
-    const sc_core::sc_time timeout =
-        c.keys.count("timeout") ? parse_time(c.keys.at("timeout")).value_or(m_cfg.timeout) : m_cfg.timeout;
+    const bool use_irq = spec.use_irq;
+    const sc_core::sc_time timeout = from_now(spec.timeout_ps.value_or(m_cfg.timeout.value()));
     systolic_program(&dev, &job);
     const sc_core::sc_time t0 = sc_core::sc_time_stamp();
     systolic_start(&dev, use_irq);
@@ -354,30 +305,23 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs = cnt.macs;
     rec.macs_real = cnt.macs_real;
     rec.cycles = cnt.cycles;
-    rec.expected = key_text(c, "expect", "ok");
+    rec.expected = spec.expected;
     rec.outcome = outcome == 1 ? "ok" : error_name(error);
-    if (rec.expected != "ok" && rec.expected.rfind("ERR_", 0) != 0) rec.expected = "ERR_" + rec.expected;
 
-    std::vector<std::uint8_t> after(used);
-    debug_read(m_cfg.ram_base, after.data(), after.size());
-    const auto in_c = [&](std::uint64_t addr) {
-        return addr >= job.c_addr && addr < job.c_addr + s.m * c_row &&
-               (addr - job.c_addr) % c_row < s.p * csz;
-    };
-    const auto in_partial = [&](std::uint64_t addr) {
-        return partials && addr >= job.partial_addr && addr < job.partial_addr + s.m * s.p * asz;
-    };
+    // Every byte of RAM, before against after.
+    const ram_snapshot after = snapshot(m_ram_after);
     std::uint64_t changed_outside = 0, changed = 0;
-    for (std::uint64_t i = 0; i < used; ++i) {
-        if (after[i] == ram[i]) continue;
+    for (std::uint64_t i = 0; i < after.size(); ++i) {
+        if (after[i] == before[i]) continue;
         ++changed;
         const std::uint64_t addr = m_cfg.ram_base + i;
-        changed_outside += !in_c(addr) && !in_partial(addr);
+        changed_outside += !lay.c.covers(addr) && !(partials && lay.partial.range().contains(addr));
     }
 
-    m_out << "job " << rec.name << ": C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a "
-          << m_cfg.array_size << "x" << m_cfg.array_size << " array, " << Format::name << " operands, "
-          << Format::accumulator_name << " accumulators" << (job.out_dtype ? ", int8 output" : "") << "\n";
+    m_out << "job " << io::printable(rec.name) << ": C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p
+          << " on a " << m_cfg.array_size << "x" << m_cfg.array_size << " array, " << Format::name
+          << " operands, " << Format::accumulator_name << " accumulators"
+          << (job.out_dtype ? ", int8 output" : "") << "\n";
     if (rec.expected != "ok") {
         rec.pass = rec.outcome == rec.expected && changed == 0;
         m_out << "expected " << rec.expected << ", got " << rec.outcome << "; "
@@ -412,7 +356,7 @@ void cpu::run_job(const command& c, job_record& rec) {
         tb::encode_c<Format>(tb::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
     rec.c.resize(s.m * s.p * csz);
     for (std::uint64_t r = 0; r < s.m; ++r)
-        std::memcpy(&rec.c[r * s.p * csz], &after[job.c_addr + r * c_row - m_cfg.ram_base], s.p * csz);
+        std::memcpy(&rec.c[r * s.p * csz], after.at(lay.c.address(r, 0), s.p * csz), s.p * csz);
     rec.c_descr = job.out_dtype ? "|i1" : Format::accumulator_descr;
     const auto show = [&](const std::uint8_t* p) {
         return job.out_dtype ? element<std::int8_t>(p) : element<acc_t>(p);
@@ -444,12 +388,12 @@ void cpu::run_job(const command& c, job_record& rec) {
           << " after systolic_start())\n";
     m_out << "checked: " << s.m * s.p - mismatches << " of " << s.m * s.p
           << " elements of C match the reference, "
-          << (changed_outside == 0 ? "memory outside C untouched"
-                                   : std::to_string(changed_outside) + " bytes outside C changed")
+          << (changed_outside == 0 ? "the rest of RAM untouched"
+                                   : std::to_string(changed_outside) + " bytes of RAM outside C changed")
           << "\n";
     std::ostringstream why;
     if (mismatches) why << mismatches << " elements of C differ, first " << first << "; ";
-    if (changed_outside) why << changed_outside << " bytes outside C changed; ";
+    if (changed_outside) why << changed_outside << " bytes of RAM outside C changed; ";
     if (cnt.edges != e.advance_edges)
         why << "EDGES " << cnt.edges << ", expected " << e.advance_edges << "; ";
     if (cnt.macs != e.macs_padded) why << "MACS " << cnt.macs << ", expected " << e.macs_padded << "; ";

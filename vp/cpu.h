@@ -3,7 +3,8 @@
 // <systolic/accelerator_driver.h>, polling, and waits on the interrupt line. Operands are loaded and
 // results read back with debug transport, as a debugger's loader would, so they cost no simulated
 // time. Each `job` command is checked: C against a reference GEMM and the counters against the
-// counting rules, or the expected error code against ERROR with memory untouched.
+// counting rules, or the expected error code against ERROR with memory untouched. Every job compares
+// the whole RAM before and after, so what it reports about memory outside C is what it saw.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -37,8 +38,8 @@ class cpu : public sc_core::sc_module {
 public:
     struct config {
         std::uint64_t regs_base = 0x40000000;
-        std::uint64_t ram_base = 0x80000000;
-        std::uint64_t ram_size = 16 << 20;
+        std::uint64_t ram_base = ram_window{}.base;
+        std::uint64_t ram_size = ram_window{}.size;
         std::size_t array_size = 2;
         sc_core::sc_time poll_interval = sc_core::sc_time(100, sc_core::SC_NS);
         sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC);  // default for waits
@@ -65,6 +66,7 @@ private:
     struct step_failure {
         std::string message;
     };
+    class ram_snapshot;  // a copy of the whole RAM, bounds-checked (cpu.cpp)
 
     void run();
     void exec(const command& c);
@@ -73,6 +75,9 @@ private:
 
     void debug_write(std::uint64_t addr, const void* data, std::uint64_t len);
     void debug_read(std::uint64_t addr, void* data, std::uint64_t len);
+    ram_snapshot snapshot(std::vector<std::uint8_t>& buffer);
+    // A time from the script, cut to what is left of SystemC's range from now.
+    sc_core::sc_time from_now(std::uint64_t ps) const;
     // Waits for the interrupt line to be high; false on timeout.
     bool wait_irq(const sc_core::sc_time& timeout);
     void fail(const command& c, const std::string& message);
@@ -81,6 +86,7 @@ private:
     std::vector<command> m_script;
     std::ostream& m_out;
     std::vector<job_record> m_jobs;
+    std::vector<std::uint8_t> m_ram_before, m_ram_after;  // the RAM around the running job
     bool m_finished = false;
     int m_failures = 0;
     int m_checks = 0;

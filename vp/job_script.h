@@ -1,17 +1,24 @@
 // The job script that systolic-vp's CPU runs (docs/virtual-platform.md describes the format): one
 // command per line, `#` starts a comment, words are separated by blanks, and a command's options are
-// key=value words. Parsing is plain C++, so a bad script is refused, with its line, before the
-// platform starts.
+// key=value words. Parsing is plain C++ (no SystemC), and it is complete: every number is read whole
+// and checked against its range, every name against its one list (the register map's, for register
+// values and job options), every key is known, and every job is laid out in the platform's RAM. So
+// a bad script is refused with its file and line before the platform starts, and the CPU only runs
+// what was parsed.
 #pragma once
+
+#include <systolic/accelerator_regs.h>
 
 #include <cstdint>
 #include <map>
 #include <optional>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
-#include <systemc>
+#include "systolic/matrix_layout.h"
+#include "systolic/number_format.h"
 
 namespace systolic::vp {
 
@@ -19,28 +26,85 @@ struct script_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
+// The platform's RAM, as the script sees it (addresses in scripts are bus addresses); the CPU's
+// configuration takes its defaults from here.
+struct ram_window {
+    std::uint64_t base = 0x80000000;
+    std::uint64_t size = 16 << 20;
+};
+
+// Where a job's matrices lie: A, B, C and, with partial sums over two chunks or more, the
+// partial-sum buffer (rows == 0 otherwise). `scratch` is the span from the RAM's base that the job
+// fills and loads before it starts.
+struct job_layout {
+    matrix_layout a, b, c, partial;
+    std::uint64_t scratch = 0;
+};
+
+// Calls f(Format{}) with the number format that a DTYPE code names (a parsed job's code is valid).
+template <class F>
+auto visit_format(std::uint32_t dtype, F&& f) {
+    switch (dtype) {
+        case SYSTOLIC_DTYPE_INT8:
+            return f(int8_format{});
+        case SYSTOLIC_DTYPE_FP32:
+            return f(fp32_format{});
+        case SYSTOLIC_DTYPE_BF16:
+            return f(bf16_format{});
+        default:
+            return f(int32_format{});
+    }
+}
+
+// One `job` command's options, as register codes of the accelerator's map where it has them. The
+// parser sets every field, from the option or from its default (docs/virtual-platform.md).
+struct job_spec {
+    std::uint32_t dtype = SYSTOLIC_DTYPE_INT32;
+    bool seed_data = false;  // the seeds' 3x3 example instead of seeded random data
+    std::uint64_t m = 0, k = 0, p = 0, seed = 1;
+    std::uint32_t k_tile = 0, order = 0, k_policy = 0, overflow = 0, out_dtype = 0, rounding = 0;
+    float scale = 1;
+    std::int32_t zero_point = 0;
+    std::uint32_t a_stride = 0, b_stride = 0, c_stride = 0;
+    bool use_irq = true;
+    std::optional<std::uint64_t> timeout_ps;  // default: the CPU's
+    std::string expected = "ok";              // "ok" or an error's name, ERR_<NAME>
+    job_layout layout;
+};
+
 struct command {
     int line = 0;
     std::string verb;               // job, write, read, poll, wait-irq, delay, mem, expect-mem, print
     std::vector<std::string> args;  // positional words after the verb
     std::map<std::string, std::string> keys;  // key=value words
-    std::string text;                         // the line as written, for messages
+    std::string text;                         // the line as written, control characters escaped
+
+    // What the words mean, by verb.
+    std::uint32_t reg = 0;                 // write, read, poll, print: the register's offset
+    std::uint32_t value = 0, mask = 0;     // write, read ==, poll
+    std::optional<std::uint64_t> time_ps;  // delay, wait-irq, poll: the time given, if any
+    std::uint64_t address = 0;             // mem, expect-mem
+    std::vector<std::uint8_t> bytes;       // mem, expect-mem: the values, little-endian
+    job_spec job;                          // job
 };
 
-// Parses a script; throws script_error("<name>:<line>: ...") for an unknown verb, a missing or
-// surplus argument or an unknown option.
-std::vector<command> parse_script(const std::string& text, const std::string& name);
+// Parses a script against the platform's RAM; throws script_error("<name>:<line>: ...") for text
+// that is not UTF-8, an unknown verb, key or name, a missing or surplus argument, a value out of
+// range, or a job that does not fit.
+std::vector<command> parse_script(std::string_view text, const std::string& name, const ram_window& ram = {});
 
-// Numbers: decimal or 0x hex, optionally negative (two's complement in 32 or 64 bits).
-std::optional<std::uint64_t> parse_number(const std::string& s);
-// Times: a number with a unit, e.g. 10us, 250ns, 1ms, 2s.
-std::optional<sc_core::sc_time> parse_time(const std::string& s);
+// A whole number: decimal digits, or 0x and hex digits; with `allow_negative`, optionally preceded
+// by '-' (the result is then the number's two's complement).
+std::optional<std::uint64_t> parse_number(std::string_view s, bool allow_negative = false);
+// A time: a whole number (decimal) with a unit, ps, ns, us, ms or s, as picoseconds. A time past
+// 2^64 - 1 ps (about 213 days), SystemC's range at its 1 ps resolution, is not one.
+std::optional<std::uint64_t> parse_time(std::string_view s);
 
 // A register by name (ID, CTRL, ..., as in SYSTOLIC_REG_<name>) or a numeric offset.
-std::optional<std::uint32_t> register_offset(const std::string& s);
-// A value for a register: a number, or names of its fields or values joined by '|' (START|IRQ_EN,
-// INT8, OVERLAP, ...), looked up in the register map.
-std::optional<std::uint32_t> register_value(std::uint32_t offset, const std::string& s);
+std::optional<std::uint32_t> register_offset(std::string_view s);
+// A value for a register: a 32-bit number (negative ones from -2^31, as two's complement), or names
+// of its fields or values joined by '|' (START|IRQ_EN, INT8, OVERLAP, ...), from the register map.
+std::optional<std::uint32_t> register_value(std::uint32_t offset, std::string_view s);
 // The name of a register value (ERROR codes and other enumerations), or the number.
 std::string value_name(std::uint32_t offset, std::uint32_t value);
 

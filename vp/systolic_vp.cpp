@@ -157,12 +157,15 @@ int sc_main(int argc, char* argv[]) {
 
     // The script is read as every input is; every output is checked, and its temporary created,
     // before the platform starts.
+    vp::cpu::config cc;
+    cc.array_size = array;
     std::vector<vp::command> script;
     io::output_set files;
     const std::string vcd_file = vcd_path.empty() ? "" : vcd_path + ".vcd";  // SystemC appends ".vcd"
     try {
-        script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps")
-                                     : vp::parse_script(io::read_text_file(script_path), script_path);
+        const vp::ram_window ram{cc.ram_base, cc.ram_size};
+        script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps", ram)
+                                     : vp::parse_script(io::read_text_file(script_path), script_path, ram);
         files.add_input({"--script", script_path});
         if (!c_dir.empty()) {
             files.make_directory({"--c-out", c_dir});
@@ -178,8 +181,6 @@ int sc_main(int argc, char* argv[]) {
         return 2;
     }
 
-    vp::cpu::config cc;
-    cc.array_size = array;
     accelerator::config ac;
     ac.array_size = array;
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));

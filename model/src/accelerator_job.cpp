@@ -25,17 +25,6 @@ std::string hex(std::uint64_t v) {
     return os.str();
 }
 
-// One past the last byte of a rows x cols matrix of elem-byte elements, in 128 bits so that a
-// layout running past 2^64 is seen rather than wrapped.
-unsigned __int128 end_of(const matrix_layout& l) {
-    return static_cast<unsigned __int128>(l.base) +
-           static_cast<unsigned __int128>(l.rows - 1) * l.row_stride + l.row_bytes();
-}
-
-bool overlaps(const matrix_layout& x, const matrix_layout& y) {
-    return x.base < y.end() && y.base < x.end();
-}
-
 }  // namespace
 
 std::uint64_t operand_size(dtype_code d) {
@@ -160,7 +149,7 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
         (void)stride;
-        if (end_of(l) > (static_cast<unsigned __int128>(1) << 64))
+        if (!l.range().in_address_space())
             return refuse(error_code::range, std::string(name) + " runs past the end of the address space");
     }
     // What the model allocates: the tile plan, and the feeder's A and B buffers (N x kc each).
@@ -173,14 +162,14 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                             std::to_string(static_cast<std::uint64_t>(bytes >> 20)) +
                                             " MiB inside the model, more than the " +
                                             std::to_string(limits.max_job_bytes >> 20) + " MiB allowed");
-    if (overlaps(job.c, job.a)) return refuse(error_code::overlap, "C overlaps A");
-    if (overlaps(job.c, job.b)) return refuse(error_code::overlap, "C overlaps B");
+    if (job.c.range().overlaps(job.a.range())) return refuse(error_code::overlap, "C overlaps A");
+    if (job.c.range().overlaps(job.b.range())) return refuse(error_code::overlap, "C overlaps B");
     if (partial) {
-        if (overlaps(job.partial, job.a))
+        if (job.partial.range().overlaps(job.a.range()))
             return refuse(error_code::overlap, "the partial-sum buffer overlaps A");
-        if (overlaps(job.partial, job.b))
+        if (job.partial.range().overlaps(job.b.range()))
             return refuse(error_code::overlap, "the partial-sum buffer overlaps B");
-        if (overlaps(job.partial, job.c))
+        if (job.partial.range().overlaps(job.c.range()))
             return refuse(error_code::overlap, "the partial-sum buffer overlaps C");
     }
     // The controller's own rules, as a safety net: a configuration they refuse never starts.

@@ -9,10 +9,6 @@ namespace systolic {
 
 namespace {
 
-bool overlaps(const matrix_layout& x, const matrix_layout& y) {
-    return x.base < y.end() && y.base < x.end();
-}
-
 std::string check_layout(const char* name, const matrix_layout& l, std::uint64_t rows, std::uint64_t cols,
                          std::uint64_t elem) {
     std::ostringstream os;
@@ -24,8 +20,8 @@ std::string check_layout(const char* name, const matrix_layout& l, std::uint64_t
     } else if (l.row_stride < l.row_bytes()) {
         os << name << " row stride " << l.row_stride << " is shorter than a row (" << l.row_bytes()
            << " bytes)";
-    } else if (l.end() < l.base) {
-        os << name << " wraps around the end of the address space";
+    } else if (!l.range().in_address_space()) {
+        os << name << " runs past the end of the address space";
     }
     return os.str();
 }
@@ -56,15 +52,15 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
           check_layout("C", job.c, s.m, s.p, output_size(job.quant, accumulator_size))}) {
         if (!err.empty()) return err;
     }
-    if (overlaps(job.c, job.a)) return "C overlaps A";
-    if (overlaps(job.c, job.b)) return "C overlaps B";
+    if (job.c.range().overlaps(job.a.range())) return "C overlaps A";
+    if (job.c.range().overlaps(job.b.range())) return "C overlaps B";
     if (job.uses_partial_buffer()) {
         if (job.partial.rows == 0) return "K-splitting with partial sums needs a partial-sum buffer";
         auto err = check_layout("partial-sum buffer", job.partial, s.m, s.p, accumulator_size);
         if (!err.empty()) return err;
-        if (overlaps(job.partial, job.a)) return "the partial-sum buffer overlaps A";
-        if (overlaps(job.partial, job.b)) return "the partial-sum buffer overlaps B";
-        if (overlaps(job.partial, job.c)) return "the partial-sum buffer overlaps C";
+        if (job.partial.range().overlaps(job.a.range())) return "the partial-sum buffer overlaps A";
+        if (job.partial.range().overlaps(job.b.range())) return "the partial-sum buffer overlaps B";
+        if (job.partial.range().overlaps(job.c.range())) return "the partial-sum buffer overlaps C";
     }
     if (job.quant.per_partial && !job.uses_partial_buffer())
         return "quantizing partials needs K-splitting with partial sums (k_policy::partials, more than one "

@@ -7,7 +7,13 @@
 #include <sstream>
 #include <tuple>
 
+#include "fault.h"
 #include "io/input_file.h"
+#include "io/text.h"
+#include "run_options.h"
+#include "systolic/job.h"
+#include "systolic/number_format.h"
+#include "topology.h"
 
 namespace systolic::run {
 
@@ -98,71 +104,218 @@ nlohmann::json to_json(const layer_record& r) {
               {"writes", t.writes}}}};
 }
 
-layer_record record_from_json(const nlohmann::json& j, const std::string& source) {
-    layer_record r;
-    try {
-        r.topology = j.at("topology").get<std::string>();
-        r.layers_in_topology = j.at("layers_in_topology").get<std::uint64_t>();
-        r.sweep = j.at("sweep").get<std::vector<std::string>>();
-        r.layer_id = j.at("layer_id").get<std::uint64_t>();
-        r.layer = j.at("layer").get<std::string>();
-        r.kind = j.at("kind").get<std::string>();
-        r.conv = j.at("conv").get<std::vector<std::uint64_t>>();
-        r.array_rows = j.at("array_rows").get<std::uint64_t>();
-        r.array_cols = j.at("array_cols").get<std::uint64_t>();
-        r.m = j.at("m").get<std::uint64_t>();
-        r.k = j.at("k").get<std::uint64_t>();
-        r.p = j.at("p").get<std::uint64_t>();
-        r.dtype = j.at("dtype").get<std::string>();
-        r.engine = j.at("engine").get<std::string>();
-        r.seed = j.at("seed").get<std::uint64_t>();
-        r.data = j.at("data").get<std::string>();
-        r.k_tile = j.at("k_tile").get<std::uint64_t>();
-        r.inject = j.at("inject").get<std::string>();
-        r.status = j.at("status").get<std::string>();
-        r.error = j.at("error").get<std::string>();
-        r.pass = j.at("pass").get<bool>();
-        const auto& sb = j.at("scoreboard");
-        r.checked = sb.at("checked").get<std::uint64_t>();
-        r.mismatches = sb.at("mismatches").get<std::uint64_t>();
-        r.scoreboard_errors = sb.at("errors").get<std::vector<std::string>>();
-        r.tiles = j.at("tiles").get<std::uint64_t>();
-        r.advance_edges = j.at("advance_edges").get<std::uint64_t>();
-        r.macs_padded = j.at("macs_padded").get<std::uint64_t>();
-        r.macs_real = j.at("macs_real").get<std::uint64_t>();
-        r.real_outputs = j.at("real_outputs").get<std::uint64_t>();
-        r.masked_outputs = j.at("masked_outputs").get<std::uint64_t>();
-        for (const auto& g : j.at("folds"))
-            r.folds.push_back({g.at("count").get<std::uint64_t>(), g.at("edges").get<std::uint64_t>(),
-                               g.at("used_pes").get<std::uint64_t>(),
-                               g.at("macs_real").get<std::uint64_t>()});
-        r.clock_ps = j.at("clock_ps").get<std::uint64_t>();
-        const auto& tp = j.at("time_ps");
-        r.sim_time_ps = tp.at("sim").get<std::uint64_t>();
-        r.clear_ps = tp.at("clear").get<std::uint64_t>();
-        r.load_ps = tp.at("load").get<std::uint64_t>();
-        r.advance_ps = tp.at("advance").get<std::uint64_t>();
-        r.drain_ps = tp.at("drain").get<std::uint64_t>();
-        const auto& t = j.at("traffic");
-        r.traffic.a_read_bytes = t.at("a_read_bytes").get<std::uint64_t>();
-        r.traffic.b_read_bytes = t.at("b_read_bytes").get<std::uint64_t>();
-        r.traffic.c_write_bytes = t.at("c_write_bytes").get<std::uint64_t>();
-        r.traffic.c_read_bytes = t.at("c_read_bytes").get<std::uint64_t>();
-        r.traffic.partial_read_bytes = t.at("partial_read_bytes").get<std::uint64_t>();
-        r.traffic.partial_write_bytes = t.at("partial_write_bytes").get<std::uint64_t>();
-        r.traffic.other_bytes = t.at("other_bytes").get<std::uint64_t>();
-        r.traffic.reads = t.at("reads").get<std::uint64_t>();
-        r.traffic.writes = t.at("writes").get<std::uint64_t>();
-    } catch (const nlohmann::json::exception& e) {
-        std::string what = e.what();
-        std::replace(what.begin(), what.end(), '\n', ' ');
-        throw report_error(source + ": not a systolic-run job record: " + what);
+namespace {
+
+// Reads a record's fields as the topology reader reads a row: each number an unsigned integer in
+// its range, each name from its list, each list of the right kind. Anything else is a report_error
+// naming the source and the field.
+class field_reader {
+public:
+    explicit field_reader(const std::string& source) : m_source(source) {}
+
+    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
+        throw report_error(m_source + ": field '" + field + "': " + what);
     }
-    if (r.array_rows == 0 || r.array_cols == 0 || r.sweep.empty() ||
-        std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) == r.sweep.end() ||
-        r.layer_id >= r.layers_in_topology)
-        throw report_error(source + ": inconsistent job record (array " + r.array_name() + ", layer " +
-                           std::to_string(r.layer_id) + ")");
+
+    const nlohmann::json& at(const nlohmann::json& j, const char* key) const {
+        if (!j.is_object()) fail(key, "its object is " + shown(j));
+        const auto it = j.find(key);
+        if (it == j.end()) fail(key, "missing");
+        return *it;
+    }
+
+    // A value that must be an unsigned integer in [min, max]; `field` names it in messages.
+    std::uint64_t number_value(const nlohmann::json& v, const char* field, std::uint64_t min = 0,
+                               std::uint64_t max = ~std::uint64_t{0}) const {
+        const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
+        if (!whole) fail(field, "expected an unsigned integer, got " + shown(v));
+        const auto n = v.get<std::uint64_t>();
+        if (n < min || n > max)
+            fail(field, std::to_string(n) + " is outside [" + std::to_string(min) + ", " +
+                            std::to_string(max) + "]");
+        return n;
+    }
+    std::uint64_t number(const nlohmann::json& j, const char* key, std::uint64_t min = 0,
+                         std::uint64_t max = ~std::uint64_t{0}) const {
+        return number_value(at(j, key), key, min, max);
+    }
+
+    std::string text(const nlohmann::json& j, const char* key) const {
+        const auto& v = at(j, key);
+        if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
+        return v.get<std::string>();
+    }
+
+    template <class List>
+    std::string name(const nlohmann::json& j, const char* key, const List& names) const {
+        const std::string s = text(j, key);
+        std::string all;
+        for (const auto& n : names) {
+            if (s == n) return s;
+            all += (all.empty() ? "" : ", ") + std::string(n);
+        }
+        fail(key, "'" + io::printable(s.substr(0, 40)) + "' is not one of " + all);
+    }
+
+    bool flag(const nlohmann::json& j, const char* key) const {
+        const auto& v = at(j, key);
+        if (!v.is_boolean()) fail(key, "expected true or false, got " + shown(v));
+        return v.get<bool>();
+    }
+
+    const nlohmann::json& array(const nlohmann::json& j, const char* key) const {
+        const auto& v = at(j, key);
+        if (!v.is_array()) fail(key, "expected a list, got " + shown(v));
+        return v;
+    }
+
+    std::vector<std::string> texts(const nlohmann::json& j, const char* key) const {
+        std::vector<std::string> out;
+        for (const auto& v : array(j, key)) {
+            if (!v.is_string()) fail(key, "expected strings, got " + shown(v));
+            out.push_back(v.get<std::string>());
+        }
+        return out;
+    }
+
+private:
+    static std::string shown(const nlohmann::json& v) {
+        const std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+        return io::printable(s.size() > 40 ? s.substr(0, 40) + "..." : s);
+    }
+    const std::string& m_source;
+};
+
+// "RxC" as array_name() writes it, each side in [1, max_array].
+bool is_array_name(const std::string& s) {
+    const std::size_t x = s.find('x');
+    if (x == std::string::npos) return false;
+    std::uint64_t sides[2] = {0, 0};
+    const std::string parts[2] = {s.substr(0, x), s.substr(x + 1)};
+    for (int i = 0; i < 2; ++i) {
+        if (parts[i].empty() || parts[i].size() > 4 || parts[i][0] == '0') return false;
+        for (const char c : parts[i]) {
+            if (c < '0' || c > '9') return false;
+            sides[i] = sides[i] * 10 + std::uint64_t(c - '0');
+        }
+        if (sides[i] > max_array) return false;
+    }
+    return true;
+}
+
+constexpr const char* dtype_names[] = {int8_format::name, int32_format::name, fp32_format::name,
+                                       bf16_format::name};
+
+std::vector<std::string> status_names() {
+    std::vector<std::string> v;
+    for (int s = 0; s <= int(job_status::aborted); ++s)  // aborted is the last status
+        v.emplace_back(to_string(job_status(s)));
+    return v;
+}
+
+}  // namespace
+
+layer_record record_from_json(const nlohmann::json& j, const std::string& source) {
+    const field_reader f(source);
+    layer_record r;
+    r.topology = f.text(j, "topology");
+    if (r.topology.empty()) f.fail("topology", "is empty");
+    r.layers_in_topology = f.number(j, "layers_in_topology", 1, max_dimension);
+    r.sweep = f.texts(j, "sweep");
+    if (r.sweep.empty()) f.fail("sweep", "is empty");
+    std::set<std::string> arrays;
+    for (const auto& a : r.sweep) {
+        if (!is_array_name(a))
+            f.fail("sweep", "'" + io::printable(a.substr(0, 40)) +
+                                "' is not an array RxC, each side in [1, " + std::to_string(max_array) + "]");
+        if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
+    }
+    r.layer_id = f.number(j, "layer_id", 0, r.layers_in_topology - 1);
+    r.layer = f.text(j, "layer");
+    if (r.layer.empty()) f.fail("layer", "is empty");
+    r.kind =
+        f.name(j, "kind", std::vector<std::string>{to_string(layer_kind::gemm), to_string(layer_kind::conv)});
+    for (const auto& v : f.array(j, "conv"))
+        r.conv.push_back(f.number_value(v, "conv", 1, max_dimension));
+    r.array_rows = f.number(j, "array_rows", 1, max_array);
+    r.array_cols = f.number(j, "array_cols", 1, max_array);
+    if (std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) == r.sweep.end())
+        f.fail("array_rows", "the array " + r.array_name() + " is not in the sweep");
+    r.m = f.number(j, "m", 1, max_dimension);
+    r.k = f.number(j, "k", 1, max_dimension);
+    r.p = f.number(j, "p", 1, max_dimension);
+    if (r.kind == to_string(layer_kind::gemm) && !r.conv.empty()) f.fail("conv", "a GEMM layer has none");
+    if (r.kind == to_string(layer_kind::conv)) {
+        // The convolution's fields must lower to the record's GEMM, as the topology reader lowers them.
+        if (r.conv.size() != 8)
+            f.fail("conv",
+                   "a convolution has 8 (IFMAP height, width, filter height, width, channels, filters, "
+                   "strides), got " +
+                       std::to_string(r.conv.size()));
+        const auto& c = r.conv;
+        if (c[2] > c[0] || c[3] > c[1]) f.fail("conv", "the filter is larger than the IFMAP");
+        const std::uint64_t m = conv_output_side(c[0], c[2], c[6]) * conv_output_side(c[1], c[3], c[7]);
+        const unsigned __int128 k = static_cast<unsigned __int128>(c[2]) * c[3] * c[4];
+        if (m != r.m || k != r.k || c[5] != r.p)
+            f.fail("conv", "the convolution does not lower to M=" + std::to_string(r.m) +
+                               " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p));
+    }
+    r.dtype = f.name(j, "dtype", dtype_names);
+    r.engine = f.text(j, "engine");
+    if (!parse_engine_kind(r.engine))
+        f.fail("engine",
+               "'" + io::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
+    r.seed = f.number(j, "seed");
+    r.data = f.name(j, "data", data_sources);
+    r.k_tile = f.number(j, "k_tile", 0, max_dimension);
+    r.inject = f.text(j, "inject");
+    if (!tb::parse_fault(r.inject))
+        f.fail("inject",
+               "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
+    r.status = f.name(j, "status", status_names());
+    r.error = f.text(j, "error");
+    r.pass = f.flag(j, "pass");
+    const auto& sb = f.at(j, "scoreboard");
+    r.checked = f.number(sb, "checked", 0, r.m * r.p);
+    r.mismatches = f.number(sb, "mismatches", 0, r.checked);
+    r.scoreboard_errors = f.texts(sb, "errors");
+    if (r.pass && (r.status != to_string(job_status::completed) || r.checked == 0 || r.mismatches != 0))
+        f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(r.checked) +
+                           " elements checked and " + std::to_string(r.mismatches) + " mismatches");
+    r.tiles = f.number(j, "tiles");
+    r.advance_edges = f.number(j, "advance_edges");
+    r.macs_padded = f.number(j, "macs_padded");
+    r.macs_real = f.number(j, "macs_real", 0, r.macs_padded);
+    r.real_outputs = f.number(j, "real_outputs");
+    r.masked_outputs = f.number(j, "masked_outputs");
+    std::uint64_t folded = 0;
+    for (const auto& g : f.array(j, "folds")) {
+        fold_group fg{f.number_value(f.at(g, "count"), "folds", 1), f.number_value(f.at(g, "edges"), "folds"),
+                      f.number_value(f.at(g, "used_pes"), "folds", 0, r.array_rows * r.array_cols),
+                      f.number_value(f.at(g, "macs_real"), "folds")};
+        folded += fg.count;
+        r.folds.push_back(fg);
+    }
+    if (folded != r.tiles)
+        f.fail("folds",
+               "they count " + std::to_string(folded) + " tiles, the record " + std::to_string(r.tiles));
+    r.clock_ps = f.number(j, "clock_ps", 1, ~std::uint64_t{0});
+    const auto& tp = f.at(j, "time_ps");
+    r.sim_time_ps = f.number(tp, "sim");
+    r.clear_ps = f.number(tp, "clear");
+    r.load_ps = f.number(tp, "load");
+    r.advance_ps = f.number(tp, "advance");
+    r.drain_ps = f.number(tp, "drain");
+    const auto& t = f.at(j, "traffic");
+    r.traffic.a_read_bytes = f.number(t, "a_read_bytes");
+    r.traffic.b_read_bytes = f.number(t, "b_read_bytes");
+    r.traffic.c_write_bytes = f.number(t, "c_write_bytes");
+    r.traffic.c_read_bytes = f.number(t, "c_read_bytes");
+    r.traffic.partial_read_bytes = f.number(t, "partial_read_bytes");
+    r.traffic.partial_write_bytes = f.number(t, "partial_write_bytes");
+    r.traffic.other_bytes = f.number(t, "other_bytes");
+    r.traffic.reads = f.number(t, "reads");
+    r.traffic.writes = f.number(t, "writes");
     return r;
 }
 
@@ -222,12 +375,16 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
             throw report_error(source + ": layer " + std::to_string(r.layer_id) + " on " + r.array_name() +
                                " appears twice");
     }
+    // Every record is a distinct (array, layer) of the run, so when some are missing, one is among
+    // the first records.size() + 1 pairs: the search is bounded by the records, not by what they
+    // claim (at most 2^31 - 1 layers, so the product does not wrap).
+    const std::uint64_t expected = first.sweep.size() * first.layers_in_topology;
+    if (seen.size() == expected) return;
     for (const auto& a : first.sweep)
         for (std::uint64_t id = 0; id < first.layers_in_topology; ++id)
             if (!seen.count({a, id}))
                 throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a +
-                                   " (" + std::to_string(records.size()) + " of " +
-                                   std::to_string(first.sweep.size() * first.layers_in_topology) +
+                                   " (" + std::to_string(records.size()) + " of " + std::to_string(expected) +
                                    " jobs present)");
 }
 
@@ -325,10 +482,15 @@ layer_record read_job_file(const std::string& path) {
     } catch (const io::io_error& e) {
         throw report_error(e.what());
     }
+    return parse_job_file(text, path);
+}
+
+layer_record parse_job_file(std::string_view text, const std::string& source) {
+    if (const std::string bad = io::utf8_error(text, source); !bad.empty()) throw report_error(bad);
     nlohmann::json j = nlohmann::json::parse(text, nullptr, false);
     if (j.is_discarded() || !j.is_object() || !j.contains("systolic_run_job") || !j.contains("record"))
-        throw report_error(path + ": not a systolic-run job file");
-    return record_from_json(j.at("record"), path);
+        throw report_error(source + ": not a systolic-run job file");
+    return record_from_json(j.at("record"), source);
 }
 
 }  // namespace systolic::run

@@ -9,6 +9,7 @@
 #include <nlohmann/json.hpp>
 #include <stdexcept>
 #include <string>
+#include <string_view>
 #include <vector>
 
 namespace systolic::run {
@@ -36,6 +37,9 @@ struct traffic_counts {
     std::uint64_t reads = 0, writes = 0;  // transactions
 };
 
+// Where a layer's operands come from: seeded random data, or --data's .npy files.
+inline constexpr const char* data_sources[] = {"random", "npy"};
+
 struct layer_record {
     // What ran.
     std::string topology;  // the topology's name
@@ -49,7 +53,7 @@ struct layer_record {
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
-    std::string data;             // "random" or "npy"
+    std::string data;             // one of data_sources
     std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
     std::string inject = "none";  // a planted fault (testbench use)
     // What happened.
@@ -79,7 +83,9 @@ struct compute_figures {
 compute_figures compute_figures_of(const layer_record& r);
 
 nlohmann::json to_json(const layer_record& r);
-// Throws report_error naming `source` for a missing or mistyped key.
+// Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
+// its range, a name not in its list, or fields that disagree (a layer past the topology's end, a
+// convolution that does not lower to the GEMM, a pass with mismatches, ...).
 layer_record record_from_json(const nlohmann::json& j, const std::string& source);
 
 // The records in report order: by the array's place in the sweep, then by LayerID.
@@ -94,5 +100,7 @@ std::string report_json(const std::vector<layer_record>& records);
 // One job's file (--job-out): the record, marked so that --merge can tell it from other JSON.
 std::string job_file_text(const layer_record& r);
 layer_record read_job_file(const std::string& path);
+// The same from the file's text; `source` names it in messages.
+layer_record parse_job_file(std::string_view text, const std::string& source);
 
 }  // namespace systolic::run

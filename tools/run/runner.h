@@ -111,7 +111,7 @@ public:
         const std::uint64_t addr = t.get_address(), len = t.get_data_length();
         const bool write = t.is_write();
         (write ? m_counts.writes : m_counts.reads) += 1;
-        auto in = [&](const matrix_layout& l) { return l.rows && addr >= l.base && addr < l.end(); };
+        auto in = [&](const matrix_layout& l) { return l.range().contains(addr); };
         if (in(m_job.a) && !write) {
             m_counts.a_read_bytes += len;
         } else if (in(m_job.b) && !write) {

@@ -1,6 +1,7 @@
 #include "topology.h"
 
 #include "io/input_file.h"
+#include "io/text.h"
 
 #include <algorithm>
 #include <cctype>
@@ -134,6 +135,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
         throw topology_error(path +
                              ":1: the file starts with a UTF-8 byte order mark (EF BB BF), which SCALE-Sim "
                              "reads as part of the first header name; save it without one");
+    if (const std::string bad = io::utf8_error(text, path); !bad.empty()) throw topology_error(bad);
     std::uint64_t line_no = 0;
     bool header_seen = false;
     std::size_t pos = 0;

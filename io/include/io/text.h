@@ -1,6 +1,8 @@
-// Text from files and command lines, made safe to print in a one-line message.
+// Text from files and command lines: the check that it is UTF-8, made before anything is parsed so
+// that a bad byte is named with its line, and the escaping that keeps a message on one line.
 #pragma once
 
+#include <cstddef>
 #include <string>
 #include <string_view>
 
@@ -15,5 +17,17 @@ std::string file_kind(unsigned mode);
 
 // The text of errno value `err` ("No such file or directory").
 std::string errno_text(int err);
+
+// Where the first byte that is not well-formed UTF-8 lies: line and column (bytes), 1-based;
+// line 0 when the whole text is UTF-8. Overlong forms, surrogates and code points past U+10FFFF
+// are not UTF-8 (RFC 3629).
+struct text_position {
+    std::size_t line = 0, column = 0;
+    unsigned char byte = 0;
+};
+text_position find_invalid_utf8(std::string_view text);
+
+// "<source>:<line>: not UTF-8 text (byte 0xNN at column C)", or empty when the text is UTF-8.
+std::string utf8_error(std::string_view text, const std::string& source);
 
 }  // namespace systolic::io
