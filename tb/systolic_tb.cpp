@@ -26,6 +26,7 @@
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "testbench.h"
+#include "time_text.h"
 #include "trace_observer.h"
 #include "vcd_observer.h"
 #include "vcd_writer.h"
@@ -247,6 +248,9 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
     return os.str();
 }
 
+// C is printed in full up to a size a terminal holds on a line or two.
+constexpr std::uint64_t max_printed_c = 64;
+
 template <class Format>
 void print_summary(std::ostream& os, const options& o, const run_outcome<Format>& out) {
     const auto& job = out.job;
@@ -259,8 +263,9 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
        << " operands, " << Format::accumulator_name << " accumulators, " << o.order << " tile order\n";
     if (o.inject != "none") os << "injected fault: " << o.inject << "\n";
     if (r.completed()) {
-        if (s.m * s.p > 256) {
-            os << "C is " << s.m << "x" << s.p << " (not printed; --c-out saves it)\n";
+        if (s.m * s.p > max_printed_c) {
+            os << "C: " << s.m << "x" << s.p << ", not printed (over " << max_printed_c << " elements); "
+               << (o.c_out ? "--c-out " + *o.c_out + " holds it" : "write it with --c-out FILE") << "\n";
         } else if (job.quant.enabled) {
             os << "C=" << matrix_to_string(out.template c_as<std::int8_t>(), s.m, s.p) << "\n";
         } else {
@@ -318,9 +323,9 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
             os << ", " << out.differs_from_quantize_once << " differ from quantizing once";
         os << "\n";
     }
-    os << "simulated time: " << (r.end - r.start).to_string() << " (clear " << r.phases.clear.to_string()
-       << ", load " << r.phases.load.to_string() << ", advance " << r.phases.advance.to_string() << ", drain "
-       << r.phases.drain.to_string() << ")\n";
+    os << "simulated time: " << format_time(r.end - r.start) << " (clear " << format_time(r.phases.clear)
+       << ", load " << format_time(r.phases.load) << ", advance " << format_time(r.phases.advance)
+       << ", drain " << format_time(r.phases.drain) << ")\n";
     os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
        << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";

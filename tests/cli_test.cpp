@@ -6,6 +6,8 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
@@ -428,6 +430,56 @@ TEST_F(SystolicTb, StepChangingFaultsNeedTheCycleEngine) {
     expect_usage_error("--engine functional --inject extra-advance", "needs --engine cycle");
     expect_usage_error("--engine warp", "warp");
     EXPECT_EQ(run("--engine functional --inject no-mask").status, 1);
+}
+
+// The line of the summary that starts with `head`, without its newline.
+std::string line_of(const std::string& text, const std::string& head) {
+    const auto at = text.find("\n" + head);
+    if (at == std::string::npos) return "";
+    const auto end = text.find('\n', at + 1);
+    return text.substr(at + 1, end - at - 1);
+}
+
+// Every time on the summary's line is in its own unit with three significant digits.
+TEST_F(SystolicTb, SummaryTimesHaveThreeDigitsInTheirOwnUnit) {
+    EXPECT_EQ(line_of(run("").out, "simulated time:"),
+              "simulated time: 264 ns (clear 4.00 ns, load 180 ns, advance 20.0 ns, drain 60.0 ns)");
+    const std::string line =
+        line_of(run("--array 16 --m 200 --k 300 --p 100 --engine functional").out, "simulated time:");
+    const std::regex time(R"(([0-9.]+) (ps|ns|us|ms|s)\b)");
+    int times = 0;
+    std::set<std::string> units;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), time); it != std::sregex_iterator(); ++it) {
+        ++times;
+        const std::string number = (*it)[1];
+        units.insert((*it)[2]);
+        std::string digits;
+        for (const char c : number)
+            if (c != '.') digits += c;
+        digits.erase(0, digits.find_first_not_of('0'));
+        EXPECT_EQ(digits.size(), 3u) << number << " in " << line;
+        EXPECT_LT(std::stod(number), 1000) << number << " in " << line;
+    }
+    EXPECT_EQ(times, 5) << line;
+    EXPECT_GT(units.size(), 1u) << line;  // the job's phases span units: each value has its own
+}
+
+// C is printed up to 64 elements; a larger C is named with its shape and where it can be written.
+TEST_F(SystolicTb, LargeCIsNotPrintedButSaysWhereItGoes) {
+    const auto small = run("--m 8 --k 2 --p 8");
+    EXPECT_EQ(small.status, 0) << small.err;
+    const std::string c = line_of(small.out, "C=[[");
+    const std::regex element("-?[0-9]+");
+    EXPECT_EQ(std::distance(std::sregex_iterator(c.begin(), c.end(), element), std::sregex_iterator()), 64)
+        << small.out;
+    const auto large = run("--m 8 --k 2 --p 9");
+    EXPECT_EQ(large.status, 0) << large.err;
+    EXPECT_EQ(large.out.find("C=["), std::string::npos) << large.out;
+    EXPECT_EQ(line_of(large.out, "C:"), "C: 8x9, not printed (over 64 elements); write it with --c-out FILE");
+    const auto saved = run("--m 8 --k 2 --p 9 --c-out " + path("c.npy").string());
+    EXPECT_EQ(line_of(saved.out, "C:"),
+              "C: 8x9, not printed (over 64 elements); --c-out " + path("c.npy").string() + " holds it");
+    EXPECT_TRUE(fs::exists(path("c.npy")));
 }
 
 }  // namespace

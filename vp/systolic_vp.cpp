@@ -26,6 +26,7 @@
 #include "systolic/accelerator.h"
 #include "systolic/log.h"
 #include "systolic/memory.h"
+#include "time_text.h"
 
 namespace systolic::vp {
 extern const char* const default_script;
@@ -167,7 +168,7 @@ int sc_main(int argc, char* argv[]) {
         vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && vp.violations.empty();
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
-              << sc_core::sc_time_stamp().to_string() << ", "
+              << tb::format_time(sc_core::sc_time_stamp()) << ", "
               << vp.cpu_checker.checked() + vp.dma_checker.checked() << " bus transactions checked, "
               << vp.violations.size() << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
