@@ -1,5 +1,7 @@
 #include "cli_options.h"
 
+#include "cli_suggest.h"
+
 #include "systolic/fabric_geometry.h"
 
 #include <CLI/CLI.hpp>
@@ -278,7 +280,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     } catch (const CLI::ParseError& e) {
         r.run = false;
         r.exit_status = 2;
-        r.err = "systolic-tb: error: " + one_line(e.what()) + " (see --help)\n";
+        r.err = "systolic-tb: error: " + one_line(parse_error_text(app, e)) + "\n";
     } catch (const usage_error& e) {
         r.run = false;
         r.exit_status = 2;

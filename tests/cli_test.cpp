@@ -482,4 +482,20 @@ TEST_F(SystolicTb, LargeCIsNotPrintedButSaysWhereItGoes) {
     EXPECT_TRUE(fs::exists(path("c.npy")));
 }
 
+// A mistyped option is named with the option it was probably meant to be.
+TEST_F(SystolicTb, UnknownOptionSuggestsTheNearestOne) {
+    auto r = run("--arry 8");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --arry; did you mean --array?\n");
+    EXPECT_EQ(r.out, "");
+    r = run("--m 4 --k 4 --p 4 --k-tiel=2");
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --k-tiel; did you mean --k-tile?\n");
+    r = run("--zzzz");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --zzzz (see --help)\n");
+    r = run("8");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unexpected argument '8' (options start with --; see --help)\n");
+}
+
 }  // namespace

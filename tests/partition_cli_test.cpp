@@ -182,4 +182,10 @@ TEST_F(SystolicPartition, BadInputIsOneLineAndExitTwo) {
     expect_usage_error("--m 100000 --k 100000 --p 1000 --block 8 --edges", "--edges");
 }
 
+TEST_F(SystolicPartition, UnknownOptionSuggestsTheNearestOne) {
+    const auto r = run("--m 3 --k 3 --p 3 --blok 2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-partition: error: unknown option --blok; did you mean --block?\n");
+}
+
 }  // namespace

@@ -221,8 +221,9 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
         {"--topology g.csv --array 4 --job 4x4:9 --job-out j.json",
          "systolic-run: error: --job 4x4:9: the topology has layers 0 to 3\n"},
         {"--merge nowhere --out o", "systolic-run: error: --merge nowhere is not a directory\n"},
-        {"--topology g.csv --bogus",
-         "systolic-run: error: The following argument was not expected: --bogus\n"},
+        {"--topology g.csv --bogus", "systolic-run: error: unknown option --bogus (see --help)\n"},
+        {"--topology g.csv --arry 4 --out o",
+         "systolic-run: error: unknown option --arry; did you mean --array?\n"},
     };
     for (const auto& [args, err] : cases) {
         SCOPED_TRACE(args);

@@ -200,4 +200,11 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
     }
 }
 
+TEST_F(VpCli, UnknownOptionSuggestsTheNearestOne) {
+    const auto r = run_tool(k_vp, "--scirpt x.vps");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-vp: error: unknown option --scirpt; did you mean --script?\n");
+    EXPECT_EQ(r.out, "");
+}
+
 }  // namespace

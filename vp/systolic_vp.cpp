@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "cli_options.h"
+#include "cli_suggest.h"
 #include "cpu.h"
 #include "job_script.h"
 #include "npy.h"
@@ -98,9 +99,11 @@ int sc_main(int argc, char* argv[]) {
     app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
     try {
         app.parse(argc, argv);
+    } catch (const CLI::CallForHelp& e) {
+        return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        const int code = app.exit(e);
-        return code == 0 ? 0 : 2;
+        std::cerr << "systolic-vp: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
+        return 2;
     }
     if (print_default) {
         std::cout << vp::default_script;

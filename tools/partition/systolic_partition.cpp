@@ -10,6 +10,8 @@
 #include <string>
 #include <vector>
 
+#include "cli_options.h"  // one_line
+#include "cli_suggest.h"
 #include "partition_report.h"
 #include "report.h"  // write_file_atomically
 
@@ -96,7 +98,7 @@ int main(int argc, char* argv[]) {
     } catch (const CLI::CallForHelp& e) {
         return app.exit(e);
     } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-partition: error: " << e.what() << " (see --help)\n";
+        std::cerr << "systolic-partition: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
         return exit_usage;
     }
 

@@ -5,13 +5,16 @@
 //   systolic-regs check KIND FILE     exit 1 unless FILE holds exactly what KIND prints
 //   systolic-regs write KIND FILE     (re)write FILE
 // The committed copies are checked by CTest, so the map, the header and the docs cannot drift.
+#include <algorithm>
 #include <cstdio>
 #include <fstream>
 #include <iostream>
 #include <iterator>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "cli_suggest.h"
 #include "systolic/accelerator_map.h"
 
 namespace {
@@ -148,11 +151,28 @@ int usage() {
     return 2;
 }
 
+const std::vector<std::string> kinds = {"c-header", "markdown"};
+const std::vector<std::string> verbs = {"check", "write"};
+
+// A word that is none of ours, with the nearest one: one line, as every executable says it.
+int unknown(const std::string& word, std::vector<std::string> names) {
+    std::cerr << "systolic-regs: error: "
+              << systolic::tb::unknown_name_message("command", word, names, "systolic-regs c-header|markdown")
+              << "\n";
+    return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (argc < 2) return usage();
     const std::string verb = argv[1];
+    const bool is_verb = std::find(verbs.begin(), verbs.end(), verb) != verbs.end();
+    if (!is_verb && std::find(kinds.begin(), kinds.end(), verb) == kinds.end()) {
+        std::vector<std::string> all = kinds;
+        all.insert(all.end(), verbs.begin(), verbs.end());
+        return unknown(verb, all);
+    }
     auto text = [](const std::string& kind, std::string& out) {
         if (kind == "c-header")
             out = c_header();
@@ -168,7 +188,8 @@ int main(int argc, char** argv) {
         std::cout << out;
         return 0;
     }
-    if (argc != 4 || !text(argv[2], out)) return usage();
+    if (argc != 4 || !is_verb) return usage();
+    if (!text(argv[2], out)) return unknown(argv[2], kinds);
     if (verb == "write") {
         std::ofstream f(argv[3], std::ios::binary);
         f << out;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "cli_options.h"
+#include "cli_suggest.h"
 #include "fault.h"
 
 namespace systolic::run {
@@ -90,7 +91,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     } catch (const CLI::ParseError& e) {
         res.run = false;
         res.exit_status = 2;
-        res.err = "systolic-run: error: " + tb::one_line(e.what()) + "\n";
+        res.err = "systolic-run: error: " + tb::one_line(tb::parse_error_text(app, e)) + "\n";
     } catch (const usage_error& e) {
         res.run = false;
         res.exit_status = 2;
