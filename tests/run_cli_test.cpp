@@ -198,7 +198,17 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(r.out, "");
     write("g.csv", small_gemm);
     const std::pair<const char*, const char*> cases[] = {
-        {"--topology g.csv --array 4", "systolic-run: error: --out DIR is required\n"},
+        {"--topology g.csv --array 4",
+         "systolic-run: error: --out DIR is required (or --job with --job-out)\n"},
+        // A bad value or an unknown option is the first error, before the --out it also lacks.
+        {"--topology g.csv --array 4 --dtype int4",
+         "systolic-run: error: --dtype must be int8, int32, fp32 or bf16, got 'int4'\n"},
+        {"--topology g.csv --engine fast",
+         "systolic-run: error: --engine must be cycle or functional, got 'fast'\n"},
+        {"--array 4 --inject bogus", "systolic-run: error: --inject: unknown fault 'bogus'\n"},
+        {"--topology g.csv --seed -1", "systolic-run: error: --seed '-1' is out of range"},
+        {"--topology g.csv --dtyp int8",
+         "systolic-run: error: unknown option --dtyp; did you mean --dtype?\n"},
         {"--array 4 --out o", "systolic-run: error: --topology FILE is required (or --merge DIR)\n"},
         {"--topology g.csv --array 0x14 --out o",
          "systolic-run: error: --array: array side 0 is out of range [1, 1024]\n"},
