@@ -196,15 +196,11 @@ run_options make_run_options(const options& o, const problem_shape& shape) {
         if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
         ro.k_tile = std::uint64_t(*o.k_tile);
     }
-    if (o.overflow == "saturate" && !Format::is_integer)
-        throw usage_error(std::string("--overflow applies to integer formats, not ") + Format::name);
 
     const bool int8_out = o.out_dtype == "int8";
     if (!int8_out && o.out_dtype != "acc" && o.out_dtype != Format::accumulator_name)
         throw usage_error("--out-dtype must be int8 or acc (" + std::string(Format::accumulator_name) +
                           " for " + Format::name + "), got " + o.out_dtype);
-    if (!int8_out && (o.scale || o.zero_point || o.rounding || o.quantize_partials))
-        throw usage_error("--scale, --zero-point, --rounding and --quantize-partials need --out-dtype int8");
     if (int8_out) {
         ro.quant.enabled = true;
         ro.quant.scale = o.scale.value_or(1.0);

@@ -12,6 +12,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_harness.h"
 #include "npy.h"
 #include "problem.h"
 #include "reference_gemm.h"
@@ -361,13 +362,13 @@ TEST_F(SystolicTb, BadIssue3Combinations) {
     expect_usage_error("--k-tile 0", "--k-tile must be positive");
     expect_usage_error("--k-policy sideways", "sideways");
     expect_usage_error("--dtype int4", "int4");
-    expect_usage_error("--scale 0.5", "need --out-dtype int8");
+    expect_usage_error("--scale 0.5", "--scale needs --out-dtype int8");
     expect_usage_error("--out-dtype int8 --scale 0", "--scale must be a positive finite number");
     expect_usage_error("--out-dtype int8 --zero-point 300", "--zero-point must be in [-128, 127]");
     expect_usage_error("--out-dtype int8 --quantize-partials",
                        "--quantize-partials needs --k-policy partials");
     expect_usage_error("--out-dtype int16", "--out-dtype must be int8 or acc");
-    expect_usage_error("--dtype fp32 --overflow saturate", "--overflow applies to integer formats");
+    expect_usage_error("--dtype fp32 --overflow saturate", "--overflow needs --dtype int8 or int32");
     expect_usage_error("--inject nothing", "nothing");
     expect_usage_error("--inject clear-between-k", "needs --k-policy preserve and a --k-tile shorter than K");
     expect_usage_error("--k-tile 2 --k-policy partials --inject clear-between-k",
@@ -496,6 +497,45 @@ TEST_F(SystolicTb, UnknownOptionSuggestsTheNearestOne) {
     r = run("8");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-tb: error: unexpected argument '8' (options start with --; see --help)\n");
+}
+
+// Options that would change nothing are refused with what they need and why; with it they run.
+TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
+    const std::pair<const char*, const char*> refused[] = {
+        {"--vcd-pes all", "--vcd-pes needs --vcd: "},
+        {"--threads 4", "--threads needs --fabric with more than one array: "},
+        {"--fabric 1x1 --threads 2", "--threads needs --fabric with more than one array: "},
+        {"--link-latency 3", "--link-latency needs --fabric with more than one array: "},
+        {"--k-policy partials", "--k-policy needs --k-tile: "},
+        {"--k-policy preserve", "--k-policy needs --k-tile: "},
+        {"--k-tile 2 --out-dtype int8 --quantize-partials",
+         "--quantize-partials needs --k-policy partials: "},
+        {"--k-tile 2 --k-policy partials --quantize-partials",
+         "--quantize-partials needs --out-dtype int8: "},
+        {"--zero-point 3", "--zero-point needs --out-dtype int8: "},
+        {"--rounding toward-zero", "--rounding needs --out-dtype int8: "},
+        {"--dtype bf16 --overflow wrap", "--overflow needs --dtype int8 or int32: "},
+        {"--seed 7", "--seed needs random data (--m --k --p) or --order random: "},
+    };
+    for (const auto& [args, says] : refused) {
+        SCOPED_TRACE(args);
+        expect_usage_error(args, std::string("systolic-tb: error: ") + says);
+    }
+    for (const char* args :
+         {"--array 2 --fabric 2x1 --threads 2 --link-latency 3", "--k-tile 2 --k-policy partials",
+          "--m 3 --k 3 --p 3 --seed 7", "--order random --seed 7", "--overflow saturate",
+          "--dtype int8 --m 2 --k 2 --p 2 --overflow wrap",
+          "--k-tile 2 --k-policy partials --out-dtype int8 --scale 0.5 --zero-point 1 "
+          "--rounding toward-zero --quantize-partials"}) {
+        SCOPED_TRACE(args);
+        const auto r = run(args);
+        EXPECT_EQ(r.status, 0) << r.err;
+    }
+}
+
+// The rules --help lists (from the one table the check uses) are the README's table, row by row.
+TEST_F(SystolicTb, ReadmeListsTheOptionRules) {
+    systolic::tb::testing::expect_rules_documented(run("--help").out, "systolic-tb");
 }
 
 }  // namespace

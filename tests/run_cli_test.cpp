@@ -411,4 +411,26 @@ TEST_F(SystolicRun, PlantedFaultFailsTheLayersItBreaks) {
     EXPECT_FALSE(fs::exists(path("x/COMPUTE_REPORT.csv")));
 }
 
+// Options that would change nothing are refused with what they need and why.
+TEST_F(SystolicRun, OptionsThatChangeNothingAreRefusedWithTheReason) {
+    write("g.csv", small_gemm);
+    fs::create_directories(path("data"));
+    const std::pair<const char*, const char*> cases[] = {
+        {"--topology g.csv --job 4x4:0", "systolic-run: error: --job needs --job-out: "},
+        {"--topology g.csv --job-out j.json", "systolic-run: error: --job-out needs --job: "},
+        {"--topology g.csv --emit-jobs", "systolic-run: error: --emit-jobs needs --out: "},
+        {"--merge .", "systolic-run: error: --merge needs --out: "},
+        {"--topology g.csv --data data --seed 3 --out o",
+         "systolic-run: error: --seed needs random operands (no --data): "},
+    };
+    for (const auto& [args, err] : cases) {
+        SCOPED_TRACE(args);
+        const auto r = sr(args);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err.substr(0, std::string(err).size()), err);
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+    }
+    systolic::tb::testing::expect_rules_documented(sr("--help").out, "systolic-run");
+}
+
 }  // namespace

@@ -12,6 +12,7 @@
 
 #include "cli_options.h"  // one_line
 #include "cli_suggest.h"
+#include "option_rules.h"
 #include "partition_report.h"
 #include "report.h"  // write_file_atomically
 
@@ -57,6 +58,22 @@ index3 parse_block(const std::string& text) {
     return {positive("--block Ti", v[0]), positive("--block Tj", v[2]), positive("--block Tk", v[1])};
 }
 
+// What the option rules look at.
+struct rule_inputs {
+    std::string order, json;
+};
+
+// Options that change nothing without another (README's "Options that need another" lists them).
+const std::vector<tb::option_rule<rule_inputs>>& partition_option_rules() {
+    static const std::vector<tb::option_rule<rule_inputs>> rules = {
+        {"--seed", "--order random", "it seeds only the random block order",
+         [](const rule_inputs& v) { return v.order == "random"; }},
+        {"--edges", "--json", "the crossing edges are listed in the JSON report only",
+         [](const rule_inputs& v) { return !v.json.empty(); }},
+    };
+    return rules;
+}
+
 }  // namespace
 
 // The tool runs no simulation, but the model library links libsystemc, whose own main() refers to
@@ -92,6 +109,7 @@ int main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"auto", "enumerate", "closed-form"}));
     app.add_option("--json", json, "Write the report as JSON to FILE ('-' for stdout)");
     app.add_flag("--edges", edges, "List every crossing edge in the JSON (for drawing; small spaces only)");
+    app.footer(tb::option_rules_help(partition_option_rules()));
 
     try {
         app.parse(argc, argv);
@@ -103,6 +121,9 @@ int main(int argc, char* argv[]) {
     }
 
     try {
+        if (const auto broken = tb::broken_option_rule(partition_option_rules(), rule_inputs{order, json},
+                                                       [&](const char* name) { return app.count(name) > 0; }))
+            throw usage_error(*broken);
         partition_spec spec;
         spec.extent = {positive("--m", m), positive("--p", p), positive("--k", k)};
         spec.block = parse_block(block);
