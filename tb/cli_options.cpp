@@ -1,6 +1,8 @@
 #include "cli_options.h"
 
+#include "cli_suggest.h"
 #include "io/text.h"
+#include "option_rules.h"
 #include "systolic/fabric_geometry.h"
 
 #include <CLI/CLI.hpp>
@@ -35,6 +37,38 @@ struct raw_options {
 // Arrays along each axis of a fabric: a typo is an error, not an out-of-memory.
 constexpr std::size_t max_fabric = 64;
 
+// Options that change nothing without another (README's "Options that need another" lists them).
+// Rules that depend on the job's shape, such as a --k-tile shorter than K, are checked with it.
+const std::vector<option_rule<options>>& tb_option_rules() {
+    static const std::vector<option_rule<options>> rules = {
+        {"--vcd-pes", "--vcd", "it picks the PEs the waveform traces",
+         [](const options& o) { return bool(o.vcd); }},
+        {"--threads", "--fabric with more than one array",
+         "threads step a fabric's arrays; one array runs on one",
+         [](const options& o) { return o.fabric(); }},
+        {"--link-latency", "--fabric with more than one array",
+         "it is the latency of the links between arrays", [](const options& o) { return o.fabric(); }},
+        {"--k-policy", "--k-tile", "without a K split each tile is one chunk, which both policies run alike",
+         [](const options& o) { return bool(o.k_tile); }},
+        {"--quantize-partials", "--k-policy partials", "only that policy combines partial sums in memory",
+         [](const options& o) { return o.k_policy == "partials"; }},
+        {"--quantize-partials", "--out-dtype int8", "it quantizes each partial as int8 output",
+         [](const options& o) { return o.out_dtype == "int8"; }},
+        {"--scale", "--out-dtype int8", "it scales the accumulators into int8 output",
+         [](const options& o) { return o.out_dtype == "int8"; }},
+        {"--zero-point", "--out-dtype int8", "it offsets the int8 output",
+         [](const options& o) { return o.out_dtype == "int8"; }},
+        {"--rounding", "--out-dtype int8", "it rounds the accumulators into int8 output",
+         [](const options& o) { return o.out_dtype == "int8"; }},
+        {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
+         [](const options& o) { return o.dtype == "int8" || o.dtype == "int32"; }},
+        {"--seed", "random data (--m --k --p) or --order random",
+         "it seeds the random A and B and the random order",
+         [](const options& o) { return (o.m && o.a_path.empty()) || o.order == "random"; }},
+    };
+    return rules;
+}
+
 void convert(const CLI::App& app, const raw_options& raw, options& o) {
     constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
     constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
@@ -62,7 +96,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
-    if (o.vcd_pes && !o.vcd) throw usage_error("--vcd-pes needs --vcd");
+    if (const auto broken = broken_option_rule(tb_option_rules(), o, given)) throw usage_error(*broken);
     if (raw.progress && raw.no_progress)
         throw usage_error("--progress and --no-progress contradict each other");
     if (raw.progress) o.progress = true;
@@ -257,6 +291,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     app.add_option("--max-memory", raw.max_memory,
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");
+    app.footer(option_rules_help(tb_option_rules()));
 
     parse_result r;
     try {
@@ -268,7 +303,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     } catch (const CLI::ParseError& e) {
         r.run = false;
         r.exit_status = 2;
-        r.err = "systolic-tb: error: " + one_line(e.what()) + " (see --help)\n";
+        r.err = "systolic-tb: error: " + one_line(parse_error_text(app, e)) + "\n";
     } catch (const usage_error& e) {
         r.run = false;
         r.exit_status = 2;

@@ -2,40 +2,42 @@
 
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 
 namespace systolic::tb {
 
 std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::uint64_t edges_done,
-                          std::uint64_t edges, double seconds) {
-    constexpr int width = 20;
+                          std::uint64_t edges, std::optional<double> rate, std::optional<double> seconds_left,
+                          std::size_t columns) {
+    // Most useful first, so that a narrow terminal cuts the rate before the time left.
+    std::string figures = std::to_string(tiles_done) + "/" + std::to_string(tiles) + " tiles";
+    if (edges_done >= edges)
+        figures += "  done";
+    else if (seconds_left)
+        figures += "  " + time_left_text(*seconds_left);
+    char buf[96];
+    if (rate) {
+        if (*rate >= 1e6)
+            std::snprintf(buf, sizeof buf, "  %.1f M edges/s", *rate / 1e6);
+        else if (*rate >= 1e3)
+            std::snprintf(buf, sizeof buf, "  %.1f k edges/s", *rate / 1e3);
+        else
+            std::snprintf(buf, sizeof buf, "  %.0f edges/s", *rate);
+        figures += buf;
+    }
+    // In a narrow terminal the bar gives up its room first (down to none), then the figures are cut.
+    std::size_t width = 20;
+    if (columns) {
+        const std::size_t room = fit_width(std::string(columns, ' '), columns).size();
+        const std::size_t spare = room > figures.size() + 3 ? room - figures.size() - 3 : 0;
+        width = std::min(width, spare);
+        if (width < 5) return fit_width(figures, columns);
+    }
     const double frac =
         edges ? double(edges_done) / double(edges) : (tiles ? double(tiles_done) / double(tiles) : 1);
-    const int full = int(std::lround(std::min(1.0, frac) * width));
-    std::string line =
-        "[" + std::string(std::size_t(full), '#') + std::string(std::size_t(width - full), '.') + "] ";
-    line += std::to_string(tiles_done) + "/" + std::to_string(tiles) + " tiles";
-    char buf[96];
-    const double rate = seconds > 0 ? double(edges_done) / seconds : 0;
-    if (rate >= 1e6)
-        std::snprintf(buf, sizeof buf, "  %.1f M edges/s", rate / 1e6);
-    else if (rate >= 1e3)
-        std::snprintf(buf, sizeof buf, "  %.1f k edges/s", rate / 1e3);
-    else
-        std::snprintf(buf, sizeof buf, "  %.0f edges/s", rate);
-    line += buf;
-    if (rate > 0 && edges_done < edges) {
-        const double left = double(edges - edges_done) / rate;
-        if (left >= 60)
-            std::snprintf(buf, sizeof buf, "  %.0f min %02.0f s left", std::floor(left / 60),
-                          std::fmod(left, 60));
-        else
-            std::snprintf(buf, sizeof buf, "  %.0f s left", std::ceil(left));
-        line += buf;
-    } else if (edges_done >= edges) {
-        line += "  done";
-    }
-    return line;
+    const auto full = std::size_t(std::lround(std::min(1.0, frac) * double(width)));
+    return "[" + std::string(full, '#') + std::string(width - full, '.') + "] " + figures;
 }
 
 progress_bar::progress_bar(mode m, std::uint64_t tiles, std::uint64_t edges, std::FILE* out)
@@ -51,16 +53,22 @@ void progress_bar::update(std::uint64_t tiles_done, std::uint64_t edges_done) {
     m_tiles_done = tiles_done;
     m_edges_done = edges_done;
     const auto now = clock::now();
+    m_rate.add(std::chrono::duration<double>(now - m_start).count(), double(edges_done));
     if (m_mode == mode::automatic && now - m_start < std::chrono::seconds(1)) return;
     // Redrawn in place on a terminal; elsewhere (a log file) one line a second.
     if (m_drawn && now - m_last < std::chrono::milliseconds(m_tty ? 200 : 1000)) return;
     m_last = now;
-    draw();
+    draw(false);
 }
 
-void progress_bar::draw() {
+void progress_bar::draw(bool final) {
     const double s = std::chrono::duration<double>(clock::now() - m_start).count();
-    const std::string line = progress_line(m_tiles_done, m_tiles, m_edges_done, m_edges, s);
+    // While running, the recent rate; the last line says the job's own average.
+    const std::optional<double> rate =
+        final ? (s > 0 ? std::optional<double>(double(m_edges_done) / s) : std::nullopt) : m_rate.rate();
+    const std::string line = progress_line(m_tiles_done, m_tiles, m_edges_done, m_edges, rate,
+                                           final ? std::nullopt : m_rate.seconds_left(double(m_edges), s),
+                                           m_tty ? terminal_width(::fileno(m_out)) : 0);
     if (m_tty)
         std::fprintf(m_out, "\r%s\x1b[K", line.c_str());
     else
@@ -71,7 +79,7 @@ void progress_bar::draw() {
 
 void progress_bar::finish() {
     if (m_mode == mode::forced || m_drawn) {
-        draw();
+        draw(true);
         if (m_tty) std::fputc('\n', m_out);
         std::fflush(m_out);
     }

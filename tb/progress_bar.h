@@ -1,6 +1,7 @@
-// systolic-tb's progress bar on stderr: tiles done of total, advance edges per second of wall time
-// and the time left, redrawn in place at most a few times a second.
-//   [##########..........]  12/40 tiles  3.1 M edges/s  2 s left
+// systolic-tb's progress bar on stderr: tiles done of total, the time left and advance edges per
+// second of wall time, both at the recent rate (progress_meter.h), redrawn in place at most a few
+// times a second and fitted to the terminal's width.
+//   [##########..........]  12/40 tiles  2 s left  3.1 M edges/s
 // `auto` mode (the default when stderr is a terminal) stays silent for the first second, so a job
 // with less work than that prints nothing; `forced` (--progress) draws from the start. It updates
 // at step granularity (clear, load, advance, drain): nothing is done per edge.
@@ -9,15 +10,20 @@
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
+#include <optional>
 #include <string>
 
+#include "progress_meter.h"
 #include "systolic/edge_observer.h"
 
 namespace systolic::tb {
 
-// The line, as plain C++ (testable without a clock).
+// The line, as plain C++ (testable without a clock): `rate` in edges per second and `seconds_left`
+// are left out while unknown. With `columns` (a terminal's width; 0: no limit) the line fits in
+// columns - 1 characters: the bar shrinks, then goes, before the figures are cut.
 std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::uint64_t edges_done,
-                          std::uint64_t edges, double seconds);
+                          std::uint64_t edges, std::optional<double> rate, std::optional<double> seconds_left,
+                          std::size_t columns = 0);
 
 class progress_bar {
 public:
@@ -30,12 +36,13 @@ public:
 
 private:
     using clock = std::chrono::steady_clock;
-    void draw();
+    void draw(bool final);
     mode m_mode;
     std::uint64_t m_tiles, m_edges, m_tiles_done = 0, m_edges_done = 0;
     std::FILE* m_out;
     bool m_tty;
     clock::time_point m_start, m_last;
+    rate_estimator m_rate;
     bool m_drawn = false;
 };
 

@@ -27,6 +27,7 @@
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "testbench.h"
+#include "time_text.h"
 #include "trace_observer.h"
 #include "vcd_observer.h"
 #include "vcd_writer.h"
@@ -196,15 +197,11 @@ run_options make_run_options(const options& o, const problem_shape& shape) {
         if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
         ro.k_tile = std::uint64_t(*o.k_tile);
     }
-    if (o.overflow == "saturate" && !Format::is_integer)
-        throw usage_error(std::string("--overflow applies to integer formats, not ") + Format::name);
 
     const bool int8_out = o.out_dtype == "int8";
     if (!int8_out && o.out_dtype != "acc" && o.out_dtype != Format::accumulator_name)
         throw usage_error("--out-dtype must be int8 or acc (" + std::string(Format::accumulator_name) +
                           " for " + Format::name + "), got " + o.out_dtype);
-    if (!int8_out && (o.scale || o.zero_point || o.rounding || o.quantize_partials))
-        throw usage_error("--scale, --zero-point, --rounding and --quantize-partials need --out-dtype int8");
     if (int8_out) {
         ro.quant.enabled = true;
         ro.quant.scale = o.scale.value_or(1.0);
@@ -248,6 +245,9 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
     return os.str();
 }
 
+// C is printed in full up to a size a terminal holds on a line or two.
+constexpr std::uint64_t max_printed_c = 64;
+
 template <class Format>
 void print_summary(std::ostream& os, const options& o, const run_outcome<Format>& out) {
     const auto& job = out.job;
@@ -260,8 +260,9 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
        << " operands, " << Format::accumulator_name << " accumulators, " << o.order << " tile order\n";
     if (o.inject != "none") os << "injected fault: " << o.inject << "\n";
     if (r.completed()) {
-        if (s.m * s.p > 256) {
-            os << "C is " << s.m << "x" << s.p << " (not printed; --c-out saves it)\n";
+        if (s.m * s.p > max_printed_c) {
+            os << "C: " << s.m << "x" << s.p << ", not printed (over " << max_printed_c << " elements); "
+               << (o.c_out ? "--c-out " + *o.c_out + " holds it" : "write it with --c-out FILE") << "\n";
         } else if (job.quant.enabled) {
             os << "C=" << matrix_to_string(out.template c_as<std::int8_t>(), s.m, s.p) << "\n";
         } else {
@@ -319,9 +320,9 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
             os << ", " << out.differs_from_quantize_once << " differ from quantizing once";
         os << "\n";
     }
-    os << "simulated time: " << (r.end - r.start).to_string() << " (clear " << r.phases.clear.to_string()
-       << ", load " << r.phases.load.to_string() << ", advance " << r.phases.advance.to_string() << ", drain "
-       << r.phases.drain.to_string() << ")\n";
+    os << "simulated time: " << format_time(r.end - r.start) << " (clear " << format_time(r.phases.clear)
+       << ", load " << format_time(r.phases.load) << ", advance " << format_time(r.phases.advance)
+       << ", drain " << format_time(r.phases.drain) << ")\n";
     os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
        << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";

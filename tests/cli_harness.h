@@ -16,6 +16,37 @@
 
 namespace systolic::tb::testing {
 
+#ifdef SYSTOLIC_README
+// The option rules an executable's --help lists ("  OPT needs NEED: WHY", from the one table its
+// check uses) are exactly README.md's rows "| EXE | `OPT` | NEED | WHY |" for that executable.
+inline void expect_rules_documented(const std::string& help, const std::string& exe) {
+    std::ifstream in(SYSTOLIC_README);
+    std::ostringstream os;
+    os << in.rdbuf();
+    const std::string readme = os.str();
+    const std::string head = "Options refused without what they need:\n";
+    const auto at = help.find(head);
+    ASSERT_NE(at, std::string::npos) << help;
+    std::istringstream lines(help.substr(at + head.size()));
+    std::size_t rules = 0;
+    for (std::string line; std::getline(lines, line) && line.rfind("  ", 0) == 0;) {
+        const auto needs = line.find(" needs "), why = line.find(": ");
+        ASSERT_TRUE(needs != std::string::npos && why != std::string::npos && needs < why) << line;
+        const std::string row = "| " + exe + " | `" + line.substr(2, needs - 2) + "` | " +
+                                line.substr(needs + 7, why - needs - 7) + " | " + line.substr(why + 2) +
+                                " |\n";
+        EXPECT_NE(readme.find(row), std::string::npos) << "README.md lacks the row\n" << row;
+        ++rules;
+    }
+    EXPECT_GT(rules, 0u) << help;
+    std::size_t rows = 0;
+    for (auto p = readme.find("\n| " + exe + " | `"); p != std::string::npos;
+         p = readme.find("\n| " + exe + " | `", p + 1))
+        ++rows;
+    EXPECT_EQ(rows, rules) << "README.md has rows for " << exe << " that its --help does not list";
+}
+#endif
+
 struct cli_result {
     int status = -1;
     std::string out;
@@ -74,9 +105,11 @@ protected:
         return r;
     }
 
+#ifdef SYSTOLIC_TB
     cli_result run(const std::string& args, const std::string& redirect = "") const {
         return run_tool(std::string("exec ") + SYSTOLIC_TB, args, redirect);
     }
+#endif
 
     // A refused invocation: exit 2, one line on stderr containing `needle`.
     void expect_refused(const cli_result& r, const std::string& needle) const {

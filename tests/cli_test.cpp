@@ -6,10 +6,13 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
+#include <regex>
+#include <set>
 #include <sstream>
 #include <string>
 #include <vector>
 
+#include "cli_harness.h"
 #include "npy.h"
 #include "problem.h"
 #include "reference_gemm.h"
@@ -359,13 +362,13 @@ TEST_F(SystolicTb, BadIssue3Combinations) {
     expect_usage_error("--k-tile 0", "--k-tile must be positive");
     expect_usage_error("--k-policy sideways", "sideways");
     expect_usage_error("--dtype int4", "int4");
-    expect_usage_error("--scale 0.5", "need --out-dtype int8");
+    expect_usage_error("--scale 0.5", "--scale needs --out-dtype int8");
     expect_usage_error("--out-dtype int8 --scale 0", "--scale must be a positive finite number");
     expect_usage_error("--out-dtype int8 --zero-point 300", "--zero-point must be in [-128, 127]");
     expect_usage_error("--out-dtype int8 --quantize-partials",
                        "--quantize-partials needs --k-policy partials");
     expect_usage_error("--out-dtype int16", "--out-dtype must be int8 or acc");
-    expect_usage_error("--dtype fp32 --overflow saturate", "--overflow applies to integer formats");
+    expect_usage_error("--dtype fp32 --overflow saturate", "--overflow needs --dtype int8 or int32");
     expect_usage_error("--inject nothing", "nothing");
     expect_usage_error("--inject clear-between-k", "needs --k-policy preserve and a --k-tile shorter than K");
     expect_usage_error("--k-tile 2 --k-policy partials --inject clear-between-k",
@@ -428,6 +431,111 @@ TEST_F(SystolicTb, StepChangingFaultsNeedTheCycleEngine) {
     expect_usage_error("--engine functional --inject extra-advance", "needs --engine cycle");
     expect_usage_error("--engine warp", "warp");
     EXPECT_EQ(run("--engine functional --inject no-mask").status, 1);
+}
+
+// The line of the summary that starts with `head`, without its newline.
+std::string line_of(const std::string& text, const std::string& head) {
+    const auto at = text.find("\n" + head);
+    if (at == std::string::npos) return "";
+    const auto end = text.find('\n', at + 1);
+    return text.substr(at + 1, end - at - 1);
+}
+
+// Every time on the summary's line is in its own unit with three significant digits.
+TEST_F(SystolicTb, SummaryTimesHaveThreeDigitsInTheirOwnUnit) {
+    EXPECT_EQ(line_of(run("").out, "simulated time:"),
+              "simulated time: 264 ns (clear 4.00 ns, load 180 ns, advance 20.0 ns, drain 60.0 ns)");
+    const std::string line =
+        line_of(run("--array 16 --m 200 --k 300 --p 100 --engine functional").out, "simulated time:");
+    const std::regex time(R"(([0-9.]+) (ps|ns|us|ms|s)\b)");
+    int times = 0;
+    std::set<std::string> units;
+    for (auto it = std::sregex_iterator(line.begin(), line.end(), time); it != std::sregex_iterator(); ++it) {
+        ++times;
+        const std::string number = (*it)[1];
+        units.insert((*it)[2]);
+        std::string digits;
+        for (const char c : number)
+            if (c != '.') digits += c;
+        digits.erase(0, digits.find_first_not_of('0'));
+        EXPECT_EQ(digits.size(), 3u) << number << " in " << line;
+        EXPECT_LT(std::stod(number), 1000) << number << " in " << line;
+    }
+    EXPECT_EQ(times, 5) << line;
+    EXPECT_GT(units.size(), 1u) << line;  // the job's phases span units: each value has its own
+}
+
+// C is printed up to 64 elements; a larger C is named with its shape and where it can be written.
+TEST_F(SystolicTb, LargeCIsNotPrintedButSaysWhereItGoes) {
+    const auto small = run("--m 8 --k 2 --p 8");
+    EXPECT_EQ(small.status, 0) << small.err;
+    const std::string c = line_of(small.out, "C=[[");
+    const std::regex element("-?[0-9]+");
+    EXPECT_EQ(std::distance(std::sregex_iterator(c.begin(), c.end(), element), std::sregex_iterator()), 64)
+        << small.out;
+    const auto large = run("--m 8 --k 2 --p 9");
+    EXPECT_EQ(large.status, 0) << large.err;
+    EXPECT_EQ(large.out.find("C=["), std::string::npos) << large.out;
+    EXPECT_EQ(line_of(large.out, "C:"), "C: 8x9, not printed (over 64 elements); write it with --c-out FILE");
+    const auto saved = run("--m 8 --k 2 --p 9 --c-out " + path("c.npy").string());
+    EXPECT_EQ(line_of(saved.out, "C:"),
+              "C: 8x9, not printed (over 64 elements); --c-out " + path("c.npy").string() + " holds it");
+    EXPECT_TRUE(fs::exists(path("c.npy")));
+}
+
+// A mistyped option is named with the option it was probably meant to be.
+TEST_F(SystolicTb, UnknownOptionSuggestsTheNearestOne) {
+    auto r = run("--arry 8");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --arry; did you mean --array?\n");
+    EXPECT_EQ(r.out, "");
+    r = run("--m 4 --k 4 --p 4 --k-tiel=2");
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --k-tiel; did you mean --k-tile?\n");
+    r = run("--zzzz");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unknown option --zzzz (see --help)\n");
+    r = run("8");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-tb: error: unexpected argument '8' (options start with --; see --help)\n");
+}
+
+// Options that would change nothing are refused with what they need and why; with it they run.
+TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
+    const std::pair<const char*, const char*> refused[] = {
+        {"--vcd-pes all", "--vcd-pes needs --vcd: "},
+        {"--threads 4", "--threads needs --fabric with more than one array: "},
+        {"--fabric 1x1 --threads 2", "--threads needs --fabric with more than one array: "},
+        {"--link-latency 3", "--link-latency needs --fabric with more than one array: "},
+        {"--k-policy partials", "--k-policy needs --k-tile: "},
+        {"--k-policy preserve", "--k-policy needs --k-tile: "},
+        {"--k-tile 2 --out-dtype int8 --quantize-partials",
+         "--quantize-partials needs --k-policy partials: "},
+        {"--k-tile 2 --k-policy partials --quantize-partials",
+         "--quantize-partials needs --out-dtype int8: "},
+        {"--zero-point 3", "--zero-point needs --out-dtype int8: "},
+        {"--rounding toward-zero", "--rounding needs --out-dtype int8: "},
+        {"--dtype bf16 --overflow wrap", "--overflow needs --dtype int8 or int32: "},
+        {"--seed 7", "--seed needs random data (--m --k --p) or --order random: "},
+    };
+    for (const auto& [args, says] : refused) {
+        SCOPED_TRACE(args);
+        expect_usage_error(args, std::string("systolic-tb: error: ") + says);
+    }
+    for (const char* args :
+         {"--array 2 --fabric 2x1 --threads 2 --link-latency 3", "--k-tile 2 --k-policy partials",
+          "--m 3 --k 3 --p 3 --seed 7", "--order random --seed 7", "--overflow saturate",
+          "--dtype int8 --m 2 --k 2 --p 2 --overflow wrap",
+          "--k-tile 2 --k-policy partials --out-dtype int8 --scale 0.5 --zero-point 1 "
+          "--rounding toward-zero --quantize-partials"}) {
+        SCOPED_TRACE(args);
+        const auto r = run(args);
+        EXPECT_EQ(r.status, 0) << r.err;
+    }
+}
+
+// The rules --help lists (from the one table the check uses) are the README's table, row by row.
+TEST_F(SystolicTb, ReadmeListsTheOptionRules) {
+    systolic::tb::testing::expect_rules_documented(run("--help").out, "systolic-tb");
 }
 
 }  // namespace

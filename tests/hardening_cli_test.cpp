@@ -242,8 +242,8 @@ TEST_F(Hardening, OutOfRangeNumbersAreRefusedQuotingTheText) {
     expect_refused(run("--out-dtype int8 --scale 1e400"), "--scale '1e400' is out of the range of a double");
     expect_refused(run("--out-dtype int8 --scale 2x"), "--scale '2x' is not a number");
     expect_refused(run("--out-dtype int8 --zero-point 1e3"), "--zero-point '1e3' is not an integer");
-    EXPECT_EQ(run("--seed 18446744073709551615").status, 0);
-    EXPECT_EQ(run("--seed +7 --array 3").status, 0);
+    EXPECT_EQ(run("--order random --seed 18446744073709551615").status, 0);
+    EXPECT_EQ(run("--m 3 --k 3 --p 3 --seed +7 --array 3").status, 0);
 }
 
 // Found by fuzz/cli_fuzz.cpp: a newline typed into an argument split the error message in two.

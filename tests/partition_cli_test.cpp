@@ -11,6 +11,8 @@
 #include <sstream>
 #include <string>
 
+#include "cli_harness.h"
+
 namespace {
 
 namespace fs = std::filesystem;
@@ -180,6 +182,26 @@ TEST_F(SystolicPartition, BadInputIsOneLineAndExitTwo) {
     expect_usage_error("--m 3 --k 3 --p 3", "--block is required");
     expect_usage_error("--m 3 --k 3 --p 3 --block 2 --order diagonal", "--order");
     expect_usage_error("--m 100000 --k 100000 --p 1000 --block 8 --edges", "--edges");
+}
+
+TEST_F(SystolicPartition, UnknownOptionSuggestsTheNearestOne) {
+    const auto r = run("--m 3 --k 3 --p 3 --blok 2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-partition: error: unknown option --blok; did you mean --block?\n");
+}
+
+// Options that would change nothing are refused with what they need and why.
+TEST_F(SystolicPartition, OptionsThatChangeNothingAreRefusedWithTheReason) {
+    auto r = run("--m 3 --k 3 --p 3 --block 2 --seed 4");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(
+        r.err,
+        "systolic-partition: error: --seed needs --order random: it seeds only the random block order\n");
+    r = run("--m 3 --k 3 --p 3 --block 2 --edges");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("systolic-partition: error: --edges needs --json: ", 0), 0u) << r.err;
+    EXPECT_EQ(run("--m 3 --k 3 --p 3 --block 2 --order random --seed 4").status, 0);
+    systolic::tb::testing::expect_rules_documented(run("--help").out, "systolic-partition");
 }
 
 }  // namespace

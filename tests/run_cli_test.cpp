@@ -198,7 +198,17 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
     EXPECT_EQ(r.out, "");
     write("g.csv", small_gemm);
     const std::pair<const char*, const char*> cases[] = {
-        {"--topology g.csv --array 4", "systolic-run: error: --out DIR is required\n"},
+        {"--topology g.csv --array 4",
+         "systolic-run: error: --out DIR is required (or --job with --job-out)\n"},
+        // A bad value or an unknown option is the first error, before the --out it also lacks.
+        {"--topology g.csv --array 4 --dtype int4",
+         "systolic-run: error: --dtype must be int8, int32, fp32 or bf16, got 'int4'\n"},
+        {"--topology g.csv --engine fast",
+         "systolic-run: error: --engine must be cycle or functional, got 'fast'\n"},
+        {"--array 4 --inject bogus", "systolic-run: error: --inject: unknown fault 'bogus'\n"},
+        {"--topology g.csv --seed -1", "systolic-run: error: --seed '-1' is out of range"},
+        {"--topology g.csv --dtyp int8",
+         "systolic-run: error: unknown option --dtyp; did you mean --dtype?\n"},
         {"--array 4 --out o", "systolic-run: error: --topology FILE is required (or --merge DIR)\n"},
         {"--topology g.csv --array 0x14 --out o",
          "systolic-run: error: --array: array side 0 is out of range [1, 1024]\n"},
@@ -221,8 +231,9 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
         {"--topology g.csv --array 4 --job 4x4:9 --job-out j.json",
          "systolic-run: error: --job 4x4:9: the topology has layers 0 to 3\n"},
         {"--merge nowhere --out o", "systolic-run: error: --merge nowhere is not a directory\n"},
-        {"--topology g.csv --bogus",
-         "systolic-run: error: The following argument was not expected: --bogus\n"},
+        {"--topology g.csv --bogus", "systolic-run: error: unknown option --bogus (see --help)\n"},
+        {"--topology g.csv --arry 4 --out o",
+         "systolic-run: error: unknown option --arry; did you mean --array?\n"},
     };
     for (const auto& [args, err] : cases) {
         SCOPED_TRACE(args);
@@ -429,6 +440,28 @@ TEST_F(SystolicRun, PlantedFaultFailsTheLayersItBreaks) {
     r = sr("--topology t.csv --array 4 --inject bogus --out x");
     EXPECT_EQ(r.err, "systolic-run: error: --inject: unknown fault 'bogus'\n");
     EXPECT_FALSE(fs::exists(path("x/COMPUTE_REPORT.csv")));
+}
+
+// Options that would change nothing are refused with what they need and why.
+TEST_F(SystolicRun, OptionsThatChangeNothingAreRefusedWithTheReason) {
+    write("g.csv", small_gemm);
+    fs::create_directories(path("data"));
+    const std::pair<const char*, const char*> cases[] = {
+        {"--topology g.csv --job 4x4:0", "systolic-run: error: --job needs --job-out: "},
+        {"--topology g.csv --job-out j.json", "systolic-run: error: --job-out needs --job: "},
+        {"--topology g.csv --emit-jobs", "systolic-run: error: --emit-jobs needs --out: "},
+        {"--merge .", "systolic-run: error: --merge needs --out: "},
+        {"--topology g.csv --data data --seed 3 --out o",
+         "systolic-run: error: --seed needs random operands (no --data): "},
+    };
+    for (const auto& [args, err] : cases) {
+        SCOPED_TRACE(args);
+        const auto r = sr(args);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err.substr(0, std::string(err).size()), err);
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+    }
+    systolic::tb::testing::expect_rules_documented(sr("--help").out, "systolic-run");
 }
 
 }  // namespace

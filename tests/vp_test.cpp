@@ -94,8 +94,11 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     EXPECT_NE(r.out.find("cycles: 264 (interrupt 265 ns after systolic_start())"), std::string::npos)
         << r.out;
     EXPECT_NE(r.out.find("expected ERR_OVERLAP, got ERR_OVERLAP; memory untouched"), std::string::npos);
-    EXPECT_NE(r.out.find("systolic-vp: 7 jobs (1 expected to fail), 7 checks, 0 failures"),
-              std::string::npos);
+    EXPECT_NE(r.out.find("systolic-vp: 7 jobs (1 expected to fail), 7 checks, 0 failures, simulated time "
+                         "61.5 us,"),
+              std::string::npos)
+        << r.out;  // 61463 ns, in the unit that suits it with three digits, as systolic-tb prints times
+    EXPECT_NE(r.out.find("(interrupt 14.3 us after systolic_start())"), std::string::npos) << r.out;
     const auto j = nlohmann::json::parse(slurp(path("report.json")));
     EXPECT_TRUE(j.at("pass").get<bool>());
     ASSERT_EQ(j.at("jobs").size(), 7u);
@@ -297,6 +300,13 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
             EXPECT_TRUE(c_vp.data == c_tb.data) << j.name << " N=" << n << ": C differs";
         }
     }
+}
+
+TEST_F(VpCli, UnknownOptionSuggestsTheNearestOne) {
+    const auto r = run_tool(k_vp, "--scirpt x.vps");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-vp: error: unknown option --scirpt; did you mean --script?\n");
+    EXPECT_EQ(r.out, "");
 }
 
 }  // namespace

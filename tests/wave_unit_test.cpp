@@ -129,13 +129,23 @@ TEST(pe_selection_test, ParsesRangesAndDefaults) {
     EXPECT_THROW(parse_pe_selection(std::string("0,5"), 3, 5), usage_error);
 }
 
-TEST(progress_line_test, SaysTilesRateAndTimeLeft) {
-    EXPECT_EQ(progress_line(1, 4, 250, 1000, 1.0), "[#####...............] 1/4 tiles  250 edges/s  3 s left");
-    EXPECT_EQ(progress_line(4, 4, 2000000, 2000000, 0.5),
-              "[####################] 4/4 tiles  4.0 M edges/s  done");
-    EXPECT_EQ(progress_line(0, 9, 0, 100, 0.0), "[....................] 0/9 tiles  0 edges/s");
-    EXPECT_EQ(progress_line(1, 2, 1000, 121000, 1.0),
-              "[....................] 1/2 tiles  1.0 k edges/s  2 min 00 s left");
+TEST(progress_line_test, SaysTilesTimeLeftAndRate) {
+    EXPECT_EQ(progress_line(1, 4, 250, 1000, 250.0, 3.0),
+              "[#####...............] 1/4 tiles  3 s left  250 edges/s");
+    EXPECT_EQ(progress_line(4, 4, 2000000, 2000000, 4e6, std::nullopt),
+              "[####################] 4/4 tiles  done  4.0 M edges/s");
+    EXPECT_EQ(progress_line(0, 9, 0, 100, std::nullopt, std::nullopt), "[....................] 0/9 tiles");
+    EXPECT_EQ(progress_line(1, 2, 1000, 121000, 1000.0, 120.0),
+              "[....................] 1/2 tiles  2 min 00 s left  1.0 k edges/s");
+}
+
+// A narrow terminal: the bar shrinks, then goes, before the figures are cut, the rate first.
+TEST(progress_line_test, FitsTheColumnsItIsGiven) {
+    const std::string fits = "[#####....] 2/4 tiles  2 s left  250 edges/s";
+    EXPECT_EQ(fits.size(), 44u);
+    EXPECT_EQ(progress_line(2, 4, 500, 1000, 250.0, 2.0, 45), fits);
+    EXPECT_EQ(progress_line(2, 4, 500, 1000, 250.0, 2.0, 36), "2/4 tiles  2 s left  250 edges/s");
+    EXPECT_EQ(progress_line(2, 4, 500, 1000, 250.0, 2.0, 20), "2/4 tiles  2 s left");
 }
 
 }  // namespace

@@ -7,12 +7,13 @@
 #include <cstring>
 #include <sstream>
 
+#include "io/text.h"
 #include "problem.h"
 #include "reference_gemm.h"
 #include "systolic/accelerator_job.h"
 #include "systolic/counting.h"
 #include "systolic/number_format.h"
-#include "io/text.h"
+#include "time_text.h"
 
 namespace systolic::vp {
 
@@ -384,8 +385,8 @@ void cpu::run_job(const command& c, job_record& rec) {
           << " real (utilization "
           << std::round(10000.0 * double(cnt.macs_real) / double(std::max<std::uint64_t>(cnt.macs, 1))) / 100
           << "%)\n";
-    m_out << "cycles: " << cnt.cycles << " (" << (use_irq ? "interrupt " : "seen done ") << took.to_string()
-          << " after systolic_start())\n";
+    m_out << "cycles: " << cnt.cycles << " (" << (use_irq ? "interrupt " : "seen done ")
+          << tb::format_time(took) << " after systolic_start())\n";
     m_out << "checked: " << s.m * s.p - mismatches << " of " << s.m * s.p
           << " elements of C match the reference, "
           << (changed_outside == 0 ? "the rest of RAM untouched"

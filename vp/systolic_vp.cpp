@@ -17,6 +17,7 @@
 #include <systemc>
 
 #include "cli_options.h"
+#include "cli_suggest.h"
 #include "cpu.h"
 #include "io/input_file.h"
 #include "io/output_set.h"
@@ -30,6 +31,7 @@
 #include "systolic/accelerator.h"
 #include "systolic/log.h"
 #include "systolic/memory.h"
+#include "time_text.h"
 
 namespace systolic::vp {
 extern const char* const default_script;
@@ -112,7 +114,7 @@ int sc_main(int argc, char* argv[]) {
     app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
     try {
         app.parse(argc, argv);
-    } catch (const CLI::ParseError& e) {
+    } catch (const CLI::CallForHelp& e) {
         const int code = app.exit(e);
         try {
             io::flush_stdout();
@@ -120,7 +122,10 @@ int sc_main(int argc, char* argv[]) {
             std::cerr << "systolic-vp: error: " << e.what() << "\n";
             return 2;
         }
-        return code == 0 ? 0 : 2;
+        return code;
+    } catch (const CLI::ParseError& e) {
+        std::cerr << "systolic-vp: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
+        return 2;
     }
     if (print_default) {
         try {
@@ -209,7 +214,7 @@ int sc_main(int argc, char* argv[]) {
         vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && vp.violations.empty();
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
-              << sc_core::sc_time_stamp().to_string() << ", "
+              << tb::format_time(sc_core::sc_time_stamp()) << ", "
               << vp.cpu_checker.checked() + vp.dma_checker.checked() << " bus transactions checked, "
               << vp.violations.size() << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;

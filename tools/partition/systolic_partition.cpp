@@ -10,8 +10,11 @@
 #include <string>
 #include <vector>
 
+#include "cli_suggest.h"
 #include "io/output_set.h"
 #include "io/process.h"
+#include "io/text.h"
+#include "option_rules.h"
 #include "partition_report.h"
 
 namespace {
@@ -56,6 +59,22 @@ index3 parse_block(const std::string& text) {
     return {positive("--block Ti", v[0]), positive("--block Tj", v[2]), positive("--block Tk", v[1])};
 }
 
+// What the option rules look at.
+struct rule_inputs {
+    std::string order, json;
+};
+
+// Options that change nothing without another (README's "Options that need another" lists them).
+const std::vector<tb::option_rule<rule_inputs>>& partition_option_rules() {
+    static const std::vector<tb::option_rule<rule_inputs>> rules = {
+        {"--seed", "--order random", "it seeds only the random block order",
+         [](const rule_inputs& v) { return v.order == "random"; }},
+        {"--edges", "--json", "the crossing edges are listed in the JSON report only",
+         [](const rule_inputs& v) { return !v.json.empty(); }},
+    };
+    return rules;
+}
+
 }  // namespace
 
 // The tool runs no simulation, but the model library links libsystemc, whose own main() refers to
@@ -92,6 +111,7 @@ int main(int argc, char* argv[]) {
         ->check(CLI::IsMember({"auto", "enumerate", "closed-form"}));
     app.add_option("--json", json, "Write the report as JSON to FILE ('-' for stdout)");
     app.add_flag("--edges", edges, "List every crossing edge in the JSON (for drawing; small spaces only)");
+    app.footer(tb::option_rules_help(partition_option_rules()));
 
     try {
         app.parse(argc, argv);
@@ -105,11 +125,14 @@ int main(int argc, char* argv[]) {
         }
         return status;
     } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-partition: error: " << e.what() << " (see --help)\n";
+        std::cerr << "systolic-partition: error: " << io::printable(tb::parse_error_text(app, e)) << "\n";
         return exit_usage;
     }
 
     try {
+        if (const auto broken = tb::broken_option_rule(partition_option_rules(), rule_inputs{order, json},
+                                                       [&](const char* name) { return app.count(name) > 0; }))
+            throw usage_error(*broken);
         // The --json file is checked, and its temporary created, before anything runs.
         const bool json_to_stdout = json == "-";
         io::output_set files;

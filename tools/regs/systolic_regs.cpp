@@ -6,11 +6,14 @@
 //   systolic-regs write KIND FILE     (re)write FILE
 // The committed copies are checked by CTest, so the map, the header and the docs cannot drift.
 // Exit status: 0 done, 1 FILE differs, 2 bad usage or a FILE (or stdout) that cannot be used.
+#include <algorithm>
 #include <cstdio>
 #include <iostream>
 #include <sstream>
 #include <string>
+#include <vector>
 
+#include "cli_suggest.h"
 #include "io/input_file.h"
 #include "io/output_set.h"
 #include "io/process.h"
@@ -150,12 +153,29 @@ int usage() {
     return 2;
 }
 
+const std::vector<std::string> kinds = {"c-header", "markdown"};
+const std::vector<std::string> verbs = {"check", "write"};
+
+// A word that is none of ours, with the nearest one: one line, as every executable says it.
+int unknown(const std::string& word, std::vector<std::string> names) {
+    std::cerr << "systolic-regs: error: "
+              << systolic::tb::unknown_name_message("command", word, names, "systolic-regs c-header|markdown")
+              << "\n";
+    return 2;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     if (const int status = systolic::io::start("systolic-regs"); status != 0) return status;
     if (argc < 2) return usage();
     const std::string verb = argv[1];
+    const bool is_verb = std::find(verbs.begin(), verbs.end(), verb) != verbs.end();
+    if (!is_verb && std::find(kinds.begin(), kinds.end(), verb) == kinds.end()) {
+        std::vector<std::string> all = kinds;
+        all.insert(all.end(), verbs.begin(), verbs.end());
+        return unknown(verb, all);
+    }
     auto text = [](const std::string& kind, std::string& out) {
         if (kind == "c-header")
             out = c_header();
@@ -166,9 +186,12 @@ int main(int argc, char** argv) {
         return true;
     };
     std::string out;
-    if (argc == 2 ? !text(verb, out)
-                  : argc != 4 || !text(argv[2], out) || (verb != "write" && verb != "check"))
-        return usage();
+    if (argc == 2) {
+        if (!text(verb, out)) return usage();
+    } else {
+        if (argc != 4 || !is_verb) return usage();
+        if (!text(argv[2], out)) return unknown(argv[2], kinds);
+    }
     try {
         if (argc == 2) {
             systolic::io::write_stdout(out);

@@ -1,6 +1,5 @@
 #include "progress.h"
 
-#include <sys/ioctl.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -21,20 +20,20 @@ progress_bar::~progress_bar() {
 void progress_bar::update(double done, const std::string& label, bool force) {
     if (!m_enabled) return;
     const auto now = std::chrono::steady_clock::now();
+    const double seconds = std::chrono::duration<double>(now - m_start).count();
+    m_rate.add(seconds, done);
     if (!force && m_drawn && now - m_last < std::chrono::milliseconds(100)) return;
     m_last = now;
     const double f = std::clamp(done / m_total, 0.0, 1.0);
-    int width = 100;
-    winsize ws{};
-    if (::ioctl(STDERR_FILENO, TIOCGWINSZ, &ws) == 0 && ws.ws_col > 20) width = ws.ws_col;
     constexpr int bar = 30;
     const int filled = int(f * bar);
     std::string line = "[" + std::string(filled, '#') + std::string(bar - filled, '.') + "] ";
     char pct[16];
     std::snprintf(pct, sizeof pct, "%3d%% ", int(f * 100));
-    line += pct + label;
-    if (int(line.size()) > width - 1) line.resize(width - 1);
-    std::fprintf(stderr, "\r%s\x1b[K", line.c_str());
+    line += pct;
+    if (const auto left = m_rate.seconds_left(m_total, seconds)) line += tb::time_left_text(*left) + "  ";
+    line += label;
+    std::fprintf(stderr, "\r%s\x1b[K", tb::fit_width(line, tb::terminal_width(STDERR_FILENO)).c_str());
     std::fflush(stderr);
     m_drawn = true;
 }

@@ -1,10 +1,13 @@
-// A one-line progress bar on stderr, redrawn in place at most ten times a second; off when stderr
-// is not a terminal, so logs and pipes never see it. Plain C++.
+// A one-line progress bar on stderr, redrawn in place at most ten times a second, with the time
+// left at the recent rate and cut to the terminal's width (tb/progress_meter.h, as systolic-tb's
+// bar); off when stderr is not a terminal, so logs and pipes never see it. Plain C++.
 #pragma once
 
 #include <chrono>
 #include <cstdint>
 #include <string>
+
+#include "progress_meter.h"
 
 namespace systolic::run {
 
@@ -24,7 +27,8 @@ private:
     bool m_enabled;
     double m_total;
     bool m_drawn = false;
-    std::chrono::steady_clock::time_point m_last{};
+    std::chrono::steady_clock::time_point m_start = std::chrono::steady_clock::now(), m_last{};
+    tb::rate_estimator m_rate;
 };
 
 // True when stderr is a terminal.

@@ -6,8 +6,10 @@
 #include <sstream>
 
 #include "cli_options.h"
+#include "cli_suggest.h"
 #include "fault.h"
 #include "io/input_file.h"
+#include "option_rules.h"
 
 namespace systolic::run {
 
@@ -18,6 +20,23 @@ namespace {
 struct raw {
     std::string seed = "1", jobs = "1", max_memory;
 };
+
+// Options that change nothing without another (README's "Options that need another" lists them).
+const std::vector<tb::option_rule<run_cli>>& run_option_rules() {
+    static const std::vector<tb::option_rule<run_cli>> rules = {
+        {"--job", "--job-out", "the one job's record goes to that file",
+         [](const run_cli& o) { return bool(o.job_out); }},
+        {"--job-out", "--job", "it is the file of the one job --job runs",
+         [](const run_cli& o) { return bool(o.job); }},
+        {"--emit-jobs", "--out", "the jobs write their files into --out DIR",
+         [](const run_cli& o) { return bool(o.out); }},
+        {"--merge", "--out", "the merged reports go to --out DIR",
+         [](const run_cli& o) { return bool(o.out); }},
+        {"--seed", "random operands (no --data)", "operands from --data are not drawn at random",
+         [](const run_cli& o) { return !o.data; }},
+    };
+    return rules;
+}
 
 }  // namespace
 
@@ -50,28 +69,15 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         "--inject", o.inject,
         "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
         "global-skew, skip-advance, extra-advance");
+    app.footer(tb::option_rules_help(run_option_rules()));
     try {
         app.parse(argc, argv);
+        // Each value first, then how the options combine, then what is missing: the first error
+        // reported is the first the user can fix, not a required --out behind a mistyped value.
         o.seed = tb::parse_uint("--seed", r.seed);
         const std::int64_t jobs = tb::parse_int("--jobs", r.jobs, 1, 1024);
         o.jobs = std::uint64_t(jobs);
         if (app.count("--max-memory")) o.max_memory = tb::parse_size("--max-memory", r.max_memory);
-        const bool merging = o.merge.has_value();
-        if (merging) {
-            if (!o.out) throw usage_error("--merge needs --out DIR for the reports");
-            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)
-                throw usage_error(
-                    "--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
-            return res;
-        }
-        if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");
-        if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
-        if (o.job.has_value() != o.job_out.has_value()) throw usage_error("--job and --job-out go together");
-        if (o.job && (o.emit_jobs || o.out))
-            throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
-        if (o.emit_jobs && !o.out)
-            throw usage_error("--emit-jobs needs --out DIR, where the jobs write their files");
-        if (!o.job && !o.out) throw usage_error("--out DIR is required");
         if (o.dtype != "int8" && o.dtype != "int32" && o.dtype != "fp32" && o.dtype != "bf16")
             throw usage_error("--dtype must be int8, int32, fp32 or bf16, got '" + tb::one_line(o.dtype) +
                               "'");
@@ -84,13 +90,27 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (tb::needs_cycle_engine(*f) && o.engine == "functional")
             throw usage_error("--inject " + o.inject +
                               " changes how the array is stepped: it needs --engine cycle");
+        if (o.merge) {
+            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)
+                throw usage_error(
+                    "--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
+        }
+        if (const auto broken = tb::broken_option_rule(run_option_rules(), o,
+                                                       [&](const char* name) { return app.count(name) > 0; }))
+            throw usage_error(*broken);
+        if (o.merge) return res;
+        if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
+        if (o.job && (o.emit_jobs || o.out))
+            throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
+        if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");
+        if (!o.job && !o.out) throw usage_error("--out DIR is required (or --job with --job-out)");
     } catch (const CLI::CallForHelp&) {
         res.run = false;
         res.out = app.help();
     } catch (const CLI::ParseError& e) {
         res.run = false;
         res.exit_status = 2;
-        res.err = "systolic-run: error: " + tb::one_line(e.what()) + "\n";
+        res.err = "systolic-run: error: " + tb::one_line(tb::parse_error_text(app, e)) + "\n";
     } catch (const usage_error& e) {
         res.run = false;
         res.exit_status = 2;

@@ -243,14 +243,15 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
                                   o.dtype,
                                   "--engine",
                                   o.engine,
-                                  "--seed",
-                                  std::to_string(o.seed),
                                   "--job",
                                   array_name(j.array) + ":" + std::to_string(j.l->id),
                                   "--job-out",
                                   absolute((fs::path(dir) / job_file_name(j.array, j.l->id)).string()),
                                   "--no-progress"};
-    if (o.data) a.insert(a.end(), {"--data", absolute(*o.data)});
+    if (o.data)
+        a.insert(a.end(), {"--data", absolute(*o.data)});
+    else
+        a.insert(a.end(), {"--seed", std::to_string(o.seed)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
     if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
     if (o.inject != "none") a.insert(a.end(), {"--inject", o.inject});
