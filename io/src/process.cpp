@@ -97,7 +97,9 @@ void fill_with_dev_null(int fd, int flags) {
 }
 
 [[noreturn]] void stdout_failed(int err) {
-    throw io_error("writing to stdout failed: " + errno_text(err != 0 ? err : EIO));
+    // Every executable writes stdout before it renames its outputs into place.
+    throw io_error("writing to stdout failed: " + errno_text(err != 0 ? err : EIO) +
+                   "; no output files written");
 }
 
 }  // namespace

@@ -19,7 +19,7 @@ namespace systolic::io {
 int start(const char* program);
 
 // Writes text to std::cout and flushes it; io_error "writing to stdout failed: ..." if either fails
-// (a closed pipe, a full disk).
+// (a closed pipe, a full disk). Call it before output_set::commit(), as the message promises.
 void write_stdout(std::string_view text);
 // Flushes std::cout; io_error as above if this or any earlier write to it failed.
 void flush_stdout();

@@ -1,0 +1,91 @@
+// systolic::io on its own, linked without SystemC or the testbench: the rules its executables rely
+// on, driven directly (tests/hostile_io_cli_test.cpp drives them through every executable).
+#include <gtest/gtest.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <fstream>
+#include <string>
+
+#include "io/input_file.h"
+#include "io/output_set.h"
+#include "io/text.h"
+
+namespace {
+
+namespace fs = std::filesystem;
+using systolic::io::io_error;
+
+class io_test : public ::testing::Test {
+protected:
+    void SetUp() override {
+        m_dir = fs::temp_directory_path() / ("systolic_io_test_" + std::to_string(::getpid()));
+        fs::remove_all(m_dir);
+        fs::create_directories(m_dir);
+    }
+    void TearDown() override { fs::remove_all(m_dir); }
+    std::string p(const std::string& name) const { return (m_dir / name).string(); }
+    std::size_t entries() const {
+        return std::size_t(std::distance(fs::directory_iterator(m_dir), fs::directory_iterator()));
+    }
+    fs::path m_dir;
+};
+
+TEST_F(io_test, PrintableEscapesControlCharactersAndNul) {
+    EXPECT_EQ(systolic::io::printable(std::string("a\0b\nc\x7f", 6)), "a\\x00b\\x0ac\\x7f");
+    EXPECT_EQ(systolic::io::printable("plain text"), "plain text");
+}
+
+TEST_F(io_test, AnUncommittedSetLeavesNothing) {
+    {
+        systolic::io::output_set files;
+        files.add({"--x", p("x")});
+        files.set(p("x"), {"data"});
+        files.prepare();
+        EXPECT_EQ(entries(), 1u);  // the temporary, written
+    }
+    EXPECT_EQ(entries(), 0u);
+}
+
+TEST_F(io_test, CommitRenamesEverythingAndKeepsWhatWasNotWritten) {
+    std::ofstream(p("kept")) << "old";
+    systolic::io::output_set files;
+    files.add({"--a", p("a")});
+    files.add({"--kept", p("kept")});
+    files.set(p("a"), {"new ", "bytes"});
+    files.prepare();
+    files.commit();
+    std::ifstream a(p("a")), kept(p("kept"));
+    std::string text;
+    std::getline(a, text);
+    EXPECT_EQ(text, "new bytes");
+    std::getline(kept, text);
+    EXPECT_EQ(text, "old");
+    EXPECT_EQ(entries(), 2u);
+}
+
+TEST_F(io_test, SymlinksAndInputsAreRefused) {
+    std::ofstream(p("in")) << "input";
+    fs::create_symlink(p("in"), p("link"));
+    systolic::io::output_set files;
+    files.add_input({"--in", p("in")});
+    EXPECT_THROW(files.add({"--out", p("link")}), io_error);
+    try {
+        systolic::io::write_file({"", p("link")}, {"x"});
+        ADD_FAILURE() << "wrote through a symlink";
+    } catch (const io_error& e) {
+        EXPECT_EQ(std::string(e.what()),
+                  p("link") + ": is a symbolic link; refusing to replace it (name the file itself)");
+    }
+    EXPECT_TRUE(fs::is_symlink(p("link")));
+}
+
+TEST_F(io_test, ProcFilesAreReadToTheirEndOrRefusedWhereTheSizeMatters) {
+    EXPECT_NE(systolic::io::read_text_file("/proc/self/status").find("Name:"), std::string::npos);
+    systolic::io::input_file f("/proc/self/status");
+    EXPECT_THROW(f.known_size(), io_error);
+    std::ofstream(p("big")) << std::string(2000, 'x');
+    EXPECT_THROW(systolic::io::read_text_file(p("big"), 1000), io_error);
+}
+
+}  // namespace
