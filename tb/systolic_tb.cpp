@@ -471,10 +471,12 @@ int run(const options& o) {
     in.scoreboard = &out.scoreboard;
     in.differs_from_quantize_once = out.differs_from_quantize_once;
     if (out.fabric) in.fabric = &*out.fabric;
+    // Only when asked for: on a large fabric the report holds one object per link.
     const std::string report = allocating("writing the report", [&] {
+        if (!o.json) return std::string();
         auto j = make_report(in);
         j["memory_estimate_bytes"] = estimate.total;
-        return o.json ? j.dump(2) + "\n" : std::string();
+        return j.dump(2) + "\n";
     });
     if (!allocating("writing the outputs",
                     [&] { return write_outputs(o, out, summary.str(), report, files); }))

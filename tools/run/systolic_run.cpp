@@ -149,19 +149,18 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
             check_data_files<Format>(*j.l, p.settings.data_dir);
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     using key = std::pair<std::uint64_t, std::uint64_t>;
-    std::map<key, std::unique_ptr<tb::testbench<Format>>> benches;
+    tb::testbench_set<Format> benches;
     std::map<key, std::unique_ptr<layer_runner<Format>>> runners;
     for (const auto& j : p.jobs) {
         const key k = key_of(j.array);
-        if (benches.count(k)) continue;
+        if (runners.count(k)) continue;
         typename tb::testbench<Format>::config cfg;
         cfg.rows = j.array.rows;
         cfg.cols = j.array.cols;
         // "tb_32" for a square array, as before; "tb_12x14" otherwise.
         const std::string name =
             "tb_" + (j.array.rows == j.array.cols ? std::to_string(j.array.rows) : array_name(j.array));
-        benches[k] = std::make_unique<tb::testbench<Format>>(name.c_str(), cfg);
-        runners[k] = std::make_unique<layer_runner<Format>>(*benches[k]);
+        runners[k] = std::make_unique<layer_runner<Format>>(benches.add(name, cfg));
     }
     double total = 0;
     for (const auto& j : p.jobs)
