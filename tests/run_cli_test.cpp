@@ -236,6 +236,43 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
 
 // A sweep in one process, in two local job processes, and as job lines run one by one and merged:
 // the same three reports, byte for byte.
+// --max-memory bounds the whole process: a sweep in one process keeps every array size's
+// testbench, so the run is refused before any is built; the topology's length is bounded before its
+// layers are made, a depth-wise row (one layer per channel) too.
+TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
+    write("one.csv", "Layer, M, N, K,\ng, 1, 1, 1,\n");
+    std::string sizes;
+    for (int n = 16; n <= 256; n += 16)
+        sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
+    auto r = sr("--topology one.csv --array " + sizes + " --max-memory 100M --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.substr(0, 83),
+              "systolic-run: error: the run (16 testbenches, 16 jobs, in one process) needs about ");
+    EXPECT_NE(r.err.find("over the limit of 100 MiB set by --max-memory"), std::string::npos) << r.err;
+    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    EXPECT_FALSE(fs::exists(path("o/COMPUTE_REPORT.csv")));
+    EXPECT_EQ(sr("--topology one.csv --array " + sizes + " --max-memory 400M --out o").status, 0);
+
+    std::string rows = "Layer, M, N, K,\n";
+    for (int i = 0; i < 70000; ++i)
+        rows += "L" + std::to_string(i) + ", 1, 1, 1,\n";
+    write("long.csv", rows);
+    r = sr("--topology long.csv --array 1 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: long.csv:65538: the topology would have more than 65536 layers (this row "
+              "adds 1, after 65536)\n");
+    write("dw.csv",
+          "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+          "Strides,\nConv_DP, 3, 3, 3, 3, 2000000000, 1, 1,\n");
+    r = sr("--topology dw.csv --array 1 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: dw.csv:2: the topology would have more than 65536 layers (this row adds "
+              "2000000000, one per channel of a depth-wise layer, after 0)\n");
+    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+}
+
 TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     write("t.csv", small_gemm);
     auto r = sr("--topology t.csv --array 2,4,3 --out seq");
