@@ -5,12 +5,14 @@
 // for a cluster, and --merge combines their files. Exit status: 0 every layer passed, 1 a layer
 // failed its checks, 2 bad usage or bad input (one line on stderr, no report written).
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -296,6 +298,47 @@ struct scratch_dir {
     }
 };
 
+// The job processes, for the signal handler: SIGTERM, SIGINT or SIGHUP to systolic-run goes to
+// every running job as well; the loop then starts no more, waits for them, removes the scratch
+// directory and dies of the same signal. Slots hold a pid or 0 (--jobs is at most 1024).
+volatile std::sig_atomic_t g_stop_signal = 0;
+volatile pid_t g_job_pids[1024] = {};
+constexpr int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+extern "C" void forward_signal(int sig) {
+    g_stop_signal = sig;
+    for (const pid_t pid : g_job_pids)
+        if (pid > 0) ::kill(pid, sig);
+}
+
+// Installs forward_signal while the job processes run; the previous handlers come back after.
+class signal_forwarding {
+public:
+    signal_forwarding() {
+        struct sigaction sa {};
+        sa.sa_handler = forward_signal;
+        sigemptyset(&sa.sa_mask);
+        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
+            ::sigaction(forwarded_signals[i], &sa, &m_old[i]);
+    }
+    ~signal_forwarding() {
+        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
+            ::sigaction(forwarded_signals[i], &m_old[i], nullptr);
+    }
+    // Blocks the signals while a job is started and its slot filled, so none is missed.
+    static sigset_t block() {
+        sigset_t set, old;
+        sigemptyset(&set);
+        for (int sig : forwarded_signals)
+            sigaddset(&set, sig);
+        ::sigprocmask(SIG_BLOCK, &set, &old);
+        return old;
+    }
+
+private:
+    struct sigaction m_old[std::size(forwarded_signals)];
+};
+
 // Runs every job of the plan as its own process, at most `jobs` at once, and reads their files.
 std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool progress) {
     // Check what a child would refuse (memory, data files) here first, so that a bad input is one
@@ -331,12 +374,14 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     std::map<pid_t, std::size_t> running;
     std::size_t next = 0, finished = 0;
     std::string failure;
+    g_stop_signal = 0;
+    const signal_forwarding forwarding;
     auto label = [&] {
         return std::to_string(finished) + "/" + std::to_string(p.jobs.size()) + " jobs done, " +
                std::to_string(running.size()) + " running";
     };
-    while ((next < p.jobs.size() && failure.empty()) || !running.empty()) {
-        while (failure.empty() && next < p.jobs.size() && running.size() < o.jobs) {
+    while ((next < p.jobs.size() && failure.empty() && !g_stop_signal) || !running.empty()) {
+        while (failure.empty() && !g_stop_signal && next < p.jobs.size() && running.size() < o.jobs) {
             const std::size_t i = next++;
             const auto args = job_args(p, o, p.jobs[i], scratch.path);
             const std::string log = scratch.path + "/job-" + std::to_string(i) + ".stderr";
@@ -344,10 +389,14 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             for (const auto& a : args)
                 argv.push_back(const_cast<char*>(a.c_str()));
             argv.push_back(nullptr);
+            const sigset_t unblocked = signal_forwarding::block();
             const pid_t pid = ::fork();
-            if (pid < 0)
+            if (pid < 0) {
+                ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
                 throw usage_error(std::string("cannot start a job process: ") + std::strerror(errno));
+            }
             if (pid == 0) {
+                ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
                 const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 const int null = ::open("/dev/null", O_WRONLY);
                 if (fd >= 0) ::dup2(fd, STDERR_FILENO);
@@ -356,6 +405,12 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
                 ::_exit(127);
             }
             running[pid] = i;
+            for (auto& slot : g_job_pids)
+                if (slot == 0) {
+                    slot = pid;
+                    break;
+                }
+            ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
         }
         bar.update(done, label(), true);
         int status = 0;
@@ -364,6 +419,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             if (errno == EINTR) continue;
             break;
         }
+        for (auto& slot : g_job_pids)
+            if (slot == pid) slot = 0;
         const auto it = running.find(pid);
         if (it == running.end()) continue;
         const std::size_t i = it->second;
@@ -381,6 +438,12 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
         }
     }
     bar.finish();
+    if (const int sig = g_stop_signal) {
+        std::error_code remove_ec;
+        fs::remove_all(scratch.path, remove_ec);
+        ::signal(sig, SIG_DFL);
+        ::raise(sig);
+    }
     if (!failure.empty()) throw usage_error(failure);
     std::vector<layer_record> records;
     for (const auto& j : p.jobs) {
