@@ -137,21 +137,6 @@ std::optional<memory_budget>& budget() {
     return b;
 }
 
-}  // namespace
-
-std::string memory_refusal(const std::string& subject, const std::string& detail, const memory_budget& b) {
-    if (b.estimate <= b.limit) return {};
-    const auto [need, limit] = format_bytes_apart(b.estimate, b.limit);
-    return subject + " needs about " + need + " of memory" + detail + ", over the limit of " + limit +
-           limit_source(b);
-}
-
-void set_memory_budget(const memory_budget& b) {
-    budget() = b;
-}
-
-namespace {
-
 std::string out_of_memory_text(const std::string& what) {
     std::string text = "out of memory while " + what;
     if (const auto& b = budget()) {
@@ -164,6 +149,17 @@ std::string out_of_memory_text(const std::string& what) {
 }
 
 }  // namespace
+
+std::string memory_refusal(const std::string& subject, const std::string& detail, const memory_budget& b) {
+    if (b.estimate <= b.limit) return {};
+    const auto [need, limit] = format_bytes_apart(b.estimate, b.limit);
+    return subject + " needs about " + need + " of memory" + detail + ", over the limit of " + limit +
+           limit_source(b);
+}
+
+void set_memory_budget(const memory_budget& b) {
+    budget() = b;
+}
 
 out_of_memory::out_of_memory(const std::string& what) : std::runtime_error(out_of_memory_text(what)) {}
 
