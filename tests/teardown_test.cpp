@@ -17,6 +17,13 @@
 #include "problem.h"
 #include "testbench.h"
 
+// One test name per executable, so that CTest lists both.
+#ifdef SYSTOLIC_TEARDOWN_FABRIC
+#define SYSTOLIC_TEARDOWN_SUITE FabricTeardown
+#else
+#define SYSTOLIC_TEARDOWN_SUITE Teardown
+#endif
+
 namespace {
 
 using namespace systolic;
@@ -52,7 +59,7 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new build_benches);
 
-TEST(Teardown, TakesLessThanConstruction) {
+TEST(SYSTOLIC_TEARDOWN_SUITE, TakesLessThanConstruction) {
     const auto t0 = clock_type::now();
     benches.reset();
     const double torn_down = seconds_since(t0);
