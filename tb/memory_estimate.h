@@ -8,9 +8,12 @@
 #pragma once
 
 #include <cstdint>
+#include <stdexcept>
 #include <string>
 #include <utility>
 #include <vector>
+
+#include "systolic/fabric_engine.h"
 
 namespace systolic::tb {
 
@@ -27,10 +30,36 @@ struct memory_job {
     bool per_partial = false;             // a second reference for --quantize-partials
     bool packed = false;
     std::uint64_t vcd_signals = 0;  // variables in the --vcd dump (6 per traced PE)
+    // The array or fabric, from the model's own structure sizes (describe_engine).
+    std::uint64_t engine_bytes = 0;  // the cycle engine's state: array_core, or the fabric engine
+    std::uint64_t modules = 0;       // sc_modules of the PEs, their rows and a fabric's arrays
+    std::uint64_t links = 0;         // a fabric's links: a record each in the outcome
+    bool json_report = false;        // the report is built: on a fabric, an object per link
 };
 
+// The engine's part of a job: what the model's structures allocate for this array or fabric.
+template <class Format>
+void describe_engine(memory_job& j, std::uint64_t link_latency) {
+    const fabric_shape shape{std::size_t(j.fabric_rows), std::size_t(j.fabric_cols),
+                             std::size_t(j.fabric_depth)};
+    if (shape.single()) {
+        j.engine_bytes = array_core<Format>::heap_bytes(std::size_t(j.rows), std::size_t(j.cols));
+        j.modules = j.rows * j.cols + j.rows + 1;
+        return;
+    }
+    const fabric_geometry g{shape, std::size_t(j.rows), link_latency};
+    j.engine_bytes = fabric_engine<Format>::heap_bytes(g);
+    j.modules = shape.arrays() * (j.rows * j.rows + j.rows + 1);
+    j.links = shape.rows * (shape.cols - 1) * shape.depth + (shape.rows - 1) * shape.cols * shape.depth +
+              (shape.depth > 1 ? shape.arrays() : 0);
+}
+
 struct memory_estimate {
-    std::uint64_t total = 0;
+    std::uint64_t total = 0;  // process + bench + job
+    // For a process that keeps several testbenches: the process itself, what stays with the
+    // testbench from job to job (PEs, engine, memory image, operand buffers), and what one job
+    // holds only while it runs.
+    std::uint64_t process = 0, bench = 0, job = 0;
     std::vector<std::pair<std::string, std::uint64_t>> parts;  // the largest items, by name
 };
 
@@ -38,5 +67,30 @@ memory_estimate estimate_memory(const memory_job& job);
 
 // The default limit: half of the physical memory, or of the cgroup's limit when that is lower.
 std::uint64_t default_memory_limit();
+
+// The promise a process checked its estimate against, kept for the message of an allocation that
+// fails anyway (set_memory_budget, out_of_memory).
+struct memory_budget {
+    std::uint64_t estimate = 0;
+    std::uint64_t limit = 0;
+    bool limit_given = false;  // --max-memory, rather than the default share of physical memory
+};
+
+// Empty when the estimate is within the limit; else the refusal, "<subject> needs about 2.04 GiB
+// of memory<detail>, over the limit of 1.95 GiB set by --max-memory", with enough digits to tell
+// the two figures apart.
+std::string memory_refusal(const std::string& subject, const std::string& detail, const memory_budget& b);
+
+// Records the budget that this process's estimate passed (one per process).
+void set_memory_budget(const memory_budget& b);
+
+// "out of memory while <what>", and what the budget said, if one was set: the allocation failed
+// although the estimate was within the limit, so the machine had less to give than the limit.
+struct out_of_memory : std::runtime_error {
+    explicit out_of_memory(const std::string& what);
+};
+
+// Two sizes in the same unit, with as many digits as it takes to show that they differ.
+std::pair<std::string, std::string> format_bytes_apart(std::uint64_t a, std::uint64_t b);
 
 }  // namespace systolic::tb

@@ -12,6 +12,7 @@
 
 #include <unistd.h>
 
+#include "allocating.h"
 #include "cli_options.h"
 #include "file_sink.h"
 #include "io/output_set.h"
@@ -68,20 +69,6 @@ std::vector<typename Format::operand_type> read_operands(const std::string& path
     return out;
 }
 
-// An allocation failure says what was being allocated, never a bare std::bad_alloc.
-struct out_of_memory : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
-
-template <class F>
-auto allocating(const std::string& what, F&& f) -> decltype(f()) {
-    try {
-        return f();
-    } catch (const std::bad_alloc&) {
-        throw out_of_memory("out of memory while " + what + " (see --max-memory)");
-    }
-}
-
 // A's columns must equal B's rows.
 void check_chain(const options& o, const npy_array& a, const npy_array& b) {
     if (a.shape[1] != b.shape[0]) {
@@ -128,20 +115,22 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
     mj.per_partial = o.quantize_partials;
     mj.packed = o.packed;
+    mj.json_report = bool(o.json);
+    describe_engine<Format>(mj, std::uint64_t(o.link_latency));
     if (o.vcd)
         mj.vcd_signals =
             6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols)).count();
     const memory_estimate est = estimate_memory(mj);
-    const std::uint64_t limit = o.max_memory ? *o.max_memory : default_memory_limit();
-    if (est.total > limit) {
-        std::string parts;
-        for (std::size_t i = 0; i < est.parts.size() && i < 2; ++i)
-            parts += (i ? ", " : "") + est.parts[i].first + " " + format_bytes(est.parts[i].second);
-        throw usage_error(
-            "the job needs about " + format_bytes(est.total) + " of memory (" + parts +
-            "), over the limit of " + format_bytes(limit) +
-            (o.max_memory ? " set by --max-memory" : " (half of physical memory; --max-memory changes it)"));
-    }
+    memory_budget budget;
+    budget.estimate = est.total;
+    budget.limit = o.max_memory ? *o.max_memory : default_memory_limit();
+    budget.limit_given = bool(o.max_memory);
+    std::string parts;
+    for (std::size_t i = 0; i < est.parts.size() && i < 2; ++i)
+        parts += (i ? ", " : "") + est.parts[i].first + " " + format_bytes(est.parts[i].second);
+    if (const std::string refusal = memory_refusal("the job", " (" + parts + ")", budget); !refusal.empty())
+        throw usage_error(refusal);
+    set_memory_budget(budget);
     return est;
 }
 
@@ -469,10 +458,12 @@ int run(const options& o) {
     in.scoreboard = &out.scoreboard;
     in.differs_from_quantize_once = out.differs_from_quantize_once;
     if (out.fabric) in.fabric = &*out.fabric;
+    // Only when asked for: on a large fabric the report holds one object per link.
     const std::string report = allocating("writing the report", [&] {
+        if (!o.json) return std::string();
         auto j = make_report(in);
         j["memory_estimate_bytes"] = estimate.total;
-        return o.json ? j.dump(2) + "\n" : std::string();
+        return j.dump(2) + "\n";
     });
     allocating("writing the outputs", [&] { write_outputs(o, out, summary.str(), report, files); });
     return out.pass() ? exit_pass : exit_fail;

@@ -174,6 +174,17 @@ public:
     }
     fabric<Format>* fabric_module() const { return m_fabric.get(); }
 
+    // The teardown's two steps (systolic_array.h), for an owner of several testbenches: see
+    // testbench_set.
+    void destroy_oldest_pes(std::size_t count) {
+        if (m_fabric) m_fabric->destroy_oldest_pes(count);
+        if (m_array) m_array->destroy_oldest_pes(count);
+    }
+    void destroy_pes_newest_first() {
+        if (m_fabric) m_fabric->destroy_pes_newest_first();
+        if (m_array) m_array->destroy_pes_newest_first();
+    }
+
     // What a job of this shape must count here (count_job, or count_fabric_job on a fabric).
     systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const {
         return m_fabric ? count_fabric_job(s, m_fabric->geometry(), k_tile).counts
@@ -364,6 +375,36 @@ private:
     scoreboard m_scoreboard;
     fault_policy<Format> m_faults;
     std::vector<std::string> m_violations;  // from the protocol checker, during the current run()
+};
+
+// Testbenches that live together in one process (SystemC elaborates once, so they are all built
+// before the first job), torn down in the one order that keeps SystemC's teardown linear: the oldest
+// PEs of the oldest testbench first, which opens holes near the front of the module registry, then
+// every testbench's PEs newest first (systolic_array.h). Each testbench tearing itself down would
+// search past every older testbench's modules for each of its own PEs.
+template <class Format>
+class testbench_set {
+public:
+    testbench_set() = default;
+    testbench_set(const testbench_set&) = delete;
+    testbench_set& operator=(const testbench_set&) = delete;
+    ~testbench_set() {
+        if (!m_benches.empty()) m_benches.front()->destroy_oldest_pes(64);
+        while (!m_benches.empty()) {
+            m_benches.back()->destroy_pes_newest_first();
+            m_benches.pop_back();
+        }
+    }
+
+    testbench<Format>& add(const std::string& name, const typename testbench<Format>::config& cfg) {
+        m_benches.push_back(std::make_unique<testbench<Format>>(name.c_str(), cfg));
+        return *m_benches.back();
+    }
+    std::size_t size() const { return m_benches.size(); }
+    testbench<Format>& front() const { return *m_benches.front(); }
+
+private:
+    std::vector<std::unique_ptr<testbench<Format>>> m_benches;  // oldest first
 };
 
 }  // namespace systolic::tb

@@ -96,6 +96,12 @@ TEST_F(Hardening, JobsOverTheMemoryLimitAreRefused) {
         EXPECT_FALSE(fs::exists(path("r.json")));
         EXPECT_FALSE(fs::exists(path("c.npy")));
     }
+    // A fabric's link buffers: 2L slots per link, 35 GiB here.
+    {
+        const auto r = run("--fabric 8x8x8 --array 4 --link-latency 1048576 --max-memory 1G");
+        expect_refused(r, "the job needs about 35 GiB of memory (PEs and engine state 35 GiB");
+        EXPECT_LT(r.max_rss_bytes, std::uint64_t{200} << 20);
+    }
     // The default limit is a share of physical memory: no machine has room for this one.
     const auto r = run("--m 100000 --k 100000 --p 100000");
     expect_refused(r, "half of physical memory; --max-memory changes it");
@@ -103,6 +109,10 @@ TEST_F(Hardening, JobsOverTheMemoryLimitAreRefused) {
 
 TEST_F(Hardening, MaxMemoryOption) {
     expect_refused(run("--max-memory 1M"), "over the limit of 1.0 MiB set by --max-memory");
+    // Enough digits to show the difference: 2000M is 1.95 GiB, not "2.0 GiB" like the estimate.
+    expect_refused(run("--array 1 --m 1 --k 38000000 --p 1 --max-memory 2000M"),
+                   "the job needs about 1.99 GiB of memory (memory image and its shadow copy 1.4 GiB, "
+                   "operands 290 MiB), over the limit of 1.95 GiB set by --max-memory");
     EXPECT_EQ(run("--max-memory 1G").status, 0);
     EXPECT_EQ(run("--max-memory 1073741824").status, 0);
     EXPECT_EQ(run("--max-memory 512MiB").status, 0);
@@ -123,7 +133,9 @@ TEST_F(Hardening, MemoryEstimateIsWithinOneAndAHalfOfThePeak) {
           "--array 16 --m 1000 --k 1000 --p 1000", "--array 2 --m 2 --k 3000000 --p 2",
           "--dtype int8 --array 8 --m 600 --k 600 --p 600 --k-tile 100 --k-policy partials --out-dtype int8 "
           "--quantize-partials",
-          "--array 8 --a a.npy --b b.npy"}) {
+          "--array 8 --a a.npy --b b.npy",
+          // Many small arrays (three modules and an engine node each) and long links.
+          "--fabric 32x32x32 --array 1", "--fabric 8x8x8 --array 4 --link-latency 4096"}) {
         SCOPED_TRACE(args);
         const auto r = run(args + " --json r.json");
         ASSERT_EQ(r.status, 0) << r.err;

@@ -2,7 +2,13 @@
 // cycles and traffic against figures the test works out itself, .npy operands, sweeps in one
 // process, in local job processes and as emitted job lines merged afterwards (byte for byte the
 // same reports), and every kind of bad input (one line on stderr, exit status 2, no report).
+#include <fcntl.h>
 #include <gtest/gtest.h>
+#include <signal.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <algorithm>
 
 #include <filesystem>
 #include <fstream>
@@ -247,6 +253,82 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
 
 // A sweep in one process, in two local job processes, and as job lines run one by one and merged:
 // the same three reports, byte for byte.
+// --max-memory bounds the whole process: a sweep in one process keeps every array size's
+// testbench, so the run is refused before any is built; the topology's length is bounded before its
+// layers are made, a depth-wise row (one layer per channel) too.
+TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
+    write("one.csv", "Layer, M, N, K,\ng, 1, 1, 1,\n");
+    std::string sizes;
+    for (int n = 16; n <= 256; n += 16)
+        sizes += (sizes.empty() ? "" : ",") + std::to_string(n);
+    auto r = sr("--topology one.csv --array " + sizes + " --max-memory 100M --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.substr(0, 83),
+              "systolic-run: error: the run (16 testbenches, 16 jobs, in one process) needs about ");
+    EXPECT_NE(r.err.find("over the limit of 100 MiB set by --max-memory"), std::string::npos) << r.err;
+    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    EXPECT_FALSE(fs::exists(path("o/COMPUTE_REPORT.csv")));
+    EXPECT_EQ(sr("--topology one.csv --array " + sizes + " --max-memory 400M --out o").status, 0);
+
+    std::string rows = "Layer, M, N, K,\n";
+    for (int i = 0; i < 70000; ++i)
+        rows += "L" + std::to_string(i) + ", 1, 1, 1,\n";
+    write("long.csv", rows);
+    r = sr("--topology long.csv --array 1 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: long.csv:65538: the topology would have more than 65536 layers (this row "
+              "adds 1, after 65536)\n");
+    write("dw.csv",
+          "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, "
+          "Strides,\nConv_DP, 3, 3, 3, 3, 2000000000, 1, 1,\n");
+    r = sr("--topology dw.csv --array 1 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: dw.csv:2: the topology would have more than 65536 layers (this row adds "
+              "2000000000, one per channel of a depth-wise layer, after 0)\n");
+    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+}
+
+// The processes whose command line mentions `text` (the job processes name their --job-out).
+std::size_t processes_mentioning(const std::string& text) {
+    std::size_t n = 0;
+    std::error_code ec;
+    for (const auto& e : fs::directory_iterator("/proc", ec)) {
+        std::string cmdline = slurp(e.path() / "cmdline");
+        std::replace(cmdline.begin(), cmdline.end(), '\0', ' ');
+        n += cmdline.find(text) != std::string::npos;
+    }
+    return n;
+}
+
+// SIGTERM to systolic-run --jobs reaches its job processes: it waits for them, removes its scratch
+// directory and dies of the same signal, leaving no orphan behind.
+TEST_F(SystolicRun, SigtermStopsTheJobProcessesAndRemovesTheirDirectory) {
+    write("slow.csv", "Layer, M, N, K,\nA, 400, 400, 400,\nB, 400, 400, 400,\nC, 400, 400, 400,\n");
+    const std::string scratch = path("o").string() + "/.systolic-run-jobs.";
+    const pid_t pid = ::fork();
+    ASSERT_GE(pid, 0);
+    if (pid == 0) {
+        const int null = ::open("/dev/null", O_WRONLY);
+        ::dup2(null, STDOUT_FILENO);
+        ::dup2(null, STDERR_FILENO);
+        ::execl(SYSTOLIC_RUN, SYSTOLIC_RUN, "--topology", path("slow.csv").c_str(), "--array", "4", "--jobs",
+                "2", "--no-progress", "--out", path("o").c_str(), static_cast<char*>(nullptr));
+        ::_exit(127);
+    }
+    for (int i = 0; i < 400 && processes_mentioning(scratch) < 2; ++i)
+        ::usleep(50000);
+    EXPECT_EQ(processes_mentioning(scratch), 2u);
+    ::kill(pid, SIGTERM);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    EXPECT_TRUE(WIFSIGNALED(status) && WTERMSIG(status) == SIGTERM) << status;
+    // At once: systolic-run has waited for its jobs (an orphan would run on for seconds).
+    EXPECT_EQ(processes_mentioning(scratch), 0u);
+    EXPECT_EQ(files_in("o"), 0u);
+}
+
 TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     write("t.csv", small_gemm);
     auto r = sr("--topology t.csv --array 2,4,3 --out seq");

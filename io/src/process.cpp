@@ -71,16 +71,21 @@ void remove_all() {
 }  // namespace
 }  // namespace cleanup
 
+void end_by_signal(int sig) {
+    cleanup::remove_all();
+    // The default action: the process ends by the signal once it is unblocked (at once outside a
+    // handler; when the handler returns inside one).
+    ::signal(sig, SIG_DFL);
+    ::raise(sig);
+}
+
 namespace {
 
 constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void on_fatal_signal(int sig) {
     const int saved = errno;
-    cleanup::remove_all();
-    // The default action, once this handler returns: the process ends by the signal.
-    ::signal(sig, SIG_DFL);
-    ::raise(sig);
+    end_by_signal(sig);
     errno = saved;
 }
 

@@ -5,12 +5,14 @@
 // for a cluster, and --merge combines their files. Exit status: 0 every layer passed, 1 a layer
 // failed its checks, 2 bad usage or bad input (one line on stderr, no report written).
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
 #include <algorithm>
 #include <climits>
+#include <csignal>
 #include <cstdlib>
 #include <cstring>
 #include <filesystem>
@@ -23,6 +25,7 @@
 #include <systemc>
 #include <vector>
 
+#include "allocating.h"
 #include "cli_options.h"
 #include "io/output_set.h"
 #include "io/process.h"
@@ -73,7 +76,8 @@ struct plan {
 plan make_plan(const run_cli& o) {
     plan p;
     try {
-        p.topo = read_topology(o.topology);
+        p.topo =
+            tb::allocating("reading --topology " + o.topology, [&] { return read_topology(o.topology); });
     } catch (const topology_error& e) {
         throw usage_error(e.what());
     }
@@ -117,10 +121,21 @@ plan make_plan(const run_cli& o) {
     return p;
 }
 
-// Refuses a job estimated to need more than the limit, before anything runs.
+// Per job of a run, what stays until the reports are written: its record and its share of the
+// plan (measured: 18.5 to 19 KiB per job with 10 000 and 60 000 jobs of a 1x1x1 GEMM).
+constexpr std::uint64_t job_record_bytes = 18 << 10;
+
+// Refuses a run whose process is estimated to need more than the limit, before anything runs. In
+// one process every array size's testbench is alive at once (SystemC elaborates once), each with
+// the memory of its largest job, beside the largest job's own buffers and every job's record.
+// With one process per job (--jobs), each child holds one job; this process, the records.
 template <class Format>
-void check_memory(const plan& p, const run_cli& o) {
-    const std::uint64_t limit = o.max_memory ? *o.max_memory : tb::default_memory_limit();
+void check_memory(const plan& p, const run_cli& o, bool one_process) {
+    tb::memory_budget budget;
+    budget.limit = o.max_memory ? *o.max_memory : tb::default_memory_limit();
+    budget.limit_given = bool(o.max_memory);
+    std::map<std::pair<std::uint64_t, std::uint64_t>, std::uint64_t> benches;
+    std::uint64_t process = 0, largest_job = 0;
     for (const auto& j : p.jobs) {
         tb::memory_job mj;
         mj.m = j.l->gemm.m;
@@ -131,14 +146,31 @@ void check_memory(const plan& p, const run_cli& o) {
         mj.operand_bytes = sizeof(typename Format::operand_type);
         mj.file_bytes = p.settings.data_dir.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
         mj.accumulator_bytes = mj.output_bytes = sizeof(typename Format::accumulator_type);
+        tb::describe_engine<Format>(mj, 1);
         const auto est = tb::estimate_memory(mj);
-        if (est.total > limit)
-            throw usage_error("layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) + ") on " +
-                              array_name(j.array) + " needs about " + tb::format_bytes(est.total) +
-                              " of memory, over the limit of " + tb::format_bytes(limit) +
-                              (o.max_memory ? " set by --max-memory"
-                                            : " (half of physical memory; --max-memory changes it)"));
+        const std::string what = "layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) +
+                                 ") on " + array_name(j.array);
+        budget.estimate = est.total;
+        if (const std::string refusal = tb::memory_refusal(what, "", budget); !refusal.empty())
+            throw usage_error(refusal);
+        process = est.process;
+        std::uint64_t& bench = benches[key_of(j.array)];
+        bench = std::max(bench, est.bench);
+        largest_job = std::max(largest_job, est.job);
     }
+    const double records = double(p.jobs.size()) * double(job_record_bytes);
+    double total = double(process) + double(largest_job) + records;
+    if (one_process)
+        for (const auto& b : benches)
+            total += double(b.second);
+    budget.estimate = total >= 0x1p64 ? ~std::uint64_t{0} : std::uint64_t(total);
+    const std::string what = one_process ? "the run (" + std::to_string(benches.size()) +
+                                               (benches.size() == 1 ? " testbench, " : " testbenches, ") +
+                                               std::to_string(p.jobs.size()) + " jobs, in one process)"
+                                         : "the run's " + std::to_string(p.jobs.size()) + " job records";
+    if (const std::string refusal = tb::memory_refusal(what, "", budget); !refusal.empty())
+        throw usage_error(refusal);
+    tb::set_memory_budget(budget);
 }
 
 // Runs the plan's jobs in this process: one testbench per array size, all built first.
@@ -146,19 +178,18 @@ template <class Format>
 std::vector<layer_record> run_here(const plan& p, bool progress) {
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     using key = std::pair<std::uint64_t, std::uint64_t>;
-    std::map<key, std::unique_ptr<tb::testbench<Format>>> benches;
+    tb::testbench_set<Format> benches;
     std::map<key, std::unique_ptr<layer_runner<Format>>> runners;
     for (const auto& j : p.jobs) {
         const key k = key_of(j.array);
-        if (benches.count(k)) continue;
+        if (runners.count(k)) continue;
         typename tb::testbench<Format>::config cfg;
         cfg.rows = j.array.rows;
         cfg.cols = j.array.cols;
         // "tb_32" for a square array, as before; "tb_12x14" otherwise.
         const std::string name =
             "tb_" + (j.array.rows == j.array.cols ? std::to_string(j.array.rows) : array_name(j.array));
-        benches[k] = std::make_unique<tb::testbench<Format>>(name.c_str(), cfg);
-        runners[k] = std::make_unique<layer_runner<Format>>(*benches[k]);
+        runners[k] = std::make_unique<layer_runner<Format>>(benches.add(name, cfg));
     }
     double total = 0;
     for (const auto& j : p.jobs)
@@ -182,8 +213,9 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
                                             std::to_string(tiles));
         };
         bar.update(done, head.str() + ", preparing", true);
-        const tb::problem<Format> pr = layer_problem<Format>(*j.l, p.settings);
-        records.push_back(runner.run(*j.l, p.settings, pr));
+        const tb::problem<Format> pr = tb::allocating(
+            "preparing " + head.str(), [&] { return layer_problem<Format>(*j.l, p.settings); });
+        records.push_back(tb::allocating(head.str(), [&] { return runner.run(*j.l, p.settings, pr); }));
         done += work;
     }
     bar.finish();
@@ -193,18 +225,24 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
 // What a job would refuse (memory, data files), checked for every job before any output exists,
 // so that a bad input is one line from this process and not one per job.
 template <class Format>
-void check_jobs(const plan& p, const run_cli& o) {
-    check_memory<Format>(p, o);
+void check_jobs(const plan& p, const run_cli& o, bool one_process) {
+    check_memory<Format>(p, o, one_process);
     if (!p.settings.data_dir.empty())
         for (const auto& j : p.jobs)
             check_data_files<Format>(*j.l, p.settings.data_dir);
 }
 
+// One process runs every job unless --jobs spreads them over several (run_main decides alike).
+bool runs_in_one_process(const plan& p, const run_cli& o) {
+    return o.job || !(o.jobs > 1 && p.jobs.size() > 1);
+}
+
 void check_inputs(const plan& p, const run_cli& o) {
-    if (o.dtype == "int8") return check_jobs<int8_format>(p, o);
-    if (o.dtype == "fp32") return check_jobs<fp32_format>(p, o);
-    if (o.dtype == "bf16") return check_jobs<bf16_format>(p, o);
-    return check_jobs<int32_format>(p, o);
+    const bool one = runs_in_one_process(p, o);
+    if (o.dtype == "int8") return check_jobs<int8_format>(p, o, one);
+    if (o.dtype == "fp32") return check_jobs<fp32_format>(p, o, one);
+    if (o.dtype == "bf16") return check_jobs<bf16_format>(p, o, one);
+    return check_jobs<int32_format>(p, o, one);
 }
 
 std::vector<layer_record> run_in_process(const plan& p, const run_cli& o, bool progress) {
@@ -275,6 +313,47 @@ struct scratch_dir {
     }
 };
 
+// The job processes, for the signal handler: SIGTERM, SIGINT or SIGHUP to systolic-run goes to
+// every running job as well; the loop then starts no more, waits for them, removes the scratch
+// directory and dies of the same signal. Slots hold a pid or 0 (--jobs is at most 1024).
+volatile std::sig_atomic_t g_stop_signal = 0;
+volatile pid_t g_job_pids[1024] = {};
+constexpr int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP};
+
+extern "C" void forward_signal(int sig) {
+    g_stop_signal = sig;
+    for (const pid_t pid : g_job_pids)
+        if (pid > 0) ::kill(pid, sig);
+}
+
+// Installs forward_signal while the job processes run; the previous handlers come back after.
+class signal_forwarding {
+public:
+    signal_forwarding() {
+        struct sigaction sa {};
+        sa.sa_handler = forward_signal;
+        sigemptyset(&sa.sa_mask);
+        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
+            ::sigaction(forwarded_signals[i], &sa, &m_old[i]);
+    }
+    ~signal_forwarding() {
+        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
+            ::sigaction(forwarded_signals[i], &m_old[i], nullptr);
+    }
+    // Blocks the signals while a job is started and its slot filled, so none is missed.
+    static sigset_t block() {
+        sigset_t set, old;
+        sigemptyset(&set);
+        for (int sig : forwarded_signals)
+            sigaddset(&set, sig);
+        ::sigprocmask(SIG_BLOCK, &set, &old);
+        return old;
+    }
+
+private:
+    struct sigaction m_old[std::size(forwarded_signals)];
+};
+
 // Runs every job of the plan as its own process, at most `jobs` at once, and reads their files.
 std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool progress) {
     scratch_dir scratch;
@@ -290,12 +369,14 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     std::map<pid_t, std::size_t> running;
     std::size_t next = 0, finished = 0;
     std::string failure;
+    g_stop_signal = 0;
+    const signal_forwarding forwarding;
     auto label = [&] {
         return std::to_string(finished) + "/" + std::to_string(p.jobs.size()) + " jobs done, " +
                std::to_string(running.size()) + " running";
     };
-    while ((next < p.jobs.size() && failure.empty()) || !running.empty()) {
-        while (failure.empty() && next < p.jobs.size() && running.size() < o.jobs) {
+    while ((next < p.jobs.size() && failure.empty() && !g_stop_signal) || !running.empty()) {
+        while (failure.empty() && !g_stop_signal && next < p.jobs.size() && running.size() < o.jobs) {
             const std::size_t i = next++;
             const auto args = job_args(p, o, p.jobs[i], scratch.path);
             const std::string log = scratch.path + "/job-" + std::to_string(i) + ".stderr";
@@ -303,10 +384,14 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             for (const auto& a : args)
                 argv.push_back(const_cast<char*>(a.c_str()));
             argv.push_back(nullptr);
+            const sigset_t unblocked = signal_forwarding::block();
             const pid_t pid = ::fork();
-            if (pid < 0)
+            if (pid < 0) {
+                ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
                 throw usage_error(std::string("cannot start a job process: ") + std::strerror(errno));
+            }
             if (pid == 0) {
+                ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
                 const int fd = ::open(log.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
                 const int null = ::open("/dev/null", O_WRONLY);
                 if (fd >= 0) ::dup2(fd, STDERR_FILENO);
@@ -315,6 +400,12 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
                 ::_exit(127);
             }
             running[pid] = i;
+            for (auto& slot : g_job_pids)
+                if (slot == 0) {
+                    slot = pid;
+                    break;
+                }
+            ::sigprocmask(SIG_SETMASK, &unblocked, nullptr);
         }
         bar.update(done, label(), true);
         int status = 0;
@@ -323,6 +414,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             if (errno == EINTR) continue;
             break;
         }
+        for (auto& slot : g_job_pids)
+            if (slot == pid) slot = 0;
         const auto it = running.find(pid);
         if (it == running.end()) continue;
         const std::size_t i = it->second;
@@ -340,6 +433,11 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
         }
     }
     bar.finish();
+    if (const int sig = g_stop_signal) {
+        std::error_code remove_ec;
+        fs::remove_all(scratch.path, remove_ec);
+        io::end_by_signal(sig);  // the reports' temporaries too
+    }
     if (!failure.empty()) throw usage_error(failure);
     std::vector<layer_record> records;
     for (const auto& j : p.jobs) {
@@ -502,7 +600,7 @@ int run_main(const run_cli& o) {
     }
     plan_reports(files, *o.out);
     const auto records =
-        o.jobs > 1 && p.jobs.size() > 1 ? run_in_processes(p, o, progress) : run_in_process(p, o, progress);
+        runs_in_one_process(p, o) ? run_in_process(p, o, progress) : run_in_processes(p, o, progress);
     return finish(files, *o.out, records);
 }
 
@@ -520,10 +618,7 @@ int sc_main(int argc, char* argv[]) {
         const auto level = parse_log_level(o.log_level);
         if (!level) throw usage_error("--log-level must be trace, debug, info, warn, error, critical or off");
         set_log_level(*level);
-        return run_main(o);
-    } catch (const std::bad_alloc&) {
-        std::cerr << "systolic-run: error: out of memory (see --max-memory)\n";
-        return exit_usage;
+        return tb::allocating("running the jobs", [&] { return run_main(o); });
     } catch (const std::exception& e) {
         std::cerr << "systolic-run: error: " << tb::one_line(e.what()) << "\n";
         return exit_usage;

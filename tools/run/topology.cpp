@@ -109,6 +109,15 @@ layer_kind header_kind(const std::vector<std::string>& fields, const std::string
                          "Width, Channels, Num Filter, Strides,)");
 }
 
+// Refuses a row that would take the topology past max_layers, before its layers are made.
+void check_layer_count(const row_context& ctx, const topology& topo, std::uint64_t adding) {
+    if (adding > max_layers - std::min<std::uint64_t>(max_layers, topo.layers.size()))
+        ctx.fail_row("the topology would have more than " + std::to_string(max_layers) +
+                     " layers (this row adds " + std::to_string(adding) +
+                     (adding > 1 ? ", one per channel of a depth-wise layer" : "") + ", after " +
+                     std::to_string(topo.layers.size()) + ")");
+}
+
 void check_product(const row_context& ctx, const std::vector<std::uint64_t>& factors, const char* what) {
     std::uint64_t v = 1;
     for (auto f : factors) {
@@ -179,6 +188,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
             l.gemm.m = ctx.number(fields, 1, "M");
             l.gemm.p = ctx.number(fields, 2, "N");
             l.gemm.k = ctx.number(fields, 3, "K");
+            check_layer_count(ctx, topo, 1);
             l.id = topo.layers.size();
             topo.layers.push_back(l);
             continue;
@@ -209,6 +219,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
         check_product(ctx, {c.ofmap_h, c.ofmap_w}, "M (output pixels)");
         check_product(ctx, {c.filter_h, c.filter_w, c.channels}, "K (filter height x width x channels)");
         l.gemm = {c.ofmap_h * c.ofmap_w, c.filter_h * c.filter_w * c.channels, c.filters};
+        check_layer_count(ctx, topo, copies);
         const std::string base = l.name;
         for (std::uint64_t i = 0; i < copies; ++i) {
             if (depthwise) l.name = base + "Channel_" + std::to_string(i);

@@ -53,6 +53,9 @@ struct topology {
 
 // Largest dimension of a lowered GEMM we accept, so that a typo is an error and not an allocation.
 constexpr std::uint64_t max_dimension = 0x7fffffff;
+// Layers after lowering (a depth-wise row is one layer per channel), checked before they are made:
+// each costs its job, record and report rows in every array size of a run.
+constexpr std::uint64_t max_layers = 65536;
 
 // SCALE-Sim's convolution output side.
 constexpr std::uint64_t conv_output_side(std::uint64_t ifmap, std::uint64_t filter, std::uint64_t stride) {

@@ -24,6 +24,11 @@ void write_stdout(std::string_view text);
 // Flushes std::cout; io_error as above if this or any earlier write to it failed.
 void flush_stdout();
 
+// What the signal handlers do, for a program that caught the signal itself (systolic-run, which
+// first stops its job processes): removes every registered temporary, then ends the process by
+// `sig`. Async-signal-safe.
+void end_by_signal(int sig);
+
 // The registry the signal handlers clean up: paths are unlinked (directories removed if empty)
 // from the handler, so everything in it is preallocated and lock-free to read.
 namespace cleanup {

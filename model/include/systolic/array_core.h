@@ -43,6 +43,12 @@ struct stuck_pe {
     std::size_t array = 0;  // which array, where an engine steps several (a fabric's index)
 };
 
+// The bytes a heap block of `bytes` takes with glibc's malloc: an 8-byte header, 16-byte
+// alignment, 32 bytes at least (none for an empty vector).
+inline std::uint64_t heap_block_bytes(std::uint64_t bytes) {
+    return bytes == 0 ? 0 : std::max<std::uint64_t>(32, (bytes + 8 + 15) / 16 * 16);
+}
+
 template <class Format>
 class array_core {
 public:
@@ -84,6 +90,16 @@ public:
     }
     // The square N x N array.
     explicit array_core(std::size_t n) : array_core(n, n) {}
+
+    // What one array_core of rows x cols allocates besides itself, from its buffers' element sizes
+    // (the memory estimate counts with it; each vector is one heap block).
+    static std::uint64_t heap_bytes(std::size_t rows, std::size_t cols) {
+        const std::uint64_t pes = std::uint64_t(rows) * cols, lanes = rows + cols;
+        return 2 * heap_block_bytes(2 * pes * sizeof(operand_type)) + 2 * heap_block_bytes(2 * pes) +
+               heap_block_bytes(pes * sizeof(accumulator_type)) + 2 * heap_block_bytes(pes * 4) +
+               heap_block_bytes(lanes * sizeof(lane)) + heap_block_bytes(lanes * sizeof(std::size_t)) +
+               heap_block_bytes(lanes * sizeof(operand_type)) + heap_block_bytes(lanes);
+    }
 
     std::size_t rows() const { return m_rows; }
     std::size_t cols() const { return m_cols; }

@@ -41,11 +41,25 @@ public:
             m_arrays.push_back(
                 std::make_unique<fabric_array<Format>>(m_engine.array_name(a).c_str(), m_engine.core(a)));
     }
-    // As systolic_array's teardown (see there): a few of the oldest PEs first, then newest first.
     ~fabric() override {
-        if (!m_arrays.empty()) m_arrays.front()->grid().destroy_oldest_pes(64);
+        destroy_oldest_pes(64);
+        destroy_pes_newest_first();
+    }
+
+    // The teardown's two steps, as systolic_array's (see there), for a platform that owns several
+    // module trees: the oldest PEs, taken from the oldest arrays, then everything newest first.
+    void destroy_oldest_pes(std::size_t count) {
+        for (std::size_t a = 0; a < m_arrays.size() && count > 0; ++a)
+            if (m_arrays[a]) count -= m_arrays[a]->grid().destroy_oldest_pes(count);
+    }
+    void destroy_pes_newest_first() {
+        // SystemC searches this module's list of children from the front too, and fills a hole with
+        // the last child: with the oldest array gone first, each next newest array is found at once.
+        // Only small arrays go this way (the many that make a long list): an array destroyed out of
+        // order costs a search of the registry per module.
+        if (m_arrays.size() > 1 && geometry().n * geometry().n <= 64) m_arrays.front().reset();
         while (!m_arrays.empty()) {
-            m_arrays.back()->grid().destroy_pes_newest_first();
+            if (m_arrays.back()) m_arrays.back()->grid().destroy_pes_newest_first();
             m_arrays.pop_back();
         }
     }

@@ -98,6 +98,23 @@ public:
         clear();
     }
 
+    // What an engine of geometry g allocates, from its structures' sizes: per array its node and
+    // array_core, per A and B link its ring of 2L slots (the memory estimate counts with it).
+    static std::uint64_t heap_bytes(const fabric_geometry& g) {
+        const std::uint64_t n = g.n, arrays = g.shape.arrays();
+        const std::uint64_t per_array = heap_block_bytes(sizeof(node)) + core_type::heap_bytes(n, n) +
+                                        2 * heap_block_bytes(n * sizeof(operand_type)) +
+                                        2 * heap_block_bytes(n) + heap_block_bytes(6 * sizeof(node*)) +
+                                        heap_block_bytes(n * n * sizeof(accumulator_type)) + sizeof(node*);
+        const std::uint64_t ab_links = g.shape.rows * (g.shape.cols - 1) * g.shape.depth +
+                                       (g.shape.rows - 1) * g.shape.cols * g.shape.depth,
+                            links = ab_links + (g.shape.depth > 1 ? arrays : 0);
+        const std::uint64_t slots = 2 * g.link_latency * n;
+        const std::uint64_t ring = heap_block_bytes(slots * sizeof(operand_type)) + heap_block_bytes(slots);
+        return arrays * per_array + links * (sizeof(fabric_link) + sizeof(token_ring)) + ab_links * ring +
+               heap_block_bytes(g.tile_rows() * g.tile_cols() * sizeof(accumulator_type));
+    }
+
     const fabric_geometry& geometry() const { return m_geo; }
     unsigned threads() const { return m_pool.size(); }
     std::size_t arrays() const { return m_nodes.size(); }

@@ -75,10 +75,12 @@ public:
     // The two steps of the teardown, for a platform that owns several arrays and tears them down in
     // one order (the oldest PEs of its oldest array first, then everything newest first; see
     // accelerator.cpp). Each is safe to repeat; the PE modules are gone afterwards.
-    void destroy_oldest_pes(std::size_t count) {
+    // Returns how many PEs that step covers (at most count).
+    std::size_t destroy_oldest_pes(std::size_t count) {
         const std::size_t first = std::min<std::size_t>(count, m_rows.size() * m_cols);
         for (std::size_t p = 0; p < first && p / m_cols < m_rows.size(); ++p)
             m_rows[p / m_cols]->destroy_pe(p % m_cols);
+        return first;
     }
     void destroy_pes_newest_first() { pe_row<Format>::destroy_newest_first(m_rows); }
 
