@@ -62,6 +62,8 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
     if (o.vcd_pes && !o.vcd) throw usage_error("--vcd-pes needs --vcd");
+    if (o.gtkw && o.gtkw->empty()) throw usage_error("--gtkw needs a file name, got ''");
+    if (o.gtkw && !o.vcd) throw usage_error("--gtkw needs --vcd: it is the save file of that waveform");
     if (raw.progress && raw.no_progress)
         throw usage_error("--progress and --no-progress contradict each other");
     if (raw.progress) o.progress = true;
@@ -245,6 +247,10 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
            "--vcd-pes", o.vcd_pes,
            "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
         ->type_name("SEL");
+    app.add_option("--gtkw", o.gtkw,
+                   "Write a GTKWave save file for the --vcd: every row named by its PE, zoomed on the first "
+                   "tile, markers at its first and last advance edge")
+        ->type_name("FILE");
     app.add_option("--trace", o.trace,
                    "Write a Chrome/Perfetto trace-event timeline: tiles, chunks, phases and DMA transfers")
         ->type_name("FILE");

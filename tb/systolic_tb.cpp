@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
+#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -329,12 +330,23 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     os << (out.pass() ? "PASS" : "FAIL") << "\n";
 }
 
+// The VCD as the save file names it: relative to the save file's directory when both paths are
+// relative (GTKWave looks there), else absolute.
+std::string gtkw_dumpfile(const std::string& vcd, const std::string& gtkw) {
+    namespace fs = std::filesystem;
+    const fs::path v(vcd), g(gtkw);
+    if (v.is_relative() && g.is_relative())
+        return fs::absolute(v).lexically_relative(fs::absolute(g).parent_path()).generic_string();
+    return fs::absolute(v).lexically_normal().generic_string();
+}
+
 // The outputs the options ask for, checked before anything runs.
 std::vector<named_path> planned_outputs(const options& o) {
     std::vector<named_path> outputs;
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
     if (o.vcd) outputs.push_back({"--vcd", *o.vcd});
+    if (o.gtkw) outputs.push_back({"--gtkw", *o.gtkw});
     if (o.trace) outputs.push_back({"--trace", *o.trace});
     return outputs;
 }
@@ -414,6 +426,7 @@ int run(const options& o) {
     std::unique_ptr<file_sink> vcd_file, trace_file;
     std::unique_ptr<vcd_writer> vcd;
     std::unique_ptr<vcd_observer<Format>> vcd_obs;
+    std::string save_file;  // --gtkw
     std::unique_ptr<trace_observer<Format>> trace_obs;
     std::unique_ptr<progress_bar> bar;
     std::unique_ptr<progress_observer<Format>> bar_obs;
@@ -451,6 +464,10 @@ int run(const options& o) {
     if (vcd_obs) {
         vcd_obs->finish(end);
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
+        if (o.gtkw) {
+            save_file = vcd_obs->save_file(gtkw_dumpfile(*o.vcd, *o.gtkw));
+            files.add(*o.gtkw, {save_file});
+        }
     }
     if (trace_obs) {
         trace_obs->finish(end);
