@@ -3,7 +3,6 @@
 #include <algorithm>
 #include <cstdint>
 #include <cstdlib>
-#include <filesystem>
 #include <iostream>
 #include <limits>
 #include <optional>
@@ -330,16 +329,6 @@ void print_summary(std::ostream& os, const options& o, const run_outcome<Format>
     os << (out.pass() ? "PASS" : "FAIL") << "\n";
 }
 
-// The VCD as the save file names it: relative to the save file's directory when both paths are
-// relative (GTKWave looks there), else absolute.
-std::string gtkw_dumpfile(const std::string& vcd, const std::string& gtkw) {
-    namespace fs = std::filesystem;
-    const fs::path v(vcd), g(gtkw);
-    if (v.is_relative() && g.is_relative())
-        return fs::absolute(v).lexically_relative(fs::absolute(g).parent_path()).generic_string();
-    return fs::absolute(v).lexically_normal().generic_string();
-}
-
 // The outputs the options ask for, checked before anything runs.
 std::vector<named_path> planned_outputs(const options& o) {
     std::vector<named_path> outputs;
@@ -465,7 +454,7 @@ int run(const options& o) {
         vcd_obs->finish(end);
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
         if (o.gtkw) {
-            save_file = vcd_obs->save_file(gtkw_dumpfile(*o.vcd, *o.gtkw));
+            save_file = vcd_obs->save_file(*o.vcd);  // as given: GTKWave opens it from the working directory
             files.add(*o.gtkw, {save_file});
         }
     }

@@ -127,7 +127,7 @@ public:
         m_w.end_definitions();
     }
 
-    // A GTKWave save file for this VCD (`dumpfile`, as GTKWave should find it): every signal under
+    // A GTKWave save file for this VCD (`dumpfile`, the path GTKWave opens): every signal under
     // a name that places it, the view on the first tile with markers A and B at its first and last
     // advance edge. Complete after finish().
     std::string save_file(const std::string& dumpfile) const {
