@@ -9,7 +9,8 @@
 //   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs: the A and B
 //                          tokens the PE holds (and passes on), its accumulator and consumed terms
 // PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
-// floating-point values VCD reals. The timescale is the SystemC time resolution.
+// floating-point values VCD reals. The timescale is the SystemC time resolution. save_file() gives
+// GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals.
 #pragma once
 
 #include <cstdint>
