@@ -1,7 +1,7 @@
 """CTest check of scripts/draw: runs systolic-tb on the seed example and on a larger job, draws, and
 reads every picture back with PIL: PNGs that open with a sane size, a GIF with one frame per advance
 edge of the chosen tile (the report's count), and fabric.png of a run on a fabric of arrays. Bad
-input exits 2 with one line.
+input exits 2 with one line and writes nothing; a VCD of some PEs draws all but the wavefront.
 
     /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb
 """
@@ -51,9 +51,47 @@ def check_fabric(report_path, out_dir):
     return size
 
 
+def fresh_dir(parent, name):
+    d = os.path.join(parent, name)
+    os.mkdir(d)
+    return d
+
+
+def check_partial_and_errors(tb, out):
+    """A VCD of some PEs draws everything but the wavefront and says so; a real error writes nothing."""
+    d = fresh_dir(out, "partial")
+    vcd, rep = os.path.join(d, "run.vcd"), os.path.join(d, "run.json")
+    subprocess.run([tb, "--array", "4", "--m", "10", "--k", "7", "--p", "9", "--vcd", vcd, "--vcd-pes", "0:1,0:1",
+                    "--json", rep], check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run([sys.executable, DRAW, "--json", rep, "--vcd", vcd, "--out-dir", d],
+                       capture_output=True, text=True)
+    assert r.returncode == 0, (r.returncode, r.stderr)
+    assert "skipped wavefront.gif" in r.stderr and r.stderr.count("\n") == 1, r.stderr
+    assert sorted(os.listdir(d)) == ["macs.png", "run.json", "run.vcd", "tile_map.png", "waveform.png"], \
+        os.listdir(d)
+    # Asked for by name, the wavefront it cannot draw is an error, and then nothing is written.
+    for args, says in ((["--only", "tile_map", "--only", "wavefront"], "every PE"), (["--tile", "99"], "--tile 99")):
+        e = fresh_dir(out, "error" + str(len(os.listdir(out))))
+        r = subprocess.run([sys.executable, DRAW, "--json", rep, "--vcd", vcd, "--out-dir", e, *args],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and says in r.stderr and r.stderr.count("\n") == 1, (args, r.returncode, r.stderr)
+        assert os.listdir(e) == [], (args, os.listdir(e))
+    print("ok: a partial VCD draws all but the wavefront; an error writes nothing")
+
+
+def check_edges_count_from_zero():
+    """The wavefront's frames are numbered as everything else numbers edges: from 0."""
+    from importlib.machinery import SourceFileLoader
+    draw = SourceFileLoader("draw", DRAW).load_module()
+    assert draw.edge_label(0, 5) == "edge 0 of 0-4", draw.edge_label(0, 5)
+    assert draw.edge_label(4, 5) == "edge 4 of 0-4", draw.edge_label(4, 5)
+
+
 def main():
     tb = sys.argv[1]
+    check_edges_count_from_zero()
     with tempfile.TemporaryDirectory() as out:
+        check_partial_and_errors(tb, out)
         check(tb, [], 0, out)
         check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)
         check(tb, ["--array", "2x5", "--m", "5", "--k", "4", "--p", "9"], 3, out)  # 2 rows of 5 PEs

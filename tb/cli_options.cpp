@@ -43,6 +43,8 @@ const std::vector<option_rule<options>>& tb_option_rules() {
     static const std::vector<option_rule<options>> rules = {
         {"--vcd-pes", "--vcd", "it picks the PEs the waveform traces",
          [](const options& o) { return bool(o.vcd); }},
+        {"--gtkw", "--vcd", "it is the GTKWave save file of that waveform",
+         [](const options& o) { return bool(o.vcd); }},
         {"--threads", "--fabric with more than one array",
          "threads step a fabric's arrays; one array runs on one",
          [](const options& o) { return o.fabric(); }},
@@ -96,6 +98,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
+    if (o.gtkw && o.gtkw->empty()) throw usage_error("--gtkw needs a file name, got ''");
     if (const auto broken = broken_option_rule(tb_option_rules(), o, given)) throw usage_error(*broken);
     if (raw.progress && raw.no_progress)
         throw usage_error("--progress and --no-progress contradict each other");
@@ -269,6 +272,10 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
            "--vcd-pes", o.vcd_pes,
            "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
         ->type_name("SEL");
+    app.add_option("--gtkw", o.gtkw,
+                   "Write a GTKWave save file for the --vcd: every row named by its PE, zoomed on the first "
+                   "tile, markers at its first and last advance edge")
+        ->type_name("FILE");
     app.add_option("--trace", o.trace,
                    "Write a Chrome/Perfetto trace-event timeline: tiles, chunks, phases and DMA transfers")
         ->type_name("FILE");

@@ -38,6 +38,7 @@ struct options {
     std::string inject = "none";
     std::string engine = "cycle";
     std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
+    std::optional<std::string> gtkw;                 // the waveform's GTKWave save file
     std::optional<bool> progress;                    // unset: on when stderr is a terminal
     std::optional<std::uint64_t> max_memory;         // bytes; unset: the default share of physical memory
     // --fabric RxC[xD]: R x C x D arrays of --array N (docs/fabric.md); 1x1x1 is one array.

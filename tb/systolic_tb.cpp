@@ -326,6 +326,7 @@ std::vector<io::named_path> planned_outputs(const options& o) {
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
     if (o.vcd) outputs.push_back({"--vcd", *o.vcd});
+    if (o.gtkw) outputs.push_back({"--gtkw", *o.gtkw});
     if (o.trace) outputs.push_back({"--trace", *o.trace});
     return outputs;
 }
@@ -401,6 +402,7 @@ int run(const options& o) {
     std::unique_ptr<file_sink> vcd_file, trace_file;
     std::unique_ptr<vcd_writer> vcd;
     std::unique_ptr<vcd_observer<Format>> vcd_obs;
+    std::string save_file;  // --gtkw
     std::unique_ptr<trace_observer<Format>> trace_obs;
     std::unique_ptr<progress_bar> bar;
     std::unique_ptr<progress_observer<Format>> bar_obs;
@@ -438,6 +440,10 @@ int run(const options& o) {
     if (vcd_obs) {
         vcd_obs->finish(end);
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
+        if (o.gtkw) {
+            save_file = vcd_obs->save_file(*o.vcd);  // as given: GTKWave opens it from the working directory
+            files.set(*o.gtkw, {save_file});
+        }
     }
     if (trace_obs) {
         trace_obs->finish(end);

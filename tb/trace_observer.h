@@ -5,13 +5,19 @@
 //                     phase; args say the tile, chunk, and for advance the edges);
 //   <controller>.dma  one span per transfer ("read A", "write C", ...; category dma) with its bytes,
 //                     address and whether it went through DMI.
-// Times are microseconds ("ts", "dur") written exactly from SystemC's integer time. Steps only:
-// nothing is done per edge. A step that failed (watchdog, bus error) ends at the job's end, with
-// "failed": true.
+// Times are microseconds ("ts", "dur"), see trace_clock. Steps only: nothing is done per edge. A
+// step that failed (watchdog, bus error) ends at the job's end, with "failed": true.
+//
+// Readers rebuild the span tree from the times (Chrome DevTools' trace engine drops a span that
+// seems to end after its parent, or after the next span's start), and of two spans with equal
+// extents they put the one written first outside. So each tile's spans are written tile first, then
+// each chunk followed by its phases; tests/trace_engine_check.mjs loads traces in that engine.
 #pragma once
 
+#include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstdlib>
 #include <string>
 #include <systemc>
 
@@ -20,27 +26,44 @@
 
 namespace systolic::tb {
 
-// Simulated time as trace-event microseconds, exactly: the resolution's units split into whole
-// microseconds and a zero-padded fraction.
+// Simulated time as trace-event microseconds that a reader's double arithmetic keeps exact: each
+// time is rounded up to a multiple of 2^-24 us (0.06 ps), so every "ts" and "dur" is a double with
+// no rounding, and ts + dur is exactly the "ts" of a span that starts at that end (a decimal such as
+// 0.001 + 0.05 gives 0.051000000000000004 and overshoots it). Exact up to 2^29 us (537 s) of
+// simulated time, monotonic beyond. Rounding up keeps a reader that truncates to whole ns right.
 class trace_clock {
 public:
     trace_clock() {
         const double res = sc_core::sc_get_time_resolution().to_seconds();
-        m_per_us = std::uint64_t(1e-6 / res + 0.5);
-        for (std::uint64_t d = m_per_us; d > 1; d /= 10)
-            ++m_digits;
+        if (res >= 1e-6)
+            m_us_per_unit = std::uint64_t(res / 1e-6 + 0.5);
+        else
+            m_units_per_us = std::uint64_t(1e-6 / res + 0.5);
     }
-    std::string us(std::uint64_t units) const {
-        if (m_per_us <= 1) return std::to_string(units);  // a resolution of 1 us or coarser
-        char frac[24];
-        std::snprintf(frac, sizeof frac, "%0*llu", m_digits,
-                      static_cast<unsigned long long>(units % m_per_us));
-        return std::to_string(units / m_per_us) + "." + frac;
+    std::string ts(std::uint64_t units) const { return text(at(units)); }
+    std::string dur(std::uint64_t begin, std::uint64_t end) const {
+        return text(end > begin ? at(end) - at(begin) : 0.0);  // exact: both are multiples of 2^-24
     }
 
 private:
-    std::uint64_t m_per_us = 1;
-    int m_digits = 0;
+    static constexpr int fraction_bits = 24;
+    double at(std::uint64_t units) const {
+        if (m_us_per_unit) return double(units) * double(m_us_per_unit);
+        const unsigned __int128 scaled = static_cast<unsigned __int128>(units) << fraction_bits;
+        const unsigned __int128 steps = (scaled + m_units_per_us - 1) / m_units_per_us;
+        return std::ldexp(double(steps), -fraction_bits);
+    }
+    // The shortest decimal that reads back as the same double.
+    static std::string text(double v) {
+        char buf[32];
+        for (int digits = 1; digits <= 17; ++digits) {
+            std::snprintf(buf, sizeof buf, "%.*g", digits, v);
+            if (std::strtod(buf, nullptr) == v) break;
+        }
+        return buf;
+    }
+
+    std::uint64_t m_units_per_us = 0, m_us_per_unit = 0;
 };
 
 template <class Format>
@@ -93,9 +116,10 @@ public:
         const bool read = t.command == tlm::TLM_READ_COMMAND;
         char addr[24];
         std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
-        span(2, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
-             "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
-                 "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false"));
+        m_out.append(
+            span(2, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
+                 "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
+                     "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
     }
 
     // The job ended at `end`: closes what is still open (a failed step) and the file's JSON.
@@ -114,25 +138,29 @@ private:
         std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
         if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
         if (failed) args += ",\"failed\":true";
-        span(1, to_string(m_step_kind), "phase", m_step_begin, end, args);
+        m_chunk_phases += span(1, to_string(m_step_kind), "phase", m_step_begin, end, args);
     }
     void close_chunk(std::uint64_t end) {
         if (!m_chunk_open) return;
         m_chunk_open = false;
-        span(1, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
-             m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
+        m_tile_parts += span(1, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
+                             m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
+        m_tile_parts += m_chunk_phases;
+        m_chunk_phases.clear();
     }
     void close_tile(std::uint64_t end) {
         close_chunk(end);
         m_tile_open = false;
-        span(1, m_tile_name, "tile", m_tile_begin, end, m_tile_args);
+        m_out.append(span(1, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
+        m_out.append(m_tile_parts);
+        m_tile_parts.clear();
     }
 
-    void span(int tid, const std::string& name, const char* cat, std::uint64_t begin, std::uint64_t end,
-              const std::string& args) {
-        m_out.append(",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat + "\",\"ph\":\"X\",\"pid\":1,\"tid\":" +
-                     std::to_string(tid) + ",\"ts\":" + m_clock.us(begin) +
-                     ",\"dur\":" + m_clock.us(end >= begin ? end - begin : 0) + ",\"args\":{" + args + "}}");
+    std::string span(int tid, const std::string& name, const char* cat, std::uint64_t begin,
+                     std::uint64_t end, const std::string& args) const {
+        return ",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat +
+               "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + m_clock.ts(begin) +
+               ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
     }
 
     file_sink& m_out;
@@ -143,6 +171,8 @@ private:
     std::uint64_t m_tile_begin = 0, m_chunk_begin = 0, m_step_begin = 0, m_last_end = 0, m_step_edges = 0;
     step_kind m_step_kind = step_kind::clear;
     std::string m_tile_name, m_tile_args;
+    // The open tile's chunk and phase spans, and the open chunk's phases, until the tile is written.
+    std::string m_tile_parts, m_chunk_phases;
 };
 
 }  // namespace systolic::tb

@@ -9,7 +9,8 @@
 //   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs: the A and B
 //                          tokens the PE holds (and passes on), its accumulator and consumed terms
 // PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
-// floating-point values VCD reals. The timescale is the SystemC time resolution.
+// floating-point values VCD reals. The timescale is the SystemC time resolution. save_file() gives
+// GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals.
 #pragma once
 
 #include <cstdint>
@@ -20,6 +21,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "gtkw_file.h"
 #include "pe_selection.h"
 #include "systolic/edge_observer.h"
 #include "systolic/fabric.h"
@@ -67,51 +69,83 @@ public:
         m_w.add_comment(vcd_phase_legend);
         m_w.add_comment("advance: one pulse per advance edge, rising at the edge (one clock of " +
                         clock.to_string() + " after the previous edge), falling half a clock later");
+        m_view.clock = clock.value();
         const std::string p = controller + ".";
-        m_advance = m_w.add_wire(p + "advance", 1);
-        m_phase = m_w.add_wire(p + "phase", 3);
+        using k = gtkw_signal::kind;
+        m_save.assign({{"controller"}, {"accumulators"}, {"terms"}, {"tokens"}});
+        gtkw_group& ctl = m_save[0];
+        m_advance = wire(ctl, p + "advance", 1, k::bit);
+        m_phase = wire(ctl, p + "phase", 3, k::decimal);
         m_phase_name = m_w.add_string(p + "phase_name", "idle");
-        m_tile = m_w.add_wire(p + "tile", 32);
-        m_r0 = m_w.add_wire(p + "r0", 32);
-        m_c0 = m_w.add_wire(p + "c0", 32);
-        m_chunk = m_w.add_wire(p + "chunk", 32);
-        m_c_write = m_w.add_wire(p + "c_write", 1);
-        m_c_addr = m_w.add_wire(p + "c_addr", 64);
-        m_c_row = m_w.add_wire(p + "c_row", 32);
-        m_c_len = m_w.add_wire(p + "c_len", 32);
+        ctl.signals.push_back({p + "phase_name", 1, k::text, ""});
+        m_tile = wire(ctl, p + "tile", 32, k::decimal);
+        m_r0 = wire(ctl, p + "r0", 32, k::decimal);
+        m_c0 = wire(ctl, p + "c0", 32, k::decimal);
+        m_chunk = wire(ctl, p + "chunk", 32, k::decimal);
+        m_c_write = wire(ctl, p + "c_write", 1, k::bit);
+        m_c_addr = wire(ctl, p + "c_addr", 64, k::hex);
+        m_c_row = wire(ctl, p + "c_row", 32, k::decimal);
+        m_c_len = wire(ctl, p + "c_len", 32, k::decimal);
         for (const traced_array& ta : m_arrays) {
+            // The row names place each PE: pe_1_0_acc, or array_0_1_0_pe_1_0_acc on a fabric. No dots:
+            // GTKWave shows only the last part of a dotted name, an alias's too.
+            const std::string where = m_fabric ? ta.name.substr(ta.name.rfind('.') + 1) + "_" : "";
             for (std::size_t i = 0; i < ta.core->rows(); ++i) {
                 for (std::size_t j = 0; j < ta.core->cols(); ++j) {
                     if (!sel.contains(i, j)) continue;
-                    const std::string pe = ta.name + ".row_" + std::to_string(i) + ".pe_" +
-                                           std::to_string(i) + "_" + std::to_string(j) + ".";
+                    const std::string pe_name = "pe_" + std::to_string(i) + "_" + std::to_string(j);
+                    const std::string pe = ta.name + ".row_" + std::to_string(i) + "." + pe_name + ".";
+                    const std::string alias = where + pe_name + "_";
+                    gtkw_group tokens{where + pe_name, true};
                     pe_ids ids;
-                    ids.a = add_operand(pe + "a");
-                    ids.a_valid = m_w.add_wire(pe + "a_valid", 1);
-                    ids.b = add_operand(pe + "b");
-                    ids.b_valid = m_w.add_wire(pe + "b_valid", 1);
-                    if constexpr (std::is_floating_point_v<accumulator_type>)
+                    ids.a = add_operand(tokens, pe + "a", alias + "a");
+                    ids.a_valid = wire(tokens, pe + "a_valid", 1, k::bit, alias + "a_valid");
+                    ids.b = add_operand(tokens, pe + "b", alias + "b");
+                    ids.b_valid = wire(tokens, pe + "b_valid", 1, k::bit, alias + "b_valid");
+                    if constexpr (std::is_floating_point_v<accumulator_type>) {
                         ids.acc = m_w.add_real(pe + "acc", true);
-                    else
-                        ids.acc = m_w.add_wire(pe + "acc", 8 * sizeof(accumulator_type));
-                    ids.terms = m_w.add_wire(pe + "terms", 32);
+                        m_save[1].signals.push_back({pe + "acc", 1, k::real, alias + "acc"});
+                    } else {
+                        ids.acc = wire(m_save[1], pe + "acc", 8 * sizeof(accumulator_type), k::signed_decimal,
+                                       alias + "acc");
+                    }
+                    ids.terms = wire(m_save[2], pe + "terms", 32, k::decimal, alias + "terms");
+                    m_save[3].groups.push_back(std::move(tokens));
                     m_pes.push_back(ids);
                 }
             }
         }
         if (m_fabric) {
             m_w.add_comment("link_*: one pulse per edge on which the link carried a word (fabric)");
+            m_save.push_back({"links", true});
             const auto& st = m_fabric->state();
             for (const fabric_link& l : st.links())
-                m_links.push_back(m_w.add_wire(std::string(m_fabric->name()) + ".link_" + to_string(l.kind) +
-                                                   "_" + coords(st, l.from) + "_to_" + coords(st, l.to),
-                                               1));
+                m_links.push_back(wire(m_save.back(),
+                                       std::string(m_fabric->name()) + ".link_" + to_string(l.kind) + "_" +
+                                           coords(st, l.from) + "_to_" + coords(st, l.to),
+                                       1, k::bit));
         }
         m_w.end_definitions();
     }
 
+    // A GTKWave save file for this VCD (`dumpfile`, the path GTKWave opens): every signal under
+    // a name that places it, the view on the first tile with markers A and B at its first and last
+    // advance edge. Complete after finish().
+    std::string save_file(const std::string& dumpfile) const {
+        return gtkw_file(dumpfile, m_save, m_view,
+                         {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
+                          "Times are in the VCD's units (1 advance edge = 1 clock). " +
+                              std::string(vcd_phase_legend) + ".",
+                          "Markers A and B: the first tile's first and last advance edge."});
+    }
+
     void on_edge(const edge_event<Format>& e) override {
         const std::uint64_t t = at(e.time);
+        if (!m_first_tile_done) {
+            if (!m_view.has_edges) m_view.first_edge = t;
+            m_view.has_edges = true;
+            m_view.last_edge = t;
+        }
         m_w.set(m_advance, 1);
         m_advance_fall = t + m_half;
         if (m_fabric) {
@@ -125,6 +159,14 @@ public:
     void on_step_begin(const step_event<Format>& e) override {
         at(e.time);
         const plan_step& s = e.step;
+        if (!m_first_tile_seen) {
+            m_first_tile_seen = true;
+            m_first_tile = s.where->index;
+            m_view.tile_begin = e.time.value();
+        } else if (!m_first_tile_done && s.where->index != m_first_tile) {
+            m_first_tile_done = true;
+            m_view.tile_end = e.time.value();
+        }
         set_phase(phase_of(s.kind));
         m_w.set(m_tile, s.where->index);
         m_w.set(m_r0, s.where->r0);
@@ -150,6 +192,8 @@ public:
 
     // The job ended at `end`: the last pulses fall, the phase goes idle.
     void finish(const sc_core::sc_time& end) {
+        if (!m_first_tile_done) m_view.tile_end = end.value();
+        m_first_tile_done = true;
         at(end);
         flush_falls(never);
         m_w.set_time(end.value());
@@ -186,8 +230,16 @@ private:
         m_w.set_string(m_phase_name, name_of(ph));
     }
 
-    vcd_writer::id add_operand(const std::string& path) {
-        if constexpr (Format::is_integer) return m_w.add_wire(path, 8 * sizeof(operand_type));
+    // A wire in the VCD, and its row in the save file's group.
+    vcd_writer::id wire(gtkw_group& g, const std::string& path, unsigned width, gtkw_signal::kind shown,
+                        const std::string& alias = "") {
+        g.signals.push_back({path, width, shown, alias});
+        return m_w.add_wire(path, width);
+    }
+    vcd_writer::id add_operand(gtkw_group& g, const std::string& path, const std::string& alias) {
+        if constexpr (Format::is_integer)
+            return wire(g, path, 8 * sizeof(operand_type), gtkw_signal::kind::signed_decimal, alias);
+        g.signals.push_back({path, 1, gtkw_signal::kind::real, alias});
         return m_w.add_real(path, true);  // fp32 and bf16 operands are exact as floats
     }
 
@@ -274,6 +326,10 @@ private:
     std::vector<pe_ids> m_pes;            // the traced PEs, array by array, row-major
     std::vector<vcd_writer::id> m_links;  // a fabric's link strobes, in the engine's order
     std::uint64_t m_advance_fall = never, m_c_write_fall = never;
+    std::vector<gtkw_group> m_save;  // the save file's groups, declared with the signals
+    gtkw_view m_view;                // the first tile, as the save file shows it
+    std::size_t m_first_tile = 0;
+    bool m_first_tile_seen = false, m_first_tile_done = false;
 };
 
 }  // namespace systolic::tb

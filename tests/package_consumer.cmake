@@ -10,8 +10,15 @@ function(step)
   set(last_output "${out}" PARENT_SCOPE)
 endfunction()
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
+# What a user of the installed package needs besides the model: the executables, the workloads, the
+# drawing scripts and the GTKWave save file (the README lists this tree).
 foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h include/systolic/accelerator_driver.h
-          include/systolic/accelerator_map.h)
+          include/systolic/accelerator_map.h
+          bin/systolic-tb bin/systolic-run bin/systolic-partition bin/systolic-vp bin/systolic-regs
+          share/systolic/workloads/resnet18.csv share/systolic/workloads/gpt2.csv
+          share/systolic/scripts/draw share/systolic/scripts/draw_sweep.py
+          share/systolic/scripts/draw_index_space.py share/systolic/seed.gtkw
+          share/systolic/vp/default.vps share/systolic/vp/registers.vps)
   if(NOT EXISTS ${WORK_DIR}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()

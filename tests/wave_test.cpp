@@ -125,13 +125,15 @@ TEST_F(wave_test, GtkwaveSaveFileNamesSignalsOfTheSeedVcd) {
     std::istringstream save(slurp(SYSTOLIC_SEED_GTKW));
     std::size_t named = 0;
     for (std::string line; std::getline(save, line);) {
+        if (line.rfind("+{", 0) == 0) line = line.substr(line.find("} ") + 2);  // "+{alias} name"
         if (line.rfind("tb.", 0) != 0) continue;
         const std::string name = line.substr(0, line.find('['));  // GTKWave adds the vector's [msb:0]
         EXPECT_TRUE(v.has(name)) << "docs/seed.gtkw names " << line << ", which the seed VCD lacks";
         ++named;
     }
     EXPECT_GE(named, 20u);
-    EXPECT_NE(slurp(SYSTOLIC_SEED_GTKW).find("@424\ntb.array.row_0.pe_0_0.acc[63:0]"), std::string::npos)
+    EXPECT_NE(slurp(SYSTOLIC_SEED_GTKW).find("@424\n+{pe_0_0_acc} tb.array.row_0.pe_0_0.acc[63:0]"),
+              std::string::npos)
         << "accumulators in signed decimal";
 }
 
@@ -244,6 +246,10 @@ TEST_F(wave_test, BadWaveOptionsExitTwoWithOneLineAndNoFile) {
         {"--vcd ''", "--vcd needs a file name"},
         {"--vcd nodir/w.vcd", "does not exist"},
         {"--vcd w.vcd --trace w.vcd", "give each output its own file"},
+        {"--gtkw w.gtkw", "--gtkw needs --vcd: it is the GTKWave save file of that waveform"},
+        {"--vcd w.vcd --gtkw ''", "--gtkw needs a file name"},
+        {"--vcd w.vcd --gtkw w.vcd", "give each output its own file"},
+        {"--vcd w.vcd --gtkw nodir/w.gtkw", "does not exist"},
         {"--progress --no-progress", "contradict"},
         {"--array 1024 --m 1 --k 1 --p 1 --vcd w.vcd --vcd-pes all --max-memory 1G", "VCD signal table"},
     };
