@@ -126,7 +126,9 @@ protected:
             EXPECT_EQ(name.find(".tmp."), std::string::npos) << e.path();
         }
     }
-    void expect_no_temporaries() const { expect_no_temporaries(m_dir); }
+    void expect_no_temporaries() const {
+        expect_no_temporaries(m_dir);
+    }
 
     std::filesystem::path m_dir;
 };

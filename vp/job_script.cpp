@@ -11,10 +11,10 @@
 #include <limits>
 #include <sstream>
 
+#include "io/text.h"
 #include "problem.h"
 #include "systolic/accelerator_map.h"
 #include "systolic/counting.h"
-#include "io/text.h"
 
 namespace systolic::vp {
 
