@@ -160,6 +160,10 @@ void cpu::run() {
         }
     }
     m_finished = true;  // nothing else is scheduled now: the simulation ends by starvation
+    // The thread stays suspended rather than returning: libsystemc announces the switch away from a
+    // thread that returned as one to an empty stack, so ASan would then misjudge the main stack
+    // and report false errors for an exception thrown after sc_start (a failed stdout).
+    sc_core::wait(m_never);
 }
 
 // A time from the script (at most 2^64 - 1 ps), cut to what is left of SystemC's range from now, so

@@ -88,6 +88,7 @@ private:
     std::vector<job_record> m_jobs;
     std::vector<std::uint8_t> m_ram_before, m_ram_after;  // the RAM around the running job
     bool m_finished = false;
+    sc_core::sc_event m_never;  // never notified: run() ends waiting on it
     int m_failures = 0;
     int m_checks = 0;
 };
