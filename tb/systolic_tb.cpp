@@ -14,29 +14,30 @@
 
 #include "allocating.h"
 #include "cli_options.h"
-#include "file_sink.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "memory_estimate.h"
 #include "npy.h"
-#include "observer_fanout.h"
-#include "pe_selection.h"
 #include "problem.h"
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
 #include "systolic/number_format.h"
+#include "systolic/observe/file_sink.h"
+#include "systolic/observe/observer_fanout.h"
+#include "systolic/observe/pe_selection.h"
+#include "systolic/observe/trace_observer.h"
+#include "systolic/observe/vcd_observer.h"
+#include "systolic/observe/vcd_writer.h"
 #include "systolic/quantize.h"
 #include "testbench.h"
 #include "time_text.h"
-#include "trace_observer.h"
-#include "vcd_observer.h"
-#include "vcd_writer.h"
 
 namespace {
 
 using namespace systolic;
 using namespace systolic::tb;
+using namespace systolic::observe;
 
 constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;

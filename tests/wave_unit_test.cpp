@@ -12,16 +12,16 @@
 #include <sstream>
 #include <string>
 
-#include "cli_options.h"
-#include "file_sink.h"
-#include "pe_selection.h"
 #include "progress_bar.h"
+#include "systolic/observe/file_sink.h"
+#include "systolic/observe/pe_selection.h"
+#include "systolic/observe/vcd_writer.h"
 #include "vcd_reader.h"
-#include "vcd_writer.h"
 
 namespace {
 
 using namespace systolic::tb;
+using namespace systolic::observe;
 using systolic::tb::testing::parse_vcd;
 
 class vcd_writer_test : public ::testing::Test {
@@ -115,18 +115,18 @@ TEST(pe_selection_test, ParsesRangesAndDefaults) {
     s = parse_pe_selection(std::string("3,1"), 4, 4);
     EXPECT_EQ(s.count(), 1u);
     EXPECT_TRUE(s.contains(3, 1));
-    EXPECT_THROW(parse_pe_selection(std::string("0:4,0"), 4, 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("2:1,0"), 4, 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("-1,0"), 4, 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("0,0,0"), 4, 4), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string(""), 4, 4), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("0:4,0"), 4, 4), std::invalid_argument);
+    EXPECT_THROW(parse_pe_selection(std::string("2:1,0"), 4, 4), std::invalid_argument);
+    EXPECT_THROW(parse_pe_selection(std::string("-1,0"), 4, 4), std::invalid_argument);
+    EXPECT_THROW(parse_pe_selection(std::string("0,0,0"), 4, 4), std::invalid_argument);
+    EXPECT_THROW(parse_pe_selection(std::string(""), 4, 4), std::invalid_argument);
     // Rectangular: 3 rows of 5 PEs; row indices stop at 2, column indices at 4.
     EXPECT_EQ(parse_pe_selection(std::nullopt, 3, 5).count(), 15u);
     EXPECT_EQ(parse_pe_selection(std::nullopt, 16, 17).count(), 0u);
     EXPECT_EQ(parse_pe_selection(std::string("all"), 3, 5).count(), 15u);
     EXPECT_TRUE(parse_pe_selection(std::string("2,4"), 3, 5).contains(2, 4));
-    EXPECT_THROW(parse_pe_selection(std::string("3,0"), 3, 5), usage_error);
-    EXPECT_THROW(parse_pe_selection(std::string("0,5"), 3, 5), usage_error);
+    EXPECT_THROW(parse_pe_selection(std::string("3,0"), 3, 5), std::invalid_argument);
+    EXPECT_THROW(parse_pe_selection(std::string("0,5"), 3, 5), std::invalid_argument);
 }
 
 TEST(progress_line_test, SaysTilesTimeLeftAndRate) {

@@ -1,11 +1,11 @@
-#include "vcd_writer.h"
+#include "systolic/observe/vcd_writer.h"
 
 #include <charconv>
 #include <cstring>
 #include <map>
 #include <stdexcept>
 
-namespace systolic::tb {
+namespace systolic::observe {
 namespace {
 
 // A scope tree in declaration order, to print $scope blocks from the dotted names.
@@ -199,4 +199,4 @@ std::string vcd_writer::finish() {
     return m_out.finish();
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

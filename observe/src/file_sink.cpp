@@ -1,11 +1,11 @@
-#include "file_sink.h"
+#include "systolic/observe/file_sink.h"
 
 #include <unistd.h>
 
 #include <cerrno>
 #include <cstring>
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 file_sink::file_sink(int fd, std::string name) : m_fd(fd), m_name(std::move(name)) {
     m_buf.reserve(capacity);
@@ -39,4 +39,4 @@ std::string file_sink::finish() {
     return m_error;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

@@ -21,10 +21,10 @@
 #include <string>
 #include <systemc>
 
-#include "file_sink.h"
 #include "systolic/edge_observer.h"
+#include "systolic/observe/file_sink.h"
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 // Simulated time as trace-event microseconds that a reader's double arithmetic keeps exact: each
 // time is rounded up to a multiple of 2^-24 us (0.06 ps), so every "ts" and "dur" is a double with
@@ -175,4 +175,4 @@ private:
     std::string m_tile_parts, m_chunk_phases;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

@@ -1,10 +1,10 @@
-#include "gtkw_file.h"
+#include "systolic/observe/gtkw_file.h"
 
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
 
-namespace systolic::tb {
+namespace systolic::observe {
 namespace {
 
 // GTKWave's trace flags (its analyzer.h): how a row is shown.
@@ -104,4 +104,4 @@ std::string gtkw_file(const std::string& dumpfile, const std::vector<gtkw_group>
     return out;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

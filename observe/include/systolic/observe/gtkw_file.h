@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 struct gtkw_signal {
     enum class kind { bit, decimal, signed_decimal, hex, real, text };
@@ -43,4 +43,4 @@ std::string gtkw_file(const std::string& dumpfile, const std::vector<gtkw_group>
 double gtkw_zoom(const gtkw_view& view, std::uint64_t& start, double pixels = 900,
                  double min_clock_pixels = 8);
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

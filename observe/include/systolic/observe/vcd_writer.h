@@ -12,9 +12,9 @@
 #include <string_view>
 #include <vector>
 
-#include "file_sink.h"
+#include "systolic/observe/file_sink.h"
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 class vcd_writer {
 public:
@@ -86,4 +86,4 @@ private:
     bool m_time_started = false;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

@@ -9,7 +9,7 @@
 #include <string>
 #include <string_view>
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 class file_sink {
 public:
@@ -52,4 +52,4 @@ private:
     std::string m_error;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

@@ -6,7 +6,7 @@
 
 #include "systolic/edge_observer.h"
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 template <class Format>
 class observer_fanout final : public edge_observer<Format> {
@@ -40,4 +40,4 @@ private:
     std::vector<edge_observer<Format>*> m_all, m_edges;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

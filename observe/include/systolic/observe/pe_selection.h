@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 struct pe_selection {
     std::size_t row0 = 0, row1 = 0, col0 = 0, col1 = 0;  // inclusive
@@ -23,8 +23,9 @@ struct pe_selection {
 // Largest array side (rows and columns) whose PEs are all traced by default.
 inline constexpr std::size_t default_traced_array = 16;
 
-// The selection for an array of rows x cols PEs; `text` unset means the default. Throws usage_error
-// with one line for a malformed or out-of-range selection.
+// The selection for an array of rows x cols PEs; `text` unset means the default. Throws
+// std::invalid_argument for a malformed or out-of-range selection; the message quotes the text as
+// typed, so a caller that prints it makes it one line (io::printable).
 pe_selection parse_pe_selection(const std::optional<std::string>& text, std::size_t rows, std::size_t cols);
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe

@@ -21,15 +21,15 @@
 #include <type_traits>
 #include <vector>
 
-#include "gtkw_file.h"
-#include "pe_selection.h"
 #include "systolic/edge_observer.h"
 #include "systolic/fabric.h"
 #include "systolic/job.h"
+#include "systolic/observe/gtkw_file.h"
+#include "systolic/observe/pe_selection.h"
+#include "systolic/observe/vcd_writer.h"
 #include "systolic/systolic_array.h"
-#include "vcd_writer.h"
 
-namespace systolic::tb {
+namespace systolic::observe {
 
 // The phase signal's values, also the legend in the file's header and in docs/waveforms.md.
 enum class vcd_phase : std::uint8_t { idle = 0, clear = 1, load = 2, advance = 3, drain = 4 };
@@ -332,4 +332,4 @@ private:
     bool m_first_tile_seen = false, m_first_tile_done = false;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::observe
