@@ -400,10 +400,11 @@ int run(const options& o) {
     // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
     // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
     observer_fanout<Format> observers;
-    std::unique_ptr<file_sink> vcd_file, trace_file;
+    std::unique_ptr<file_sink> vcd_file, trace_sink;
     std::unique_ptr<vcd_writer> vcd;
     std::unique_ptr<vcd_observer<Format>> vcd_obs;
     std::string save_file;  // --gtkw
+    std::unique_ptr<trace_file> trace;
     std::unique_ptr<trace_observer<Format>> trace_obs;
     std::unique_ptr<progress_bar> bar;
     std::unique_ptr<progress_observer<Format>> bar_obs;
@@ -412,17 +413,17 @@ int run(const options& o) {
         vcd_file = std::make_unique<file_sink>(files.stream(*o.vcd), *o.vcd);
         vcd = std::make_unique<vcd_writer>(*vcd_file);
         const auto clock = bench->controller.cfg().clock_period;
-        const auto c_layout = bench->plan_memory(pr.shape, ro).c;
-        vcd_obs = bench->fabric_module()
-                      ? std::make_unique<vcd_observer<Format>>(*vcd, *bench->fabric_module(), controller_name,
-                                                               traced, clock, c_layout)
-                      : std::make_unique<vcd_observer<Format>>(*vcd, bench->array(), controller_name, traced,
-                                                               clock, c_layout);
+        vcd_obs = bench->fabric_module() ? std::make_unique<vcd_observer<Format>>(
+                                               *vcd, *bench->fabric_module(), controller_name, traced, clock)
+                                         : std::make_unique<vcd_observer<Format>>(
+                                               *vcd, bench->array(), controller_name, traced, clock);
+        vcd->end_definitions();
         observers.add(vcd_obs.get());
     }
     if (o.trace) {
-        trace_file = std::make_unique<file_sink>(files.stream(*o.trace), *o.trace);
-        trace_obs = std::make_unique<trace_observer<Format>>(*trace_file, controller_name);
+        trace_sink = std::make_unique<file_sink>(files.stream(*o.trace), *o.trace);
+        trace = std::make_unique<trace_file>(*trace_sink, "systolic-tb");
+        trace_obs = std::make_unique<trace_observer<Format>>(*trace, controller_name);
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
@@ -436,10 +437,11 @@ int run(const options& o) {
     if (!observers.empty()) bench->controller.set_observer(&observers);
     const auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
     bench->controller.set_observer(nullptr);
-    const sc_core::sc_time end = std::max(out.result.end, sc_core::sc_time_stamp());
+    // The observers closed the job when it ended; one that did not end stops where the simulation did.
+    const bool ended = out.result.status != job_status::running;
     if (bar) bar->finish();
     if (vcd_obs) {
-        vcd_obs->finish(end);
+        if (!ended) vcd_obs->finish(sc_core::sc_time_stamp());
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
         if (o.gtkw) {
             save_file = vcd_obs->save_file(*o.vcd);  // as given: GTKWave opens it from the working directory
@@ -447,8 +449,9 @@ int run(const options& o) {
         }
     }
     if (trace_obs) {
-        trace_obs->finish(end);
-        if (const std::string err = trace_file->finish(); !err.empty()) throw std::runtime_error(err);
+        if (!ended) trace_obs->finish(sc_core::sc_time_stamp());
+        trace->finish();
+        if (const std::string err = trace_sink->finish(); !err.empty()) throw std::runtime_error(err);
     }
 
     std::ostringstream summary;

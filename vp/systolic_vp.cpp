@@ -14,6 +14,8 @@
 #include <filesystem>
 #include <iostream>
 #include <map>
+#include <memory>
+#include <optional>
 #include <systemc>
 
 #include "cli_options.h"
@@ -31,6 +33,10 @@
 #include "systolic/accelerator.h"
 #include "systolic/log.h"
 #include "systolic/memory.h"
+#include "systolic/observe/accelerator_observers.h"
+#include "systolic/observe/file_sink.h"
+#include "systolic/observe/trace_observer.h"
+#include "systolic/observe/vcd_writer.h"
 #include "time_text.h"
 
 namespace systolic::vp {
@@ -51,6 +57,8 @@ struct platform : sc_core::sc_module {
     tb::protocol_checker dma_checker;
     sc_core::sc_signal<bool> irq;
     std::vector<std::string> violations;
+
+    SC_HAS_PROCESS(platform);
 
     platform(const sc_core::sc_module_name& name, const vp::cpu::config& cc, const accelerator::config& ac,
              std::vector<vp::command> script, std::ostream& out)
@@ -74,7 +82,26 @@ struct platform : sc_core::sc_module {
         bus.map(cc.regs_base, SYSTOLIC_REGS_SIZE, 1, "accel.regs");
         accel.irq.bind(irq);
         cpu.irq.bind(irq);
+        SC_METHOD(dump_irq);
+        sensitive << irq;
+        dont_initialize();
     }
+
+    // The interrupt line in the VCD beside the accelerator's signals, as <platform>.irq.
+    void trace_irq(observe::vcd_writer& w) {
+        m_vcd = &w;
+        m_irq_var = w.add_wire(std::string(name()) + ".irq", 1);
+    }
+
+private:
+    void dump_irq() {
+        if (!m_vcd) return;
+        m_vcd->set_time(sc_core::sc_time_stamp().value());
+        m_vcd->set(m_irq_var, irq.read());
+    }
+
+    observe::vcd_writer* m_vcd = nullptr;
+    observe::vcd_writer::id m_irq_var = 0;
 };
 
 // --c-out DIR names each job's C file after the job, so a name must be a file name (no '/') and
@@ -107,8 +134,15 @@ int sc_main(int argc, char* argv[]) {
         ->type_name("N");
     app.add_option("--json", json_path, "write a JSON report of the jobs to this file");
     app.add_option("--c-out", c_dir, "write each completed job's C as <dir>/<job>.npy");
-    std::string vcd_path;
-    app.add_option("--vcd", vcd_path, "trace the interrupt line to FILE.vcd (GTKWave)");
+    std::string vcd_path, trace_path;
+    app.add_option("--vcd", vcd_path,
+                   "write a value-change dump to NAME.vcd (GTKWave): each controller's phases, tiles and C "
+                   "writes, the PEs (all up to 16x16) and the interrupt line")
+        ->type_name("NAME");
+    app.add_option("--trace", trace_path,
+                   "write a Chrome/Perfetto trace-event timeline: each job's tiles, chunks, phases and DMA "
+                   "transfers")
+        ->type_name("FILE");
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
     bool print_default = false;
     app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
@@ -166,7 +200,7 @@ int sc_main(int argc, char* argv[]) {
     cc.array_size = array;
     std::vector<vp::command> script;
     io::output_set files;
-    const std::string vcd_file = vcd_path.empty() ? "" : vcd_path + ".vcd";  // SystemC appends ".vcd"
+    const std::string vcd_file = vcd_path.empty() ? "" : vcd_path + ".vcd";  // NAME without its extension
     try {
         const vp::ram_window ram{cc.ram_base, cc.ram_size};
         script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps", ram)
@@ -177,7 +211,8 @@ int sc_main(int argc, char* argv[]) {
             plan_c_files(script, script_path.empty() ? "default.vps" : script_path, c_dir, files);
         }
         if (!json_path.empty()) files.add({"--json", json_path});
-        if (!vcd_file.empty()) files.add({"--vcd", vcd_file}, ".vcd");
+        if (!vcd_file.empty()) files.add({"--vcd", vcd_file});
+        if (!trace_path.empty()) files.add({"--trace", trace_path});
     } catch (const vp::script_error& e) {
         std::cerr << "systolic-vp: " << e.what() << "\n";
         return 2;
@@ -192,15 +227,35 @@ int sc_main(int argc, char* argv[]) {
     platform vp("vp", cc, ac, std::move(script), std::cout);
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"
               << cc.regs_base << std::dec << ", " << array << "x" << array << " array\n";
-    sc_core::sc_trace_file* vcd = nullptr;
-    if (!vcd_file.empty()) {
-        const std::string temp = files.temporary(vcd_file);
-        vcd = sc_core::sc_create_vcd_trace_file(temp.substr(0, temp.size() - 4).c_str());
-        vcd->set_time_unit(1, sc_core::SC_NS);
-        sc_core::sc_trace(vcd, vp.irq, "irq");
+    // The waveform and the timeline stream into their temporaries while the platform runs.
+    std::unique_ptr<observe::file_sink> vcd_sink, trace_sink;
+    std::unique_ptr<observe::vcd_writer> vcd;
+    std::unique_ptr<observe::trace_file> trace;
+    std::optional<observe::accelerator_observers> waves;
+    try {
+        if (!vcd_file.empty()) {
+            vcd_sink = std::make_unique<observe::file_sink>(files.stream(vcd_file), vcd_file);
+            vcd = std::make_unique<observe::vcd_writer>(*vcd_sink);
+            vcd->set_version("systolic-vp");
+        }
+        if (!trace_path.empty()) {
+            trace_sink = std::make_unique<observe::file_sink>(files.stream(trace_path), trace_path);
+            trace = std::make_unique<observe::trace_file>(*trace_sink, "systolic-vp");
+        }
+    } catch (const std::exception& e) {  // io_error
+        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
+        return 2;
+    }
+    if (vcd || trace)
+        waves.emplace(vp.accel, vcd.get(), observe::parse_pe_selection(std::nullopt, array, array),
+                      trace.get());
+    if (vcd) {
+        vp.trace_irq(*vcd);
+        vcd->end_definitions();
     }
     sc_core::sc_start();
-    if (vcd) sc_core::sc_close_vcd_trace_file(vcd);
+    if (waves) waves->finish(sc_core::sc_time_stamp());
+    waves.reset();
     for (const auto& v : vp.violations)
         std::cout << "protocol violation: " << v << "\n";
 
@@ -220,6 +275,12 @@ int sc_main(int argc, char* argv[]) {
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
+        if (vcd)
+            if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
+        if (trace) {
+            trace->finish();
+            if (const std::string err = trace_sink->finish(); !err.empty()) throw std::runtime_error(err);
+        }
         std::string report;
         std::deque<std::string> c_headers;  // stable: files holds views of them
         if (!c_dir.empty())

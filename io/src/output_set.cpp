@@ -72,9 +72,9 @@ std::string refuse_to_replace(const std::string& path) {
 
 std::atomic<unsigned> g_temp_count{0};
 
-std::string temp_name(const place& pl, const std::string& suffix) {
+std::string temp_name(const place& pl) {
     const std::string name = ".systolic-" + std::to_string(static_cast<long long>(::getpid())) + "-" +
-                             std::to_string(g_temp_count++) + suffix;
+                             std::to_string(g_temp_count++) + ".tmp";
     return pl.dir == "." ? name : (fs::path(pl.dir) / name).string();
 }
 
@@ -101,7 +101,7 @@ void output_set::add_input(const named_path& input) {
     if (!input.path.empty()) m_inputs.push_back(input);
 }
 
-void output_set::add(const named_path& out, const std::string& temp_suffix) {
+void output_set::add(const named_path& out) {
     if (out.path.empty()) throw io_error(out.option + " needs a file name, got ''");
     const identity id = identify(out.path);
     for (const named_path& in : m_inputs)
@@ -128,7 +128,7 @@ void output_set::add(const named_path& out, const std::string& temp_suffix) {
 
     entry e;
     e.out = out;
-    e.temp = temp_name(pl, temp_suffix);
+    e.temp = temp_name(pl);
     // Registered before it exists, so that a signal never leaves it behind.
     e.slot = cleanup::add(e.temp, false);
     // O_EXCL: never write through a file or link someone placed at the temporary's name.
@@ -190,12 +190,6 @@ int output_set::stream(const std::string& path) {
         throw failure(e.out, ": cannot open its temporary " + printable(e.temp) + ": " + errno_text(errno));
     e.streamed = true;
     return fd;
-}
-
-std::string output_set::temporary(const std::string& path) {
-    entry& e = find(path);
-    e.streamed = true;
-    return e.temp;
 }
 
 void output_set::discard() {

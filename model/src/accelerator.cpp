@@ -287,7 +287,6 @@ void accelerator::finish(const job_result& r) {
     m_launched = false;
     m_busy = false;
     m_last = r;
-    m_end_event.notify(sc_core::SC_ZERO_TIME);
     if (m_aborting) {  // a soft reset came first: the registers are already at reset values
         m_aborting = false;
         m_log->info("job stopped after soft reset ({})", r.error);

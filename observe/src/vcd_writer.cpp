@@ -86,7 +86,7 @@ void vcd_writer::set_string(id v, std::string_view text) {
 
 void vcd_writer::end_definitions() {
     std::string h;
-    h += "$date\n    (simulated)\n$end\n$version\n    systolic-tb\n$end\n";
+    h += "$date\n    (simulated)\n$end\n$version\n    " + m_version + "\n$end\n";
     for (const auto& c : m_comments)
         h += "$comment\n    " + c + "\n$end\n";
     h += "$timescale " + m_timescale + " $end\n";

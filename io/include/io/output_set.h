@@ -8,8 +8,7 @@
 //    are complete (stdout is written in between);
 //  - any failure, a destructor before commit(), or a SIGINT/SIGTERM/SIGHUP (io/process.h) removes
 //    every temporary.
-// Temporaries are ".systolic-PID-N.tmp" beside their outputs (".vcd" for a VCD that SystemC writes),
-// short whatever the output's name.
+// Temporaries are ".systolic-PID-N.tmp" beside their outputs, short whatever the output's name.
 #pragma once
 
 #include <cstddef>
@@ -37,8 +36,7 @@ public:
     // An input that no output may be; one that does not exist is skipped (its reader says so).
     void add_input(const named_path& input);
     // Checks an output against the rules above and creates its temporary; io_error if refused.
-    // `temp_suffix` ends the temporary's name (a writer that appends its own suffix needs it).
-    void add(const named_path& output, const std::string& temp_suffix = ".tmp");
+    void add(const named_path& output);
     // Creates the directory `dir.path` (never its parents) unless it exists; it is removed again
     // on failure if it is still empty. io_error if it cannot be, or is an input.
     void make_directory(const named_path& dir);
@@ -49,10 +47,6 @@ public:
     // The temporary of the output added as `path`, open for writing while the job runs; the
     // caller owns the descriptor and syncs and closes it before prepare().
     int stream(const std::string& path);
-    // The same for a writer that opens the file by name (SystemC's VCD writer, which appends
-    // ".vcd" to the name it is given: add the output with that temp_suffix).
-    std::string temporary(const std::string& path);
-
     // Writes and fsyncs every temporary that set() gave bytes; io_error (all removed) on failure.
     void prepare();
     // Renames every written temporary into place, re-checking that the target is still not a

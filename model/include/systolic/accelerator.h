@@ -20,6 +20,7 @@
 #include <memory>
 #include <systemc>
 #include <tlm>
+#include <type_traits>
 
 #include "systolic/accelerator_job.h"
 #include "systolic/job.h"
@@ -57,8 +58,23 @@ public:
     const register_block& registers() const { return m_regs; }
     bool busy() const { return m_busy; }
     const job_result& last_result() const { return m_last; }
-    // Ends of jobs seen (completed, failed or aborted), for tests that wait for one.
-    const sc_core::sc_event& job_end_event() const { return m_end_event; }
+
+    // The observer (edge_observer.h) of the controller that runs the jobs of `Format`: its edges,
+    // steps, DMA transfers and job ends, at that controller's time (null: none). One per format, not
+    // owned; an observer_fanout (<systolic/observe/observer_fanout.h>) attaches several.
+    template <class Format>
+    void set_observer(edge_observer<Format>* observer) {
+        lane_of<Format>().ctrl->set_observer(observer);
+    }
+    // The array and the controller of `Format`, for observers that name and sample them.
+    template <class Format>
+    const systolic_array<Format>& array() const {
+        return *lane_of<Format>().array;
+    }
+    template <class Format>
+    const tile_controller<Format>& controller() const {
+        return *lane_of<Format>().ctrl;
+    }
 
 private:
     // One number format's array and controller. Torn down newest first: the controller, the PEs
@@ -85,6 +101,20 @@ private:
 
     template <class F>
     void with_lane(dtype_code d, F&& f);
+    // (const: the lanes are the accelerator's parts, not its state)
+    template <class Format>
+    lane<Format>& lane_of() const {
+        if constexpr (std::is_same_v<Format, int8_format>)
+            return *m_int8;
+        else if constexpr (std::is_same_v<Format, int32_format>)
+            return *m_int32;
+        else if constexpr (std::is_same_v<Format, fp32_format>)
+            return *m_fp32;
+        else {
+            static_assert(std::is_same_v<Format, bf16_format>, "a lane per format: int8, int32, fp32, bf16");
+            return *m_bf16;
+        }
+    }
 
     // regs
     void b_transport(tlm::tlm_generic_payload& trans, sc_core::sc_time& delay);
@@ -130,7 +160,7 @@ private:
     bool m_dma_failed = false;
     std::uint64_t m_dma_fail_address = 0;
     job_result m_last;
-    sc_core::sc_event m_start_event, m_irq_event, m_end_event;
+    sc_core::sc_event m_start_event, m_irq_event;
 };
 
 }  // namespace systolic

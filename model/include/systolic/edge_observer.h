@@ -5,7 +5,9 @@
 // quantum. Edge e of a chunk happens at (time the advance step starts) + e clock periods.
 // Waveform writers and tests build on it; with none set the controller does no per-edge work for it.
 // An observer also hears, at step granularity, where each step of the plan (clear, load, advance,
-// drain) begins and ends, and every DMA transfer (dma_port.h), each with the controller's own time.
+// drain) begins and ends, and every DMA transfer (dma_port.h), each with the controller's own time;
+// and where each job begins and ends, so that one observer can follow a controller through many jobs
+// (an accelerator's, each with its own layout).
 #pragma once
 
 #include <cstdint>
@@ -13,6 +15,7 @@
 
 #include "systolic/array_core.h"
 #include "systolic/dma_port.h"
+#include "systolic/job.h"
 #include "systolic/tile_plan.h"
 
 namespace systolic {
@@ -43,6 +46,10 @@ public:
     virtual void on_step_begin(const step_event<Format>&) {}
     // Not called for a step that failed (watchdog, bus error): the job ends there.
     virtual void on_step_end(const step_event<Format>&) {}
+    // Before the job's first step, at its start time; and after its end (completed, failed or
+    // aborted), with the controller's record of it (result.end: when it ended).
+    virtual void on_job_begin(const matmul_job&, const sc_core::sc_time&) {}
+    virtual void on_job_end(const job_result&) {}
     void on_transfer(const dma_transfer&) override {}
 };
 

@@ -123,6 +123,7 @@ private:
                 sc_core::wait(m_start_event);
             m_qk.reset();
             m_result.start = sc_core::sc_time_stamp();
+            if (m_observer) m_observer->on_job_begin(m_job, m_result.start);
             const memory_traffic traffic_before = m_dma.traffic();
             try {
                 run_job();
@@ -138,6 +139,7 @@ private:
             m_qk.sync();
             m_result.traffic = m_dma.traffic() - traffic_before;
             m_result.end = sc_core::sc_time_stamp();
+            if (m_observer) m_observer->on_job_end(m_result);
             m_busy = false;
             m_done_event.notify(sc_core::SC_ZERO_TIME);
         }

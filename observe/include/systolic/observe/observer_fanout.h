@@ -31,6 +31,14 @@ public:
         for (auto* o : m_all)
             o->on_step_end(e);
     }
+    void on_job_begin(const matmul_job& job, const sc_core::sc_time& t) override {
+        for (auto* o : m_all)
+            o->on_job_begin(job, t);
+    }
+    void on_job_end(const job_result& r) override {
+        for (auto* o : m_all)
+            o->on_job_end(r);
+    }
     void on_transfer(const dma_transfer& t) override {
         for (auto* o : m_all)
             o->on_transfer(t);

@@ -1,5 +1,6 @@
-// A Chrome / Perfetto trace-event timeline of a job (open it in ui.perfetto.dev or chrome://tracing),
-// on the controller's own simulated time. Two tracks of one process:
+// A Chrome / Perfetto trace-event timeline of jobs (open it in ui.perfetto.dev or chrome://tracing),
+// on the controllers' own simulated time. One trace_file per file (one process); each controller's
+// trace_observer adds two tracks to it:
 //   <controller>      spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"), and
 //                     inside that each step: clear, load, advance, drain (categories tile, chunk,
 //                     phase; args say the tile, chunk, and for advance the edges);
@@ -66,17 +67,36 @@ private:
     std::uint64_t m_units_per_us = 0, m_us_per_unit = 0;
 };
 
+// The file's JSON around the events: opened for the process `process` ("systolic-tb"), closed by
+// finish(). Tracks are numbered 1, 2, ... in the order they are added.
+class trace_file {
+public:
+    trace_file(file_sink& out, const std::string& process) : m_out(out) {
+        m_out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
+        m_out.append(R"({"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":")" + process +
+                     "\"}}");
+    }
+    // A named track; returns its number, the events' "tid".
+    int add_track(const std::string& name) {
+        ++m_tracks;
+        m_out.append(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":" +
+                     std::to_string(m_tracks) + ",\"args\":{\"name\":\"" + name + "\"}}");
+        return m_tracks;
+    }
+    void append(std::string_view events) { m_out.append(events); }
+    // After the last event (every observer's job ended or finished); the file_sink is the caller's.
+    void finish() { m_out.append("\n]}\n"); }
+
+private:
+    file_sink& m_out;
+    int m_tracks = 0;
+};
+
 template <class Format>
 class trace_observer final : public edge_observer<Format> {
 public:
-    trace_observer(file_sink& out, const std::string& controller) : m_out(out) {
-        m_out.append("{\"displayTimeUnit\":\"ns\",\"traceEvents\":[\n");
-        m_out.append(R"({"name":"process_name","ph":"M","pid":1,"tid":1,"args":{"name":"systolic-tb"}})");
-        m_out.append(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":1,\"args\":{\"name\":\"" +
-                     controller + "\"}}");
-        m_out.append(",\n{\"name\":\"thread_name\",\"ph\":\"M\",\"pid\":1,\"tid\":2,\"args\":{\"name\":\"" +
-                     controller + ".dma\"}}");
-    }
+    trace_observer(trace_file& out, const std::string& controller)
+        : m_out(out), m_track(out.add_track(controller)), m_dma_track(out.add_track(controller + ".dma")) {}
 
     bool wants_edges() const override { return false; }
     void on_edge(const edge_event<Format>&) override {}
@@ -116,18 +136,21 @@ public:
         const bool read = t.command == tlm::TLM_READ_COMMAND;
         char addr[24];
         std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
-        m_out.append(
-            span(2, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
-                 "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
-                     "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
+        m_out.append(span(m_dma_track, std::string(read ? "read " : "write ") + t.what, "dma",
+                          t.begin.value(), t.end.value(),
+                          "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr + "\",\"dmi\":" +
+                              (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
     }
 
-    // The job ended at `end`: closes what is still open (a failed step) and the file's JSON.
+    void on_job_end(const job_result& r) override { finish(r.end); }
+
+    // The job ended at `end` (on_job_end; or a job that did not end, where the simulation stopped):
+    // closes what is still open, a failed step among it.
     void finish(const sc_core::sc_time& end) {
         const std::uint64_t t = end.value();
         if (m_step_open) close_step(t, true);
         if (m_tile_open) close_tile(m_step_failed ? t : m_last_end);
-        m_out.append("\n]}\n");
+        m_step_failed = false;
     }
 
 private:
@@ -138,12 +161,12 @@ private:
         std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
         if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
         if (failed) args += ",\"failed\":true";
-        m_chunk_phases += span(1, to_string(m_step_kind), "phase", m_step_begin, end, args);
+        m_chunk_phases += span(m_track, to_string(m_step_kind), "phase", m_step_begin, end, args);
     }
     void close_chunk(std::uint64_t end) {
         if (!m_chunk_open) return;
         m_chunk_open = false;
-        m_tile_parts += span(1, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
+        m_tile_parts += span(m_track, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
                              m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
         m_tile_parts += m_chunk_phases;
         m_chunk_phases.clear();
@@ -151,7 +174,7 @@ private:
     void close_tile(std::uint64_t end) {
         close_chunk(end);
         m_tile_open = false;
-        m_out.append(span(1, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
+        m_out.append(span(m_track, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
         m_out.append(m_tile_parts);
         m_tile_parts.clear();
     }
@@ -163,7 +186,8 @@ private:
                ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
     }
 
-    file_sink& m_out;
+    trace_file& m_out;
+    const int m_track, m_dma_track;  // the controller's steps, its DMA transfers
     trace_clock m_clock;
     bool m_tile_open = false, m_chunk_open = false, m_step_open = false, m_step_failed = false;
     std::size_t m_tile = 0;

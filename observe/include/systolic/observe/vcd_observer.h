@@ -11,6 +11,9 @@
 // PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
 // floating-point values VCD reals. The timescale is the SystemC time resolution. save_file() gives
 // GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals.
+// An observer declares its signals when it is made; several may share one writer (an accelerator's
+// controllers), and the caller ends the writer's definitions (vcd_writer::end_definitions) once
+// they all exist, before the simulation runs.
 #pragma once
 
 #include <cstdint>
@@ -49,20 +52,19 @@ public:
     };
 
     vcd_observer(vcd_writer& w, const systolic_array<Format>& array, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c)
-        : vcd_observer(w, {{&array.core(), array.name()}}, controller, sel, clock, c) {}
+                 const pe_selection& sel, const sc_core::sc_time& clock)
+        : vcd_observer(w, {{&array.core(), array.name()}}, controller, sel, clock) {}
 
     // A fabric: the traced PEs of every array (sel in each array's own coordinates), and a strobe per
     // link, <fabric>.link_<kind>_<r>_<c>_<d>_to_<r>_<c>_<d>, high for half a clock on every edge that
     // carried a word.
     vcd_observer(vcd_writer& w, const fabric<Format>& f, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c)
-        : vcd_observer(w, arrays_of(f), controller, sel, clock, c, &f) {}
+                 const pe_selection& sel, const sc_core::sc_time& clock)
+        : vcd_observer(w, arrays_of(f), controller, sel, clock, &f) {}
 
     vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock, const matrix_layout& c,
-                 const fabric<Format>* fab = nullptr)
-        : m_w(w), m_sel(sel), m_c(c), m_arrays(arrays), m_fabric(fab) {
+                 const pe_selection& sel, const sc_core::sc_time& clock, const fabric<Format>* fab = nullptr)
+        : m_w(w), m_sel(sel), m_arrays(arrays), m_fabric(fab) {
         const auto res = sc_core::sc_get_time_resolution();
         m_half = std::max<std::uint64_t>(1, clock.value() / 2);
         m_w.set_timescale(res.to_string());
@@ -125,7 +127,6 @@ public:
                                            coords(st, l.from) + "_to_" + coords(st, l.to),
                                        1, k::bit));
         }
-        m_w.end_definitions();
     }
 
     // A GTKWave save file for this VCD (`dumpfile`, the path GTKWave opens): every signal under
@@ -190,7 +191,11 @@ public:
         m_c_write_fall = now + m_half;
     }
 
-    // The job ended at `end`: the last pulses fall, the phase goes idle.
+    void on_job_begin(const matmul_job& job, const sc_core::sc_time&) override { m_c = job.c; }
+    void on_job_end(const job_result& r) override { finish(r.end); }
+
+    // The job ended at `end` (on_job_end; or a job that did not end, where the simulation stopped):
+    // the last pulses fall, the phase goes idle.
     void finish(const sc_core::sc_time& end) {
         if (!m_first_tile_done) m_view.tile_end = end.value();
         m_first_tile_done = true;
@@ -317,7 +322,7 @@ private:
 
     vcd_writer& m_w;
     pe_selection m_sel;
-    matrix_layout m_c;
+    matrix_layout m_c;  // the running job's C, for c_row
     std::uint64_t m_half = 1;
     vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
         m_c_row, m_c_len;

@@ -7,6 +7,7 @@
 // shortest text that reads back to the same double.
 #pragma once
 
+#include <algorithm>
 #include <cstdint>
 #include <string>
 #include <string_view>
@@ -22,9 +23,14 @@ public:
 
     explicit vcd_writer(file_sink& out) : m_out(out) {}
 
-    // Header, before any variable: the timescale ("1 ps", "10 ns", ...) and free text.
+    // Header, before any variable: the timescale ("1 ps", "10 ns", ...), the writing program and free text.
     void set_timescale(std::string ts) { m_timescale = std::move(ts); }
-    void add_comment(std::string text) { m_comments.push_back(std::move(text)); }
+    void set_version(std::string program) { m_version = std::move(program); }
+    // A comment already given is not repeated (observers that share the writer each give theirs).
+    void add_comment(std::string text) {
+        if (std::find(m_comments.begin(), m_comments.end(), text) == m_comments.end())
+            m_comments.push_back(std::move(text));
+    }
 
     // A wire of 1..64 bits (kind "wire", or "integer" etc. as the VCD's var type) or a real.
     id add_wire(const std::string& path, unsigned width, const char* kind = "wire");
@@ -79,6 +85,7 @@ private:
 
     file_sink& m_out;
     std::string m_timescale = "1 ps";
+    std::string m_version = "systolic-tb";  // the program that wrote the file
     std::vector<std::string> m_comments;
     std::vector<var> m_vars;
     std::uint64_t m_time = 0;

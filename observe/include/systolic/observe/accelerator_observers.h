@@ -1,0 +1,87 @@
+// The waveform and the timeline of an accelerator (accelerator.h): for each of its lanes (an array
+// and a controller per number format) a vcd_observer on one shared vcd_writer, a trace_observer on
+// one shared trace_file, or both through a fan-out, attached with accelerator::set_observer for as
+// long as this object lives. The VCD's signals sit under the lanes' SystemC names
+// (<accel>.ctrl_int8.phase, <accel>.array_int8.row_0.pe_0_0.acc, ...); each job is followed from
+// its start to its end, so one file shows every job the software ran, in any format. A caller that
+// adds signals of its own to the writer ends its definitions afterwards (vcd_writer::end_definitions).
+#pragma once
+
+#include <memory>
+#include <systemc>
+
+#include "systolic/accelerator.h"
+#include "systolic/number_format.h"
+#include "systolic/observe/observer_fanout.h"
+#include "systolic/observe/pe_selection.h"
+#include "systolic/observe/trace_observer.h"
+#include "systolic/observe/vcd_observer.h"
+#include "systolic/observe/vcd_writer.h"
+
+namespace systolic::observe {
+
+class accelerator_observers {
+public:
+    // Either writer may be null (not written). `traced`: the PEs of each array in the VCD.
+    accelerator_observers(accelerator& accel, vcd_writer* vcd, const pe_selection& traced, trace_file* trace)
+        : m_accel(accel) {
+        attach(m_int8, vcd, traced, trace);
+        attach(m_int32, vcd, traced, trace);
+        attach(m_fp32, vcd, traced, trace);
+        attach(m_bf16, vcd, traced, trace);
+    }
+    accelerator_observers(const accelerator_observers&) = delete;
+    accelerator_observers& operator=(const accelerator_observers&) = delete;
+    ~accelerator_observers() {
+        m_accel.set_observer<int8_format>(nullptr);
+        m_accel.set_observer<int32_format>(nullptr);
+        m_accel.set_observer<fp32_format>(nullptr);
+        m_accel.set_observer<bf16_format>(nullptr);
+    }
+
+    // A job still running when the simulation stopped is closed at `end`; ended jobs closed themselves.
+    void finish(const sc_core::sc_time& end) {
+        finish(m_int8, end);
+        finish(m_int32, end);
+        finish(m_fp32, end);
+        finish(m_bf16, end);
+    }
+
+private:
+    template <class Format>
+    struct lane {
+        std::unique_ptr<vcd_observer<Format>> vcd;
+        std::unique_ptr<trace_observer<Format>> trace;
+        observer_fanout<Format> all;
+    };
+
+    template <class Format>
+    void attach(lane<Format>& l, vcd_writer* vcd, const pe_selection& traced, trace_file* trace) {
+        const tile_controller<Format>& ctrl = m_accel.controller<Format>();
+        if (vcd) {
+            l.vcd = std::make_unique<vcd_observer<Format>>(*vcd, m_accel.array<Format>(), ctrl.name(), traced,
+                                                           ctrl.cfg().clock_period);
+            l.all.add(l.vcd.get());
+        }
+        if (trace) {
+            l.trace = std::make_unique<trace_observer<Format>>(*trace, ctrl.name());
+            l.all.add(l.trace.get());
+        }
+        if (!l.all.empty()) m_accel.set_observer<Format>(&l.all);
+    }
+
+    template <class Format>
+    void finish(lane<Format>& l, const sc_core::sc_time& end) {
+        if (!m_accel.controller<Format>().busy()) return;
+        if (l.vcd) l.vcd->finish(end);
+        if (l.trace) l.trace->finish(end);
+    }
+
+    accelerator& m_accel;
+    lane<int8_format> m_int8;
+    lane<int32_format> m_int32;
+    lane<fp32_format> m_fp32;
+    lane<bf16_format> m_bf16;
+};
+
+}  // namespace systolic::observe
