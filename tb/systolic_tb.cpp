@@ -21,13 +21,13 @@
 #include "npy.h"
 #include "observer_fanout.h"
 #include "pe_selection.h"
-#include "problem.h"
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
-#include "testbench.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/testbench.h"
 #include "time_text.h"
 #include "trace_observer.h"
 #include "vcd_observer.h"
@@ -37,6 +37,7 @@ namespace {
 
 using namespace systolic;
 using namespace systolic::tb;
+using namespace systolic::verify;
 
 constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;

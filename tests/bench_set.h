@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "testbench.h"
+#include "systolic/verify/testbench.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 template <class Format>
 class bench_set {
@@ -71,4 +71,4 @@ bool has_error(const run_outcome<Format>& out, const std::string& needle) {
     return false;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -17,7 +17,7 @@
 
 #include "bench_set.h"
 #include "npy.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
 
@@ -26,6 +26,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace systolic;
 using namespace systolic::tb;
+using namespace systolic::verify;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {

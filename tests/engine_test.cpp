@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 8};
 // R x C: a single row and a single column, and both orientations of two rectangles.

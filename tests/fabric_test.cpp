@@ -11,13 +11,13 @@
 #include <tuple>
 
 #include "bench_set.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/fabric_geometry.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 struct fabric_key {
     std::size_t n;

@@ -7,13 +7,13 @@
 #include <random>
 
 #include "bench_set.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/number_format.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 class benches : public ::testing::Environment {
 public:

@@ -6,14 +6,14 @@
 #include <random>
 
 #include "bench_set.h"
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/number_format.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {

@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/number_format.h"
-#include "testbench.h"
+#include "systolic/verify/testbench.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using fmt = int32_format;
 using acc_t = fmt::accumulator_type;
 

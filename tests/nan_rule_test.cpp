@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/number_format.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 const std::vector<std::size_t> sizes = {1, 3, 8};
 

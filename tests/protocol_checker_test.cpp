@@ -16,7 +16,7 @@
 #include <tlm>
 #include <vector>
 
-#include "protocol_checker.h"
+#include "systolic/verify/protocol_checker.h"
 #include "systolic/memory.h"
 #include "systolic/memory_core.h"
 #include "test_initiator.h"
@@ -24,7 +24,7 @@
 
 namespace {
 
-using systolic::tb::protocol_checker;
+using systolic::verify::protocol_checker;
 using systolic::tb::test_initiator;
 
 constexpr std::uint64_t k_base = 0x1000;

@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/number_format.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 constexpr std::size_t max_array = 32;
 constexpr std::uint64_t shards = 2;              // test cases per format

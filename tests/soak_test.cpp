@@ -16,19 +16,19 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
-#include "protocol_checker.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/protocol_checker.h"
 #include "systolic/job.h"
 #include "systolic/memory.h"
 #include "systolic/number_format.h"
 #include "systolic/systolic_array.h"
 #include "systolic/tile_controller.h"
-#include "testbench.h"
+#include "systolic/verify/testbench.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using fmt = int32_format;
 
 constexpr std::uint64_t jobs = 10000;

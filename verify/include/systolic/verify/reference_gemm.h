@@ -44,7 +44,7 @@
 #define SYSTOLIC_REFERENCE_CLONES
 #endif
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 struct reference_options {
     std::uint64_t k_tile = 0;  // 0: one chunk of K
@@ -412,4 +412,4 @@ std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulato
     return bytes;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify
