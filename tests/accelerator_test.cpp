@@ -16,21 +16,21 @@
 #include <tlm>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/protocol_checker.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/accelerator.h"
 #include "systolic/counting.h"
 #include "systolic/memory.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/protocol_checker.h"
+#include "systolic/verify/reference_gemm.h"
 #include "test_initiator.h"
 #include "tlm_expect.h"
 
 namespace {
 
 using namespace systolic;
+using systolic::tb::test_initiator;
 using systolic::verify::problem;
 using systolic::verify::protocol_checker;
-using systolic::tb::test_initiator;
 
 constexpr std::uint64_t k_mem_base = 0x80000000;
 constexpr std::uint64_t k_mem_size = 0x40000;

@@ -17,9 +17,9 @@
 
 #include "bench_set.h"
 #include "npy.h"
-#include "systolic/verify/problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
@@ -50,8 +50,8 @@ problem<int32_format> example() {
     return pr;
 }
 
-run_options split(k_policy policy) {
-    run_options o;
+job_options split(k_policy policy) {
+    job_options o;
     o.k_tile = 2;
     o.policy = policy;
     return o;

@@ -14,9 +14,9 @@
 
 #include "cli_harness.h"
 #include "npy.h"
+#include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
 #include "systolic/verify/reference_gemm.h"
-#include "systolic/number_format.h"
 
 namespace {
 

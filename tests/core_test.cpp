@@ -21,9 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
-#include "systolic/verify/scoreboard.h"
 #include "systolic/array_core.h"
 #include "systolic/counting.h"
 #include "systolic/job.h"
@@ -33,6 +30,9 @@
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
 #include "systolic/token.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
+#include "systolic/verify/scoreboard.h"
 
 namespace {
 
@@ -2515,8 +2515,8 @@ TEST(ReferenceGemm, RandomProblemIsDeterministicAndInRange) {
 // ------------------------------------------------------------------------------------------------
 
 systolic::verify::reference_options split_options(u64 k_tile, k_policy policy,
-                                              overflow_mode overflow = overflow_mode::wrap,
-                                              quantization quant = {}) {
+                                                  overflow_mode overflow = overflow_mode::wrap,
+                                                  quantization quant = {}) {
     systolic::verify::reference_options opt;
     opt.k_tile = k_tile;
     opt.policy = policy;
@@ -2532,14 +2532,14 @@ TEST(ReferenceGemm, KSplitSeedProduct) {
     const auto pr = systolic::verify::seed_example<int32_format>();
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
         for (u64 kt : {0ull, 1ull, 2ull, 3ull, 4ull}) {
-            const auto c =
-                systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, split_options(kt, policy));
+            const auto c = systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b,
+                                                                          split_options(kt, policy));
             EXPECT_EQ(c, want) << to_string(policy) << " KT=" << kt;
         }
     }
     const auto p8 = systolic::verify::seed_example<int8_format>();
-    const auto c8 =
-        systolic::verify::reference_gemm<int8_format>(p8.shape, p8.a, p8.b, split_options(2, k_policy::partials));
+    const auto c8 = systolic::verify::reference_gemm<int8_format>(p8.shape, p8.a, p8.b,
+                                                                  split_options(2, k_policy::partials));
     EXPECT_EQ(c8, (std::vector<i32>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
 }
 
@@ -2554,8 +2554,8 @@ TEST(ReferenceGemm, PerPartialQuantizationRoundsEachChunk) {
     q.scale = 0.5;
     q.per_partial = true;
     const auto pr = systolic::verify::seed_example<int32_format>();
-    const auto wide = systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b,
-                                                                 split_options(2, k_policy::partials, {}, q));
+    const auto wide = systolic::verify::reference_gemm<int32_format>(
+        pr.shape, pr.a, pr.b, split_options(2, k_policy::partials, {}, q));
     EXPECT_EQ(wide, (std::vector<i64>{3, 1, 3, 8, 2, 7, 13, 4, 11}));
     EXPECT_EQ(wide[0], 3);  // the seeds' case: round(0.5) + round(3.0) = 0 + 3
     // Encoded, only the zero point and the clip remain.
@@ -2603,7 +2603,7 @@ TEST(ReferenceGemm, BlockedExampleTopLeftWithKSplit) {
     // clang-format on
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
         const auto c = systolic::verify::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b,
-                                                                  split_options(2, policy));
+                                                                      split_options(2, policy));
         ASSERT_EQ(c.size(), 16u);
         EXPECT_EQ(c[0 * 4 + 0], 1) << to_string(policy);
         EXPECT_EQ(c[0 * 4 + 1], 3) << to_string(policy);

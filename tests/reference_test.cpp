@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 
@@ -209,7 +209,8 @@ TEST(ReferenceNaN, EveryNaNInCIsCanonical) {
         EXPECT_EQ(bits_of(c[1]), 0x7fc00000u) << std::hex << bits_of(n);
     }
     // inf - inf, and a bf16 NaN.
-    const auto c = systolic::verify::reference_gemm<fp32_format>({1, 2, 1}, {INFINITY, -INFINITY}, {1.0f, 1.0f});
+    const auto c =
+        systolic::verify::reference_gemm<fp32_format>({1, 2, 1}, {INFINITY, -INFINITY}, {1.0f, 1.0f});
     EXPECT_EQ(bits_of(c[0]), 0x7fc00000u);
     const auto h = systolic::verify::reference_gemm<bf16_format>({1, 1, 1}, {bf16{0xffc1}}, {bf16{0x3f80}});
     EXPECT_EQ(bits_of(h[0]), 0x7fc00000u);

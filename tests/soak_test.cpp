@@ -16,13 +16,13 @@
 #include <string>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/protocol_checker.h"
 #include "systolic/job.h"
 #include "systolic/memory.h"
 #include "systolic/number_format.h"
 #include "systolic/systolic_array.h"
 #include "systolic/tile_controller.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/protocol_checker.h"
 #include "systolic/verify/testbench.h"
 
 namespace {
@@ -77,7 +77,7 @@ SC_MODULE(platform) {
         std::vector<std::uint8_t> c;
         for (std::uint64_t i = 0; i < jobs; ++i) {
             const problem_shape s{1 + rng() % max_dim, 1 + rng() % max_dim, 1 + rng() % max_dim};
-            run_options o;
+            job_options o;
             o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
             o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
             o.order = static_cast<tile_order>(rng() % 4);
@@ -95,7 +95,7 @@ SC_MODULE(platform) {
             // The driver's memory map: A, B, C and the partial-sum buffer in fixed regions.
             const std::uint64_t csz = o.quant.enabled ? 1 : sizeof(fmt::accumulator_type);
             matmul_job job = make_job(s, sizeof(fmt::operand_type), csz, 0, region, 2 * region);
-            apply_run_options(job, o);
+            apply_job_options(job, o);
             if (job.uses_partial_buffer())
                 job.partial = make_layout(3 * region, s.m, s.p, sizeof(fmt::accumulator_type));
             mem.core().write(job.a.base, pr.a.data(), pr.a.size() * sizeof(fmt::operand_type));

@@ -14,11 +14,11 @@
 #include <tuple>
 #include <vector>
 
-#include "systolic/verify/fault.h"
 #include "npy.h"
-#include "systolic/verify/problem.h"
 #include "run_report.h"
 #include "systolic/job.h"
+#include "systolic/verify/fault.h"
+#include "systolic/verify/problem.h"
 #include "systolic/verify/testbench.h"
 #include "topology.h"
 
@@ -162,13 +162,13 @@ public:
     verify::testbench<Format>& bench() { return m_bench; }
 
     layer_record run(const layer& l, const run_settings& s, const verify::problem<Format>& pr) {
-        verify::run_options opt;
+        verify::job_options opt;
         opt.engine = s.engine;
         opt.inject = s.inject;
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
         m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
-        const verify::run_outcome<Format> out = m_bench.run(pr, opt);
+        const verify::job_check<Format> out = m_bench.run(pr, opt);
 
         layer_record r;
         r.topology = s.topology;
