@@ -40,8 +40,8 @@
 
 #include "fabric_bench.h"
 #include "functional_bench.h"
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/counting.h"
 #include "systolic/edge_observer.h"
 #include "systolic/job.h"
@@ -162,7 +162,7 @@ public:
 
 private:
     // Declared first: the modules below are built from them.
-    tb::problem<Format> m_problem;
+    verify::problem<Format> m_problem;
     matmul_job m_job;
 
 public:
@@ -173,7 +173,7 @@ public:
     bench_rig(const sc_core::sc_module_name& name, std::size_t n, const problem_shape& shape,
               std::uint64_t seed)
         : rig_base(name, Format::name, n, shape),
-          m_problem(tb::random_problem<Format>(shape, seed)),
+          m_problem(verify::random_problem<Format>(shape, seed)),
           m_job(plan(shape)),
           mem("memory", memory_config(m_job)),
           array("array", n),
@@ -205,15 +205,15 @@ public:
     }
 
     void run_reference() override {
-        auto c = tb::reference_gemm<Format>(m_shape, m_problem.a, m_problem.b, options());
+        auto c = verify::reference_gemm<Format>(m_shape, m_problem.a, m_problem.b, options());
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }
 
     std::string check_against_reference() const override {
         const auto& s = m_shape;
-        const auto want = tb::encode_c<Format>(
-            tb::reference_gemm<Format>(s, m_problem.a, m_problem.b, options()), m_job.quant);
+        const auto want = verify::encode_c<Format>(
+            verify::reference_gemm<Format>(s, m_problem.a, m_problem.b, options()), m_job.quant);
         const std::uint64_t elem = output_size(m_job.quant, sizeof(accumulator_type));
         std::vector<std::uint8_t> row(s.p * elem);
         for (std::uint64_t r = 0; r < s.m; ++r) {
@@ -238,8 +238,8 @@ private:
 
     // The reference does what the job asks: the same K chunks, overflow mode and quantization
     // (all at their defaults here, so one unbroken, wrapping, k-ordered sum per output).
-    tb::reference_options options() const {
-        tb::reference_options opt;
+    verify::reference_options options() const {
+        verify::reference_options opt;
         opt.k_tile = m_job.k_tile;
         opt.policy = m_job.policy;
         opt.overflow = m_job.overflow;

@@ -10,8 +10,8 @@
 #include <systemc>
 #include <vector>
 
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/fabric.h"
 #include "systolic/memory.h"
 #include "systolic/tile_controller.h"
@@ -36,7 +36,7 @@ public:
         : sc_core::sc_module(name),
           m_geo{fabric_2x2, fabric_n, 1},
           m_shape{m_geo.tile_rows(), k, m_geo.tile_cols()},
-          m_problem(tb::random_problem<format>(m_shape, 17)),
+          m_problem(verify::random_problem<format>(m_shape, 17)),
           m_job(plan(m_shape)),
           mem("memory", memory_config(m_job)),
           fab("fabric", m_geo, threads),
@@ -70,7 +70,7 @@ public:
 
     std::string check() const {
         const auto want =
-            tb::encode_c<format>(tb::reference_gemm<format>(m_shape, m_problem.a, m_problem.b, {}), {});
+            verify::encode_c<format>(verify::reference_gemm<format>(m_shape, m_problem.a, m_problem.b, {}), {});
         std::vector<std::uint8_t> row(m_shape.p * sizeof(accumulator_type));
         for (std::uint64_t r = 0; r < m_shape.m; ++r) {
             mem.core().read(m_job.c.address(r, 0), row.data(), row.size());
@@ -97,7 +97,7 @@ private:
 
     fabric_geometry m_geo;
     problem_shape m_shape;
-    tb::problem<format> m_problem;
+    verify::problem<format> m_problem;
     matmul_job m_job;
     expected_counts m_expected;
 

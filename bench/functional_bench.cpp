@@ -26,8 +26,8 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/counting.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
@@ -90,14 +90,14 @@ void report(benchmark::State& state, const rates& r, bool ratio) {
 }
 
 template <class Format>
-const tb::problem<Format>& layer_problem() {
-    static const tb::problem<Format> p = tb::random_problem<Format>(layer, 1600);
+const verify::problem<Format>& layer_problem() {
+    static const verify::problem<Format> p = verify::random_problem<Format>(layer, 1600);
     return p;
 }
 
 // The layer as the functional engine runs it on a 128 x 128 array: every output tile in one call.
 template <class Format>
-std::uint64_t run_tiles(const tb::problem<Format>& pr, typename Format::accumulator_type* c) {
+std::uint64_t run_tiles(const verify::problem<Format>& pr, typename Format::accumulator_type* c) {
     std::uint64_t overflows = 0;
     for (std::uint64_t r0 = 0; r0 < layer.m; r0 += tile) {
         for (std::uint64_t c0 = 0; c0 < layer.p; c0 += tile) {
@@ -118,7 +118,7 @@ void bench_kernel(benchmark::State& state) {
     std::vector<acc_t> c(layer.m * layer.p);
     {  // untimed: the kernel's C, bit for bit, against the reference
         run_tiles<Format>(pr, c.data());
-        const auto want = tb::reference_gemm<Format>(layer, pr.a, pr.b);
+        const auto want = verify::reference_gemm<Format>(layer, pr.a, pr.b);
         if (std::memcmp(want.data(), c.data(), c.size() * sizeof(acc_t)) != 0) {
             state.SkipWithError("gemm_accumulate differs from the reference GEMM");
             return;
@@ -139,7 +139,7 @@ void bench_reference(benchmark::State& state) {
     const auto& pr = layer_problem<Format>();
     const clocks t0;
     for (auto _ : state) {
-        auto c = tb::reference_gemm<Format>(layer, pr.a, pr.b);
+        auto c = verify::reference_gemm<Format>(layer, pr.a, pr.b);
         benchmark::DoNotOptimize(c.data());
         benchmark::ClobberMemory();
     }

@@ -2,22 +2,6 @@
 
 namespace systolic::tb {
 
-std::uint64_t fabric_outcome::halo_words(const std::string& kind, bool padding) const {
-    std::uint64_t w = 0;
-    for (const auto& l : links)
-        if (l.kind == kind) w += padding ? l.padding_words : l.words;
-    return w;
-}
-
-memory_traffic single_array_traffic(const matmul_job& job, std::uint64_t n, std::uint64_t operand_bytes,
-                                    const memory_traffic& traffic) {
-    const auto& s = job.shape;
-    memory_traffic t = traffic;
-    t.a_read = ceil_div(s.p, n) * s.m * s.k * operand_bytes;
-    t.b_read = ceil_div(s.m, n) * s.k * s.p * operand_bytes;
-    return t;
-}
-
 namespace {
 
 nlohmann::json traffic_json(const memory_traffic& t) {
@@ -25,7 +9,7 @@ nlohmann::json traffic_json(const memory_traffic& t) {
         {"a_read", t.a_read}, {"b_read", t.b_read}, {"c_written", t.c_written}, {"partials", t.partials()}};
 }
 
-nlohmann::json fabric_json(const fabric_outcome& f, const memory_traffic& traffic) {
+nlohmann::json fabric_json(const verify::fabric_outcome& f, const memory_traffic& traffic) {
     nlohmann::json links = nlohmann::json::array();
     for (const auto& l : f.links)
         links.push_back({{"from", l.from},
@@ -54,7 +38,7 @@ nlohmann::json fabric_json(const fabric_outcome& f, const memory_traffic& traffi
 
 nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
-    const scoreboard_summary& sb = *in.scoreboard;
+    const verify::scoreboard_summary& sb = *in.scoreboard;
     const matmul_job& job = *in.job;
     const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.k_tile);
 

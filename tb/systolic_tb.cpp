@@ -18,7 +18,6 @@
 #include "io/process.h"
 #include "memory_estimate.h"
 #include "npy.h"
-#include "problem.h"
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
@@ -30,7 +29,8 @@
 #include "systolic/observe/vcd_observer.h"
 #include "systolic/observe/vcd_writer.h"
 #include "systolic/quantize.h"
-#include "testbench.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/testbench.h"
 #include "time_text.h"
 
 namespace {
@@ -38,6 +38,7 @@ namespace {
 using namespace systolic;
 using namespace systolic::tb;
 using namespace systolic::observe;
+using namespace systolic::verify;
 
 constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;
@@ -171,8 +172,8 @@ problem<Format> problem_from_options(const options& o) {
 
 // The run options from the command line, with every combination checked before anything runs.
 template <class Format>
-run_options make_run_options(const options& o, const problem_shape& shape) {
-    run_options ro;
+job_options make_job_options(const options& o, const problem_shape& shape) {
+    job_options ro;
     ro.order = *parse_tile_order(o.order);
     ro.order_seed = o.seed;
     ro.packed = o.packed;
@@ -239,7 +240,7 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
 constexpr std::uint64_t max_printed_c = 64;
 
 template <class Format>
-void print_summary(std::ostream& os, const options& o, const run_outcome<Format>& out) {
+void print_summary(std::ostream& os, const options& o, const job_check<Format>& out) {
     const auto& job = out.job;
     const auto& s = job.shape;
     const auto& r = out.result;
@@ -335,7 +336,7 @@ std::vector<io::named_path> planned_outputs(const options& o) {
 // Writes every output, or none: files go to temporaries first, then stdout, and only when all of
 // that worked are the files renamed into place (io_error otherwise, every temporary removed).
 template <class Format>
-void write_outputs(const options& o, const run_outcome<Format>& out, const std::string& summary,
+void write_outputs(const options& o, const job_check<Format>& out, const std::string& summary,
                    const std::string& report, io::output_set& files) {
     const bool json_to_stdout = o.json && *o.json == "-";
     std::string c_header;
@@ -383,7 +384,7 @@ int run(const options& o) {
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
     const problem<Format> pr = problem_from_options<Format>(o);
-    const run_options ro = make_run_options<Format>(o, pr.shape);
+    const job_options ro = make_job_options<Format>(o, pr.shape);
 
     // The model's own time: a quantum that lets the controller run thousands of edges per sync.
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));

@@ -16,21 +16,21 @@
 #include <tlm>
 #include <vector>
 
-#include "problem.h"
-#include "protocol_checker.h"
-#include "reference_gemm.h"
 #include "systolic/accelerator.h"
 #include "systolic/counting.h"
 #include "systolic/memory.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/protocol_checker.h"
+#include "systolic/verify/reference_gemm.h"
 #include "test_initiator.h"
 #include "tlm_expect.h"
 
 namespace {
 
 using namespace systolic;
-using systolic::tb::problem;
-using systolic::tb::protocol_checker;
 using systolic::tb::test_initiator;
+using systolic::verify::problem;
+using systolic::verify::protocol_checker;
 
 constexpr std::uint64_t k_mem_base = 0x80000000;
 constexpr std::uint64_t k_mem_size = 0x40000;
@@ -163,7 +163,7 @@ placed<Format> place(const problem_shape& s, std::uint32_t dtype, std::uint64_t 
                      std::uint32_t k_tile = 0, bool partials = false) {
     auto& b = bench();
     placed<Format> p;
-    p.pr = tb::random_problem<Format>(s, seed);
+    p.pr = verify::random_problem<Format>(s, seed);
     using op_t = typename Format::operand_type;
     using acc_t = typename Format::accumulator_type;
     const std::uint64_t osz = sizeof(op_t), asz = sizeof(acc_t);
@@ -198,7 +198,7 @@ placed<Format> place(const problem_shape& s, std::uint32_t dtype, std::uint64_t 
         core.write(j.a_addr + r * j.a_stride, &p.pr.a[r * s.k], s.k * osz);
     for (std::uint64_t r = 0; r < s.k; ++r)
         core.write(j.b_addr + r * j.b_stride, &p.pr.b[r * s.p], s.p * osz);
-    tb::reference_options ref;
+    verify::reference_options ref;
     ref.k_tile = k_tile;
     ref.policy = partials ? k_policy::partials : k_policy::preserve;
     quantization q;
@@ -207,7 +207,7 @@ placed<Format> place(const problem_shape& s, std::uint32_t dtype, std::uint64_t 
         q.scale = 0.25;
         q.zero_point = -3;
     }
-    p.expected_c = tb::encode_c<Format>(tb::reference_gemm<Format>(s, p.pr.a, p.pr.b, ref), q);
+    p.expected_c = verify::encode_c<Format>(verify::reference_gemm<Format>(s, p.pr.a, p.pr.b, ref), q);
     return p;
 }
 
@@ -368,7 +368,7 @@ TEST(Jobs, SeedExampleRaisesTheInterruptAtItsEnd) {
     fresh();
     auto& b = bench();
     auto p = place<int32_format>({3, 3, 3}, SYSTOLIC_DTYPE_INT32, 1);
-    p.pr = tb::seed_example<int32_format>();
+    p.pr = verify::seed_example<int32_format>();
     for (std::uint64_t r = 0; r < 3; ++r) {
         b.mem.core().write(p.job.a_addr + r * p.job.a_stride, &p.pr.a[r * 3], 12);
         b.mem.core().write(p.job.b_addr + r * p.job.b_stride, &p.pr.b[r * 3], 12);

@@ -11,9 +11,9 @@
 #include <utility>
 #include <vector>
 
-#include "testbench.h"
+#include "systolic/verify/testbench.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 template <class Format>
 class bench_set {
@@ -49,7 +49,7 @@ private:
 // The end-of-test checks every case shares: the job completed, something was checked, the
 // scoreboard saw no error, every element of C was written once and nothing outside it changed.
 template <class Format>
-void expect_pass(const run_outcome<Format>& out) {
+void expect_pass(const job_check<Format>& out) {
     EXPECT_TRUE(out.result.completed()) << out.result.error;
     EXPECT_TRUE(out.pass());
     EXPECT_GT(out.scoreboard.checked, 0u);
@@ -65,10 +65,10 @@ void expect_pass(const run_outcome<Format>& out) {
 
 // True when any scoreboard error line contains `needle`.
 template <class Format>
-bool has_error(const run_outcome<Format>& out, const std::string& needle) {
+bool has_error(const job_check<Format>& out, const std::string& needle) {
     for (const auto& e : out.scoreboard.errors)
         if (e.find(needle) != std::string::npos) return true;
     return false;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -17,15 +17,16 @@
 
 #include "bench_set.h"
 #include "npy.h"
-#include "problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 namespace fs = std::filesystem;
 using namespace systolic;
 using namespace systolic::tb;
+using namespace systolic::verify;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {
@@ -49,8 +50,8 @@ problem<int32_format> example() {
     return pr;
 }
 
-run_options split(k_policy policy) {
-    run_options o;
+job_options split(k_policy policy) {
+    job_options o;
     o.k_tile = 2;
     o.policy = policy;
     return o;

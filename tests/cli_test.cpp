@@ -14,9 +14,9 @@
 
 #include "cli_harness.h"
 #include "npy.h"
-#include "problem.h"
-#include "reference_gemm.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 
@@ -127,7 +127,7 @@ TEST_F(SystolicTb, JsonReportOnStdout) {
 }
 
 TEST_F(SystolicTb, NpyInAndOut) {
-    const auto pr = systolic::tb::random_problem<int32_format>({7, 5, 6}, 99);
+    const auto pr = systolic::verify::random_problem<int32_format>({7, 5, 6}, 99);
     write_i32("a.npy", 7, 5, pr.a);
     write_i32("b.npy", 5, 6, pr.b);
     const auto r = run("--array 3 --a " + path("a.npy").string() + " --b " + path("b.npy").string() +
@@ -136,7 +136,7 @@ TEST_F(SystolicTb, NpyInAndOut) {
     const auto c = systolic::tb::read_matrix(path("c.npy").string(), "<i8", "int64");
     EXPECT_EQ(c.shape, (std::vector<std::uint64_t>{7, 6}));
     EXPECT_EQ(systolic::tb::as_vector<std::int64_t>(c),
-              systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b));
+              systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b));
     const auto j = nlohmann::json::parse(slurp(path("r.json")));
     EXPECT_EQ(j["m"], 7);
     EXPECT_EQ(j["k"], 5);

@@ -21,9 +21,6 @@
 #include <utility>
 #include <vector>
 
-#include "problem.h"
-#include "reference_gemm.h"
-#include "scoreboard.h"
 #include "systolic/array_core.h"
 #include "systolic/counting.h"
 #include "systolic/job.h"
@@ -33,6 +30,9 @@
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
 #include "systolic/token.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
+#include "systolic/verify/scoreboard.h"
 
 namespace {
 
@@ -1975,7 +1975,7 @@ TEST(JobValidation, StatusNames) {
 // Scoreboard
 // ------------------------------------------------------------------------------------------------
 
-using board = systolic::tb::scoreboard;
+using board = systolic::verify::scoreboard;
 
 // A 2x2 C of int64 at 0x1000 with a 24-byte stride: C(0,*) at 0x1000/0x1008, padding 0x1010..0x1017,
 // C(1,*) at 0x1018/0x1020, end 0x1028. The memory image spans 0x1000..0x103f.
@@ -2031,7 +2031,7 @@ struct job_fixture {
     }
     // Mirrors a write into the memory image, as the real memory would see it.
     void store(u64 addr, i64 v) { std::memcpy(memory.data() + (addr - kMemBase), &v, sizeof v); }
-    const systolic::tb::scoreboard_summary& finish(board& sb) {
+    const systolic::verify::scoreboard_summary& finish(board& sb) {
         return sb.finish(result, counts, memory.data(), kMemBase, before);
     }
 };
@@ -2443,11 +2443,11 @@ TEST(Scoreboard, Int8OutputCorrectWritesPass) {
 // ------------------------------------------------------------------------------------------------
 
 TEST(ReferenceGemm, SeedProduct) {
-    const auto pr = systolic::tb::seed_example<int32_format>();
+    const auto pr = systolic::verify::seed_example<int32_format>();
     EXPECT_EQ(pr.shape.m, 3u);
     EXPECT_EQ(pr.shape.k, 3u);
     EXPECT_EQ(pr.shape.p, 3u);
-    const auto c = systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b);
+    const auto c = systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b);
     const std::vector<i64> want = {7, 2, 5, 16, 5, 14, 25, 8, 23};
     EXPECT_EQ(c, want);
 }
@@ -2468,7 +2468,7 @@ TEST(ReferenceGemm, BlockedExampleTopLeft) {
         0, 1,   7, 2,
     };
     // clang-format on
-    const auto c = systolic::tb::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b);
+    const auto c = systolic::verify::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b);
     ASSERT_EQ(c.size(), 16u);
     EXPECT_EQ(c[0 * 4 + 0], 1);
     EXPECT_EQ(c[0 * 4 + 1], 3);
@@ -2480,7 +2480,7 @@ TEST(ReferenceGemm, BlockedExampleTopLeft) {
 TEST(ReferenceGemm, NonSquareShape) {
     const std::vector<i32> a = {1, -2, 3, 0, 4, -1};
     const std::vector<i32> b = {2, 1, -3};
-    const auto c = systolic::tb::reference_gemm<int32_format>(problem_shape{2, 3, 1}, a, b);
+    const auto c = systolic::verify::reference_gemm<int32_format>(problem_shape{2, 3, 1}, a, b);
     const std::vector<i64> want = {2 - 2 - 9, 0 + 4 + 3};
     EXPECT_EQ(c, want);
 }
@@ -2489,16 +2489,16 @@ TEST(ReferenceGemm, NonSquareShape) {
 TEST(ReferenceGemm, AccumulatesWide) {
     const std::vector<i32> a = {kMax32, kMax32};
     const std::vector<i32> b = {kMax32, kMax32};
-    const auto c = systolic::tb::reference_gemm<int32_format>(problem_shape{1, 2, 1}, a, b);
+    const auto c = systolic::verify::reference_gemm<int32_format>(problem_shape{1, 2, 1}, a, b);
     ASSERT_EQ(c.size(), 1u);
     EXPECT_EQ(c[0], 2 * i64{kMax32} * i64{kMax32});
 }
 
 TEST(ReferenceGemm, RandomProblemIsDeterministicAndInRange) {
     const problem_shape s{4, 5, 6};
-    const auto p1 = systolic::tb::random_problem<int32_format>(s, 77, 10);
-    const auto p2 = systolic::tb::random_problem<int32_format>(s, 77, 10);
-    const auto p3 = systolic::tb::random_problem<int32_format>(s, 78, 10);
+    const auto p1 = systolic::verify::random_problem<int32_format>(s, 77, 10);
+    const auto p2 = systolic::verify::random_problem<int32_format>(s, 77, 10);
+    const auto p3 = systolic::verify::random_problem<int32_format>(s, 78, 10);
     EXPECT_EQ(p1.a, p2.a);
     EXPECT_EQ(p1.b, p2.b);
     EXPECT_TRUE(p1.a != p3.a || p1.b != p3.b);
@@ -2514,10 +2514,10 @@ TEST(ReferenceGemm, RandomProblemIsDeterministicAndInRange) {
 // ReferenceGemm with K-splitting, overflow modes and number formats
 // ------------------------------------------------------------------------------------------------
 
-systolic::tb::reference_options split_options(u64 k_tile, k_policy policy,
-                                              overflow_mode overflow = overflow_mode::wrap,
-                                              quantization quant = {}) {
-    systolic::tb::reference_options opt;
+systolic::verify::reference_options split_options(u64 k_tile, k_policy policy,
+                                                  overflow_mode overflow = overflow_mode::wrap,
+                                                  quantization quant = {}) {
+    systolic::verify::reference_options opt;
     opt.k_tile = k_tile;
     opt.policy = policy;
     opt.overflow = overflow;
@@ -2529,17 +2529,17 @@ systolic::tb::reference_options split_options(u64 k_tile, k_policy policy,
 // sums in range do not depend on the split, so both policies give the seed's C.
 TEST(ReferenceGemm, KSplitSeedProduct) {
     const std::vector<i64> want = {7, 2, 5, 16, 5, 14, 25, 8, 23};
-    const auto pr = systolic::tb::seed_example<int32_format>();
+    const auto pr = systolic::verify::seed_example<int32_format>();
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
         for (u64 kt : {0ull, 1ull, 2ull, 3ull, 4ull}) {
-            const auto c =
-                systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, split_options(kt, policy));
+            const auto c = systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b,
+                                                                          split_options(kt, policy));
             EXPECT_EQ(c, want) << to_string(policy) << " KT=" << kt;
         }
     }
-    const auto p8 = systolic::tb::seed_example<int8_format>();
-    const auto c8 =
-        systolic::tb::reference_gemm<int8_format>(p8.shape, p8.a, p8.b, split_options(2, k_policy::partials));
+    const auto p8 = systolic::verify::seed_example<int8_format>();
+    const auto c8 = systolic::verify::reference_gemm<int8_format>(p8.shape, p8.a, p8.b,
+                                                                  split_options(2, k_policy::partials));
     EXPECT_EQ(c8, (std::vector<i32>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
 }
 
@@ -2553,21 +2553,21 @@ TEST(ReferenceGemm, PerPartialQuantizationRoundsEachChunk) {
     q.enabled = true;
     q.scale = 0.5;
     q.per_partial = true;
-    const auto pr = systolic::tb::seed_example<int32_format>();
-    const auto wide = systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b,
-                                                                 split_options(2, k_policy::partials, {}, q));
+    const auto pr = systolic::verify::seed_example<int32_format>();
+    const auto wide = systolic::verify::reference_gemm<int32_format>(
+        pr.shape, pr.a, pr.b, split_options(2, k_policy::partials, {}, q));
     EXPECT_EQ(wide, (std::vector<i64>{3, 1, 3, 8, 2, 7, 13, 4, 11}));
     EXPECT_EQ(wide[0], 3);  // the seeds' case: round(0.5) + round(3.0) = 0 + 3
     // Encoded, only the zero point and the clip remain.
-    const auto c = systolic::tb::encode_c<int32_format>(wide, q);
+    const auto c = systolic::verify::encode_c<int32_format>(wide, q);
     EXPECT_EQ(c, bytes_of(std::vector<i8>{3, 1, 3, 8, 2, 7, 13, 4, 11}));
     // Quantizing once instead: round(C / 2) = 3.5->4, 1, 2.5->2, 8, 2.5->2, 7, 12.5->12, 4, 11.5->12.
     auto once = q;
     once.per_partial = false;
-    const auto full = systolic::tb::reference_gemm<int32_format>(
+    const auto full = systolic::verify::reference_gemm<int32_format>(
         pr.shape, pr.a, pr.b, split_options(2, k_policy::partials, {}, once));
     EXPECT_EQ(full, (std::vector<i64>{7, 2, 5, 16, 5, 14, 25, 8, 23}));
-    EXPECT_EQ(systolic::tb::encode_c<int32_format>(full, once),
+    EXPECT_EQ(systolic::verify::encode_c<int32_format>(full, once),
               bytes_of(std::vector<i8>{4, 1, 2, 8, 2, 7, 12, 4, 12}));
 }
 
@@ -2577,10 +2577,10 @@ TEST(ReferenceGemm, PerPartialIgnoredWithoutPartialSums) {
     q.enabled = true;
     q.scale = 0.5;
     q.per_partial = true;
-    const auto pr = systolic::tb::seed_example<int32_format>();
+    const auto pr = systolic::verify::seed_example<int32_format>();
     for (auto opt : {split_options(2, k_policy::preserve, {}, q), split_options(3, k_policy::partials, {}, q),
                      split_options(0, k_policy::partials, {}, q)}) {
-        const auto c = systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, opt);
+        const auto c = systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b, opt);
         EXPECT_EQ(c[0], 7) << to_string(opt.policy) << " KT=" << opt.k_tile;
     }
 }
@@ -2602,8 +2602,8 @@ TEST(ReferenceGemm, BlockedExampleTopLeftWithKSplit) {
     };
     // clang-format on
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
-        const auto c = systolic::tb::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b,
-                                                                  split_options(2, policy));
+        const auto c = systolic::verify::reference_gemm<int32_format>(problem_shape{4, 4, 4}, a, b,
+                                                                      split_options(2, policy));
         ASSERT_EQ(c.size(), 16u);
         EXPECT_EQ(c[0 * 4 + 0], 1) << to_string(policy);
         EXPECT_EQ(c[0 * 4 + 1], 3) << to_string(policy);
@@ -2620,7 +2620,7 @@ TEST(ReferenceGemm, OverflowModeAndCombinationOrder) {
     const std::vector<i32> a = {kMax32, kMax32, kMax32, kMax32};
     const std::vector<i32> b = {kMax32, kMax32, kMax32, -kMax32};
     const problem_shape s{1, 4, 1};
-    using systolic::tb::reference_gemm;
+    using systolic::verify::reference_gemm;
     const auto sat = overflow_mode::saturate;
     EXPECT_EQ(reference_gemm<int32_format>(s, a, b, split_options(0, k_policy::preserve, sat))[0],
               kMax64 - kMaxProduct);
@@ -2649,7 +2649,7 @@ TEST(ReferenceGemm, OverflowModeAndCombinationOrder) {
 // 0..2, p1 = 3..5, p2 = term 6; preserved, one running sum over 0..6.
 TEST(ReferenceGemm, Fp32PartialsFollowChunkOrder) {
     const problem_shape s{3, 7, 2};
-    const auto pr = systolic::tb::random_problem<fp32_format>(s, 21);
+    const auto pr = systolic::verify::random_problem<fp32_format>(s, 21);
     const std::size_t r = 2, col = 1;
     auto term = [&](std::size_t k) { return pr.a[r * s.k + k] * pr.b[k * s.p + col]; };
     float p0 = 0, p1 = 0, p2 = 0, run = 0;
@@ -2662,23 +2662,23 @@ TEST(ReferenceGemm, Fp32PartialsFollowChunkOrder) {
     for (std::size_t k = 0; k < 7; ++k)
         run = run + term(k);
     const auto partials =
-        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::partials));
+        systolic::verify::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::partials));
     const auto preserved =
-        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::preserve));
+        systolic::verify::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(3, k_policy::preserve));
     EXPECT_EQ(bits_of(partials[r * s.p + col]), bits_of(chunked));
     EXPECT_EQ(bits_of(preserved[r * s.p + col]), bits_of(run));
-    EXPECT_EQ(preserved, systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b));  // preserve = unsplit
+    EXPECT_EQ(preserved, systolic::verify::reference_gemm<fp32_format>(s, pr.a, pr.b));  // preserve = unsplit
 }
 
 // Rounding order is visible: over enough random fp32 data, partial sums and one running sum
 // disagree in the last bits somewhere (same values, different association).
 TEST(ReferenceGemm, Fp32PartialsCanDifferFromPreserved) {
     const problem_shape s{8, 64, 8};
-    const auto pr = systolic::tb::random_problem<fp32_format>(s, 5);
+    const auto pr = systolic::verify::random_problem<fp32_format>(s, 5);
     const auto partials =
-        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::partials));
+        systolic::verify::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::partials));
     const auto preserved =
-        systolic::tb::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::preserve));
+        systolic::verify::reference_gemm<fp32_format>(s, pr.a, pr.b, split_options(5, k_policy::preserve));
     std::size_t differ = 0;
     for (std::size_t i = 0; i < partials.size(); ++i) {
         differ += bits_of(partials[i]) != bits_of(preserved[i]);
@@ -2691,50 +2691,50 @@ TEST(ReferenceGemm, Fp32PartialsCanDifferFromPreserved) {
 // [1 + 2^-8, 1 + 3 x 2^-8] . [1, 1] = 1 + 1 + 2^-6 = 2.015625, accumulated in fp32.
 TEST(ReferenceGemm, Bf16OperandsAreRoundedOnLoad) {
     const auto pr =
-        systolic::tb::make_problem<bf16_format>({1, 2, 1}, {1.0 + 0x1p-8, 1.0 + 3 * 0x1p-8}, {1.0, 1.0});
+        systolic::verify::make_problem<bf16_format>({1, 2, 1}, {1.0 + 0x1p-8, 1.0 + 3 * 0x1p-8}, {1.0, 1.0});
     ASSERT_EQ(pr.a.size(), 2u);
     EXPECT_EQ(pr.a[0].bits, 0x3f80);
     EXPECT_EQ(pr.a[1].bits, 0x3f82);
-    const auto c = systolic::tb::reference_gemm<bf16_format>(pr.shape, pr.a, pr.b);
+    const auto c = systolic::verify::reference_gemm<bf16_format>(pr.shape, pr.a, pr.b);
     ASSERT_EQ(c.size(), 1u);
     EXPECT_EQ(c[0], 2.015625f);
     // The bf16 reference also keeps products in float: -1 + (1 + 2^-7)^2 = 2^-6 + 2^-14.
     const auto sq =
-        systolic::tb::make_problem<bf16_format>({1, 2, 1}, {-1.0, 1.0 + 0x1p-7}, {1.0, 1.0 + 0x1p-7});
-    EXPECT_EQ(systolic::tb::reference_gemm<bf16_format>(sq.shape, sq.a, sq.b)[0], 0x1p-6f + 0x1p-14f);
+        systolic::verify::make_problem<bf16_format>({1, 2, 1}, {-1.0, 1.0 + 0x1p-7}, {1.0, 1.0 + 0x1p-7});
+    EXPECT_EQ(systolic::verify::reference_gemm<bf16_format>(sq.shape, sq.a, sq.b)[0], 0x1p-6f + 0x1p-14f);
 }
 
 // No fused multiply-add in the reference either (see NumberFormat.Fp32MacRoundsTheProductThenAdds).
 TEST(ReferenceGemm, Fp32ReferenceDoesNotFuse) {
     const double x = 1.0 + 0x1p-12;
-    const auto pr = systolic::tb::make_problem<fp32_format>({1, 2, 1}, {-1.0, x}, {1.0, x});
-    EXPECT_EQ(systolic::tb::reference_gemm<fp32_format>(pr.shape, pr.a, pr.b)[0], 0x1p-11f);
+    const auto pr = systolic::verify::make_problem<fp32_format>({1, 2, 1}, {-1.0, x}, {1.0, x});
+    EXPECT_EQ(systolic::verify::reference_gemm<fp32_format>(pr.shape, pr.a, pr.b)[0], 0x1p-11f);
 }
 
 TEST(ReferenceGemm, MakeProblemConvertsValues) {
-    const auto p8 = systolic::tb::make_problem<int8_format>({1, 2, 2}, {-128, 127}, {1, -1, 0, 5});
+    const auto p8 = systolic::verify::make_problem<int8_format>({1, 2, 2}, {-128, 127}, {1, -1, 0, 5});
     EXPECT_EQ(p8.a, (std::vector<i8>{-128, 127}));
     EXPECT_EQ(p8.b, (std::vector<i8>{1, -1, 0, 5}));
     EXPECT_EQ(p8.shape.m, 1u);
     EXPECT_EQ(p8.shape.k, 2u);
     EXPECT_EQ(p8.shape.p, 2u);
-    const auto pf = systolic::tb::make_problem<fp32_format>({1, 1, 1}, {0.1}, {-2.5});
+    const auto pf = systolic::verify::make_problem<fp32_format>({1, 1, 1}, {0.1}, {-2.5});
     EXPECT_EQ(pf.a[0], 0.1f);
     EXPECT_EQ(pf.b[0], -2.5f);
 }
 
 TEST(ReferenceGemm, DefaultRanges) {
-    EXPECT_EQ(systolic::tb::default_range<int8_format>(), 127.0);
-    EXPECT_EQ(systolic::tb::default_range<int32_format>(), 1000.0);
-    EXPECT_EQ(systolic::tb::default_range<fp32_format>(), 1.0);
-    EXPECT_EQ(systolic::tb::default_range<bf16_format>(), 1.0);
+    EXPECT_EQ(systolic::verify::default_range<int8_format>(), 127.0);
+    EXPECT_EQ(systolic::verify::default_range<int32_format>(), 1000.0);
+    EXPECT_EQ(systolic::verify::default_range<fp32_format>(), 1.0);
+    EXPECT_EQ(systolic::verify::default_range<bf16_format>(), 1.0);
 }
 
 // Random operands: integers within [-range, range], reals within [-range, range) (bf16 values may
 // round up to exactly the range's end), the same for the same seed, every bf16 a rounded value.
 TEST(ReferenceGemm, RandomProblemsOfEveryFormat) {
     const problem_shape s{5, 6, 7};
-    const auto i8p = systolic::tb::random_problem<int8_format>(s, 3);
+    const auto i8p = systolic::verify::random_problem<int8_format>(s, 3);
     bool saw_negative = false, saw_large = false;
     for (auto v : i8p.a) {
         EXPECT_TRUE(v >= -127 && v <= 127) << int{v};
@@ -2743,12 +2743,12 @@ TEST(ReferenceGemm, RandomProblemsOfEveryFormat) {
     }
     EXPECT_TRUE(saw_negative);
     EXPECT_TRUE(saw_large);  // 30 draws from 255 values: the default range is the whole int8 range
-    const auto i32p = systolic::tb::random_problem<int32_format>(s, 3);
+    const auto i32p = systolic::verify::random_problem<int32_format>(s, 3);
     for (auto v : i32p.b)
         EXPECT_TRUE(v >= -1000 && v <= 1000) << v;
 
-    const auto f1 = systolic::tb::random_problem<fp32_format>(s, 9);
-    const auto f2 = systolic::tb::random_problem<fp32_format>(s, 9);
+    const auto f1 = systolic::verify::random_problem<fp32_format>(s, 9);
+    const auto f2 = systolic::verify::random_problem<fp32_format>(s, 9);
     EXPECT_EQ(f1.a, f2.a);
     EXPECT_EQ(f1.b, f2.b);
     bool fractional = false;
@@ -2757,11 +2757,11 @@ TEST(ReferenceGemm, RandomProblemsOfEveryFormat) {
         fractional = fractional || v != std::trunc(v);
     }
     EXPECT_TRUE(fractional);
-    const auto big = systolic::tb::random_problem<fp32_format>(s, 9, 8.0);
+    const auto big = systolic::verify::random_problem<fp32_format>(s, 9, 8.0);
     for (auto v : big.b)
         EXPECT_TRUE(v >= -8.0f && v < 8.0f) << v;
 
-    const auto h = systolic::tb::random_problem<bf16_format>(s, 9);
+    const auto h = systolic::verify::random_problem<bf16_format>(s, 9);
     for (auto v : h.a) {
         const float f = v.to_float();
         EXPECT_TRUE(f >= -1.0f && f <= 1.0f) << f;
@@ -2776,7 +2776,7 @@ TEST(ReferenceGemm, RandomProblemsOfEveryFormat) {
 // Without quantization C holds the accumulators themselves, little-endian bytes as memory has them.
 TEST(EncodeC, AccumulatorsPassThroughAsBytes) {
     const std::vector<i64> wide = {7, -1, kMin64};
-    const auto bytes = systolic::tb::encode_c<int32_format>(wide, quantization{});
+    const auto bytes = systolic::verify::encode_c<int32_format>(wide, quantization{});
     ASSERT_EQ(bytes.size(), 24u);
     EXPECT_EQ(bytes, bytes_of(wide));
     EXPECT_EQ(bytes[0], 7);
@@ -2787,10 +2787,10 @@ TEST(EncodeC, AccumulatorsPassThroughAsBytes) {
     EXPECT_EQ(bytes[23], 0x80);  // INT64_MIN's top byte
 
     const std::vector<float> f = {1.5f, -0.0f};
-    const auto fb = systolic::tb::encode_c<fp32_format>(f, quantization{});
+    const auto fb = systolic::verify::encode_c<fp32_format>(f, quantization{});
     EXPECT_EQ(fb,
               (std::vector<u8>{0x00, 0x00, 0xc0, 0x3f, 0x00, 0x00, 0x00, 0x80}));  // 0x3fc00000, 0x80000000
-    const auto i32b = systolic::tb::encode_c<int8_format>(std::vector<i32>{-2}, quantization{});
+    const auto i32b = systolic::verify::encode_c<int8_format>(std::vector<i32>{-2}, quantization{});
     EXPECT_EQ(i32b, (std::vector<u8>{0xfe, 0xff, 0xff, 0xff}));
 }
 
@@ -2801,27 +2801,27 @@ TEST(EncodeC, Int8Requantization) {
     q.scale = 0.5;
     // 7 -> 3.5 -> 4; 300 -> 150 -> 127; -300 -> -128; 5 -> 2.5 -> 2; -1 -> -0.5 -> 0; 254 -> 127.
     const std::vector<i32> wide = {7, 300, -300, 5, -1, 254};
-    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+    EXPECT_EQ(systolic::verify::encode_c<int8_format>(wide, q),
               bytes_of(std::vector<i8>{4, 127, -128, 2, 0, 127}));
     q.zero_point = 3;  // after rounding, before the clip: 4+3, 150+3, -150+3 = -147, 2+3, 0+3, 127+3
-    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+    EXPECT_EQ(systolic::verify::encode_c<int8_format>(wide, q),
               bytes_of(std::vector<i8>{7, 127, -128, 5, 3, 127}));
     q.zero_point = -3;  // -127 - 3 = -130 clips; -0.5 -> 0, - 3 = -3
-    EXPECT_EQ(systolic::tb::encode_c<int8_format>(std::vector<i32>{-254, -1, 254}, q),
+    EXPECT_EQ(systolic::verify::encode_c<int8_format>(std::vector<i32>{-254, -1, 254}, q),
               bytes_of(std::vector<i8>{-128, -3, 124}));
     q.zero_point = 0;
     q.rounding = rounding_mode::toward_zero;  // 3.5 -> 3, 2.5 -> 2, -0.5 -> 0
-    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+    EXPECT_EQ(systolic::verify::encode_c<int8_format>(wide, q),
               bytes_of(std::vector<i8>{3, 127, -128, 2, 0, 127}));
     q.rounding = rounding_mode::nearest_away;  // 3.5 -> 4, 2.5 -> 3, -0.5 -> -1
-    EXPECT_EQ(systolic::tb::encode_c<int8_format>(wide, q),
+    EXPECT_EQ(systolic::verify::encode_c<int8_format>(wide, q),
               bytes_of(std::vector<i8>{4, 127, -128, 3, -1, 127}));
     // Floating-point accumulators quantize the same way; NaN becomes the zero point.
     quantization fq;
     fq.enabled = true;
     fq.zero_point = -2;
     const std::vector<float> f = {2.6f, -0.4f, std::nanf(""), 1e9f};
-    EXPECT_EQ(systolic::tb::encode_c<fp32_format>(f, fq), bytes_of(std::vector<i8>{1, -2, -2, 127}));
+    EXPECT_EQ(systolic::verify::encode_c<fp32_format>(f, fq), bytes_of(std::vector<i8>{1, -2, -2, 127}));
 }
 
 // Per-partial: the wide values were already scaled and rounded chunk by chunk, so only the zero
@@ -2833,7 +2833,7 @@ TEST(EncodeC, PerPartialOnlySaturatesAndAddsZeroPoint) {
     q.per_partial = true;
     q.zero_point = 1;
     const std::vector<i64> wide = {3, 5, 126, 127, -129, -130, 200};
-    EXPECT_EQ(systolic::tb::encode_c<int32_format>(wide, q),
+    EXPECT_EQ(systolic::verify::encode_c<int32_format>(wide, q),
               bytes_of(std::vector<i8>{4, 6, 127, 127, -128, -128, 127}));
 }
 

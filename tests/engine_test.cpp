@@ -13,14 +13,14 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 const std::vector<std::size_t> sizes = {1, 2, 3, 4, 5, 8};
 // R x C: a single row and a single column, and both orientations of two rectangles.
@@ -43,7 +43,7 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
-std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols, const run_options& o,
+std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols, const job_options& o,
                      std::uint64_t seed) {
     return "seed " + std::to_string(seed) + ": M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
            " P=" + std::to_string(s.p) + " array " + std::to_string(rows) + "x" + std::to_string(cols) +
@@ -56,7 +56,7 @@ std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols,
 // rows x cols bench and compares everything.
 template <class Format>
 void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows, std::size_t cols,
-                      const problem_shape& s, run_options o) {
+                      const problem_shape& s, job_options o) {
     if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {
         o.quant.enabled = true;
@@ -123,7 +123,7 @@ void compare_engines(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     const std::size_t n = sizes[rng() % sizes.size()];
     const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
-    run_options o;
+    job_options o;
     o.order = static_cast<tile_order>(rng() % 4);
     o.order_seed = rng();
     o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
@@ -146,7 +146,7 @@ void compare_engines_rectangular(std::uint64_t seed) {
             for (const auto& [kt, policy] :
                  {std::pair{std::uint64_t{0}, k_policy::preserve}, std::pair{k_tile, k_policy::preserve},
                   std::pair{k_tile, k_policy::partials}}) {
-                run_options o;
+                job_options o;
                 o.order = static_cast<tile_order>(rng() % 4);
                 o.order_seed = rng();
                 o.k_tile = kt;
@@ -199,7 +199,7 @@ TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {
         pr.a.assign(k, 127);
         pr.b.assign(2 * k, 127);
         for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
-            run_options o;
+            job_options o;
             o.overflow = mode;
             const auto cyc = bench_set<int8_format>::get(2).run(pr, o);
             o.engine = engine_kind::functional;
@@ -219,7 +219,7 @@ TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {
 
 TEST(ExtraAdvance, IsCaughtByTheEdgeCheckAlone) {
     auto& b = bench_set<int32_format>::get(2);
-    run_options o;
+    job_options o;
     expect_pass(b.run(seed_example<int32_format>(), o));
     o.inject = fault::extra_advance;
     const auto out = b.run(seed_example<int32_format>(), o);
@@ -254,7 +254,7 @@ TEST(EdgeObserver, SeesEveryEdgeAtItsOwnTime) {
     auto& b = bench_set<int32_format>::get(2);
     recorder rec;
     b.controller.set_observer(&rec);
-    run_options o;
+    job_options o;
     o.k_tile = 2;
     const auto out = b.run(seed_example<int32_format>(), o);
     b.controller.set_observer(nullptr);
@@ -287,7 +287,7 @@ TEST(EdgeObserver, IsNotCalledByTheFunctionalEngine) {
     auto& b = bench_set<int32_format>::get(2);
     recorder rec;
     b.controller.set_observer(&rec);
-    run_options o;
+    job_options o;
     o.engine = engine_kind::functional;
     const auto out = b.run(seed_example<int32_format>(), o);
     b.controller.set_observer(nullptr);

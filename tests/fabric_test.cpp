@@ -11,13 +11,13 @@
 #include <tuple>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/fabric_geometry.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 struct fabric_key {
     std::size_t n;
@@ -108,7 +108,7 @@ void compare_with_one_array(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     const fabric_key& key = fabric_keys[1 + rng() % (fabric_keys.size() - 1)];
     const problem_shape s{1 + rng() % 17, 1 + rng() % 21, 1 + rng() % 17};
-    run_options o;
+    job_options o;
     o.order = static_cast<tile_order>(rng() % 4);
     o.order_seed = rng();
     o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
@@ -170,7 +170,7 @@ TEST(Fabric, TwoThreadsGiveTheSameResultsAndCounts) {
           std::pair{fabric_key{3, {1, 3, 2}, 2, 1}, fabric_key{3, {1, 3, 2}, 2, 2}},
           std::pair{fabric_key{3, {2, 2, 2}, 1, 1}, fabric_key{3, {2, 2, 2}, 1, 2}}}) {
         for (std::uint64_t seed = 1; seed <= 4; ++seed) {
-            run_options o;
+            job_options o;
             o.k_tile = seed % 2 ? 0 : 4;
             const auto pr = random_problem<fp32_format>({5 + seed * 3, 9 + seed * 5, 4 + seed * 2}, seed);
             const auto a = fabric_bench<fp32_format>(one).run(pr, o);
@@ -196,13 +196,13 @@ TEST(Fabric, PlantedFaultsAreCaught) {
     auto& b = fabric_bench<int32_format>({3, {2, 2, 2}, 1, 1});
     for (fault f : {fault::clear_between_k, fault::invalid_padding, fault::no_mask, fault::global_skew,
                     fault::skip_advance, fault::extra_advance}) {
-        run_options o;
+        job_options o;
         o.k_tile = 5;
         o.inject = f;
         const auto out = b.run(pr, o);
         EXPECT_FALSE(out.pass()) << to_string(f);
     }
-    run_options o;
+    job_options o;
     o.k_tile = 5;
     expect_pass(b.run(pr, o));  // and the bench is fine again without one
 }

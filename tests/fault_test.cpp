@@ -6,13 +6,13 @@
 #include <sstream>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 class benches : public ::testing::Environment {
 public:
@@ -23,15 +23,15 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
-run_options with(fault f, std::uint64_t k_tile = 0) {
-    run_options o;
+job_options with(fault f, std::uint64_t k_tile = 0) {
+    job_options o;
     o.inject = f;
     o.k_tile = k_tile;
     return o;
 }
 
 // The seed example with and without the fault: clean passes, faulty fails.
-run_outcome<int32_format> faulty_seed_run(fault f, std::uint64_t k_tile = 0) {
+job_check<int32_format> faulty_seed_run(fault f, std::uint64_t k_tile = 0) {
     auto& b = bench_set<int32_format>::get(2);
     expect_pass(b.run(seed_example<int32_format>(), with(fault::none, k_tile)));
     const auto out = b.run(seed_example<int32_format>(), with(f, k_tile));
@@ -60,7 +60,7 @@ TEST(Faults, InvalidPaddingIsCaughtByTheWatchdog) {
 
 TEST(Faults, NoMaskIsCaughtByTheScoreboardWithTheAddress) {
     auto& b = bench_set<int32_format>::get(2);
-    const matmul_job job = b.plan_memory({3, 3, 3}, run_options{});
+    const matmul_job job = b.plan_memory({3, 3, 3}, job_options{});
     const auto out = faulty_seed_run(fault::no_mask);
     EXPECT_GT(out.scoreboard.out_of_range_writes, 0u);
     // The first stray element: tile (0,2) row 0, local column 1, i.e. global C(0,3), which is

@@ -7,13 +7,13 @@
 #include <random>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 class benches : public ::testing::Environment {
 public:
@@ -48,7 +48,7 @@ void random_shapes(std::uint64_t seed) {
     std::mt19937_64 rng(seed);
     for (int i = 0; i < 10; ++i) {
         const problem_shape s{1 + rng() % 11, 1 + rng() % 30, 1 + rng() % 11};
-        run_options opt;
+        job_options opt;
         opt.order = static_cast<tile_order>(rng() % 4);
         const std::size_t n = rng() % 2 ? 2 : 4;
         const auto out = bench_set<Format>::get(n).run(random_problem<Format>(s, rng()), opt);
@@ -95,7 +95,7 @@ TEST(Formats, Bf16OperandsAreRoundedToNearestEven) {
 // int32, so saturate and wrap agree and nothing is counted.
 TEST(Formats, Int8ExtremesStayExact) {
     const auto pr = make_problem<int8_format>({2, 3, 1}, {127, 127, 127, -128, -128, -128}, {127, -128, 127});
-    run_options opt;
+    job_options opt;
     opt.overflow = overflow_mode::saturate;
     const auto out = bench_set<int8_format>::get(2).run(pr, opt);
     expect_pass(out);

@@ -6,14 +6,14 @@
 #include <random>
 
 #include "bench_set.h"
-#include "problem.h"
-#include "reference_gemm.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {
@@ -27,8 +27,8 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
-run_options split(std::uint64_t k_tile, k_policy policy) {
-    run_options o;
+job_options split(std::uint64_t k_tile, k_policy policy) {
+    job_options o;
     o.k_tile = k_tile;
     o.policy = policy;
     return o;
@@ -189,7 +189,7 @@ TEST(Quantize, ZeroPointRoundingAndSaturation) {
     // zero point 10: 3.5 -> 4 (even) + 10 = 14; -3.5 -> -4 + 10 = 6; 350 + 10 saturates to 127;
     // -350 + 10 to -128.
     const auto pr = make_problem<int32_format>({4, 1, 1}, {1, -1, 100, -100}, {7});
-    run_options opt;
+    job_options opt;
     opt.quant = int8_out(0.5, 10);
     const auto out = b.run(pr, opt);
     expect_pass(out);
@@ -221,7 +221,7 @@ TEST(Overflow, Int32WrapsOrSaturatesAndCounts) {
     const acc64 square = acc64{2147483647} * 2147483647;
     auto& b = bench_set<int32_format>::get(1);
 
-    run_options opt;
+    job_options opt;
     const auto wrapped = b.run(pr, opt);
     expect_pass(wrapped);
     const auto expected_wrap = static_cast<acc64>(3 * static_cast<std::uint64_t>(square));
@@ -251,7 +251,7 @@ TEST(Overflow, Int8AccumulatorWrapsAfterManyTerms) {
     pr.shape = {1, k, 1};
     pr.a.assign(k, 127);
     pr.b.assign(k, 127);
-    run_options opt;
+    job_options opt;
     opt.overflow = overflow_mode::saturate;
     const auto out = bench_set<int8_format>::get(2).run(pr, opt);
     expect_pass(out);

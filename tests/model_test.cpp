@@ -10,15 +10,15 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
-#include "reference_gemm.h"
 #include "systolic/number_format.h"
-#include "testbench.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
+#include "systolic/verify/testbench.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using fmt = int32_format;
 using acc_t = fmt::accumulator_type;
 
@@ -40,14 +40,14 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
 // The shared end-of-test checks, plus: every write landed on C, C equals a reference computed
 // here (not the scoreboard's copy), and the masked outputs follow the counting rule.
-void expect_pass(const run_outcome<fmt>& out, const problem<fmt>& pr) {
+void expect_pass(const job_check<fmt>& out, const problem<fmt>& pr) {
     tb::expect_pass(out);
     EXPECT_EQ(out.scoreboard.writes, pr.shape.m * pr.shape.p);
     EXPECT_EQ(out.c_as<acc_t>(), reference_gemm<fmt>(pr.shape, pr.a, pr.b));
     EXPECT_EQ(out.result.masked_outputs, out.expected.outputs_masked);
 }
 
-std::vector<std::pair<std::uint64_t, std::uint64_t>> origins(const run_outcome<fmt>& out) {
+std::vector<std::pair<std::uint64_t, std::uint64_t>> origins(const job_check<fmt>& out) {
     std::vector<std::pair<std::uint64_t, std::uint64_t>> v;
     for (const auto& t : out.result.tiles)
         v.emplace_back(t.where.r0, t.where.c0);
@@ -105,7 +105,7 @@ TEST(Padding, NoOutOfRangeOperandIsRead) {
     for (auto n : {2, 4, 8}) {
         auto& b = bench(n);
         const auto pr = random_problem<fmt>({5, 3, 7}, 11);
-        const matmul_job job = b.plan_memory(pr.shape, run_options{});
+        const matmul_job job = b.plan_memory(pr.shape, job_options{});
         std::uint64_t reads = 0, stray = 0;
         b.monitor.dmi_reads = false;
         b.monitor.on_read = [&](const tlm::tlm_generic_payload& t) {
@@ -204,7 +204,7 @@ TEST(TileOrder, EveryOrderGivesTheSameC) {
     for (auto order :
          {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         for (std::uint64_t seed : {1, 2, 3}) {
-            run_options opt;
+            job_options opt;
             opt.order = order;
             opt.order_seed = seed;
             const auto out = bench(3).run(pr, opt);
@@ -219,7 +219,7 @@ TEST(TileOrder, EveryOrderGivesTheSameC) {
 
 TEST(Layout, PackedRows) {
     const auto pr = random_problem<fmt>({5, 6, 7}, 4);
-    run_options opt;
+    job_options opt;
     opt.packed = true;
     const auto out = bench(4).run(pr, opt);
     expect_pass(out, pr);
@@ -231,7 +231,7 @@ TEST(RandomShapes, MatchTheReference) {
     for (int i = 0; i < 40; ++i) {
         const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
         const auto n = bench_sizes[rng() % bench_sizes.size()];
-        run_options opt;
+        job_options opt;
         opt.order = static_cast<tile_order>(rng() % 4);
         opt.order_seed = rng();
         const auto pr = random_problem<fmt>(s, rng(), 1 << 20);

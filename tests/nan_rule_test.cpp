@@ -13,13 +13,13 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 const std::vector<std::size_t> sizes = {1, 3, 8};
 
@@ -152,7 +152,7 @@ void every_combination() {
     for (auto n : sizes)
         for (const auto& v : variants)
             for (auto engine : {engine_kind::cycle, engine_kind::functional}) {
-                run_options o;
+                job_options o;
                 o.k_tile = v.k_tile;
                 o.policy = v.policy;
                 o.engine = engine;
@@ -190,7 +190,7 @@ TEST(NanRule, InfTimesZeroPlusNanTimesZeroIsTheCanonicalNan) {
             pr.shape = {1, 2, 1};
             pr.a = {sign * inf, std::copysign(NAN, sign)};
             pr.b = {0.0f, 0.0f};
-            run_options o;
+            job_options o;
             o.engine = engine;
             const auto out = bench_set<fp32_format>::get(1).run(pr, o);
             expect_pass(out);
@@ -205,7 +205,7 @@ TEST(NanRule, Int8OutputMapsNanToTheZeroPoint) {
     pr.a = {INFINITY, 1.0f};
     pr.b = {0.0f, 3.0f};
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
-        run_options o;
+        job_options o;
         o.k_tile = 1;
         o.policy = policy;
         o.quant.enabled = true;

@@ -17,7 +17,6 @@
 // After <systemc>: the keeper's header uses sc_core without including it.
 #include <tlm_utils/tlm_quantumkeeper.h>
 
-#include "fault.h"
 #include "systolic/counting.h"
 #include "systolic/cycle_engine.h"
 #include "systolic/dma_port.h"
@@ -26,6 +25,7 @@
 #include "systolic/log.h"
 #include "systolic/output_stage.h"
 #include "systolic/tile_plan.h"
+#include "systolic/verify/fault.h"
 
 namespace {
 
@@ -644,25 +644,27 @@ TEST(FaultPolicy, EachFaultChangesOnlyItsOwnHook) {
     last.last_chunk = true;
     plan_step early;
     const tile t{0, 4, 6, 1, 2};
-    for (auto f :
-         {tb::fault::none, tb::fault::clear_between_k, tb::fault::invalid_padding, tb::fault::no_mask,
-          tb::fault::global_skew, tb::fault::skip_advance, tb::fault::extra_advance}) {
-        tb::fault_policy<int32_format> p(f);
+    for (auto f : {verify::fault::none, verify::fault::clear_between_k, verify::fault::invalid_padding,
+                   verify::fault::no_mask, verify::fault::global_skew, verify::fault::skip_advance,
+                   verify::fault::extra_advance}) {
+        verify::fault_policy<int32_format> p(f);
         feeder<int32_format> in(3);
         in.plan(t);
         p.feed(t, in.tables());
-        EXPECT_EQ(in.tables().row_delay[1], f == tb::fault::global_skew ? 5u : 1u) << to_string(f);
-        EXPECT_EQ(in.tables().col_valid[2], f == tb::fault::invalid_padding ? 0 : 1) << to_string(f);
-        const std::uint64_t want = f == tb::fault::skip_advance ? 9 : f == tb::fault::extra_advance ? 11 : 10;
+        EXPECT_EQ(in.tables().row_delay[1], f == verify::fault::global_skew ? 5u : 1u) << to_string(f);
+        EXPECT_EQ(in.tables().col_valid[2], f == verify::fault::invalid_padding ? 0 : 1) << to_string(f);
+        const std::uint64_t want = f == verify::fault::skip_advance    ? 9
+                                   : f == verify::fault::extra_advance ? 11
+                                                                       : 10;
         EXPECT_EQ(p.edges(last, 10), want) << to_string(f);
         EXPECT_EQ(p.edges(early, 10), 10u) << to_string(f);
         std::size_t rows = 1, cols = 2;
         p.drain_block(last, 3, 3, rows, cols);
-        EXPECT_EQ(rows, f == tb::fault::no_mask ? 3u : 1u) << to_string(f);
-        EXPECT_EQ(tb::parse_fault(to_string(f)), f);
+        EXPECT_EQ(rows, f == verify::fault::no_mask ? 3u : 1u) << to_string(f);
+        EXPECT_EQ(verify::parse_fault(to_string(f)), f);
     }
-    EXPECT_TRUE(tb::needs_cycle_engine(tb::fault::extra_advance));
-    EXPECT_FALSE(tb::needs_cycle_engine(tb::fault::no_mask));
+    EXPECT_TRUE(verify::needs_cycle_engine(verify::fault::extra_advance));
+    EXPECT_FALSE(verify::needs_cycle_engine(verify::fault::no_mask));
 }
 
 }  // namespace

@@ -16,16 +16,16 @@
 #include <tlm>
 #include <vector>
 
-#include "protocol_checker.h"
 #include "systolic/memory.h"
 #include "systolic/memory_core.h"
+#include "systolic/verify/protocol_checker.h"
 #include "test_initiator.h"
 #include "tlm_expect.h"
 
 namespace {
 
-using systolic::tb::protocol_checker;
 using systolic::tb::test_initiator;
+using systolic::verify::protocol_checker;
 
 constexpr std::uint64_t k_base = 0x1000;
 constexpr std::uint64_t k_size = 0x400;

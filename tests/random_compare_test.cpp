@@ -24,13 +24,13 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 constexpr std::size_t max_array = 32;
 constexpr std::uint64_t shards = 2;              // test cases per format
@@ -88,7 +88,7 @@ struct random_case {
     std::uint64_t seed = 0;
     std::size_t n = 1;
     problem<Format> pr;
-    run_options opt;
+    job_options opt;
     mix operands = mix::ordinary;
     double special_share = 0;  // floats: the share of special values among the operands
 };
@@ -140,7 +140,7 @@ random_case<Format> make_case(std::uint64_t seed) {
     const std::uint64_t span = std::min<std::uint64_t>(2 * c.n + 3, 40);
     problem_shape s{1 + rng() % span, 1 + rng() % (rng() % 16 == 0 ? 160 : 40), 1 + rng() % span};
 
-    run_options& o = c.opt;
+    job_options& o = c.opt;
     o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
     o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
     o.order = static_cast<tile_order>(rng() % 4);
@@ -276,7 +276,7 @@ template <class Format>
 bool run_case(std::uint64_t seed, coverage& cov) {
     const auto c = make_case<Format>(seed);
     auto& bench = bench_set<Format>::get(c.n);
-    run_options o = c.opt;
+    job_options o = c.opt;
     o.engine = engine_kind::cycle;
     const auto cyc = bench.run(c.pr, o);
     o.engine = engine_kind::functional;

@@ -12,10 +12,10 @@
 #include <string>
 #include <vector>
 
-#include "problem.h"
-#include "reference_gemm.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 
@@ -29,8 +29,8 @@ using systolic::overflow_mode;
 using systolic::problem_shape;
 using systolic::quantization;
 using systolic::rounding_mode;
-using systolic::tb::reference_options;
-namespace d = systolic::tb::reference_detail;
+using systolic::verify::reference_options;
+namespace d = systolic::verify::reference_detail;
 
 std::uint32_t bits_of(float f) {
     std::uint32_t u;
@@ -119,7 +119,7 @@ TEST(ReferenceRules, EncodeCRoundsThenShiftsThenClips) {
                  {rounding_mode::toward_zero, {5, 6, 1, 127, -128}}};  // 2, 3, -2
     for (const auto& c : cases) {
         q.rounding = c.mode;
-        const auto bytes = systolic::tb::encode_c<int8_format>(wide, q);
+        const auto bytes = systolic::verify::encode_c<int8_format>(wide, q);
         ASSERT_EQ(bytes.size(), wide.size());
         for (std::size_t i = 0; i < wide.size(); ++i)
             EXPECT_EQ(static_cast<std::int8_t>(bytes[i]), c.want[i])
@@ -127,7 +127,7 @@ TEST(ReferenceRules, EncodeCRoundsThenShiftsThenClips) {
     }
     // A NaN accumulator becomes the zero point.
     q.rounding = rounding_mode::nearest_even;
-    const auto nan_bytes = systolic::tb::encode_c<fp32_format>({std::nanf("")}, q);
+    const auto nan_bytes = systolic::verify::encode_c<fp32_format>({std::nanf("")}, q);
     EXPECT_EQ(static_cast<std::int8_t>(nan_bytes[0]), 3);
 }
 
@@ -142,11 +142,11 @@ TEST(ReferenceCounts, Int8StepsPastTheRange) {
     const std::vector<std::int8_t> a(k, 127), b(k, 127);
     reference_options opt;
     opt.overflow = overflow_mode::wrap;
-    auto wrap = systolic::tb::reference_gemm_counted<int8_format>(s, a, b, opt);
+    auto wrap = systolic::verify::reference_gemm_counted<int8_format>(s, a, b, opt);
     EXPECT_EQ(wrap.overflows, 1u);
     EXPECT_EQ(wrap.c[0], static_cast<std::int32_t>(static_cast<std::uint32_t>(16129u * 140000u)));
     opt.overflow = overflow_mode::saturate;
-    auto sat = systolic::tb::reference_gemm_counted<int8_format>(s, a, b, opt);
+    auto sat = systolic::verify::reference_gemm_counted<int8_format>(s, a, b, opt);
     EXPECT_EQ(sat.overflows, 6856u);
     EXPECT_EQ(sat.c[0], std::numeric_limits<std::int32_t>::max());
     EXPECT_EQ(sat.partial_overflows, 0u);
@@ -160,11 +160,11 @@ TEST(ReferenceCounts, Int32StepsAndPartials) {
         const problem_shape s{2, 10, 3};
         const std::vector<std::int32_t> a(20, lo), b(30, lo);
         reference_options opt;
-        auto wrap = systolic::tb::reference_gemm_counted<int32_format>(s, a, b, opt);
+        auto wrap = systolic::verify::reference_gemm_counted<int32_format>(s, a, b, opt);
         EXPECT_EQ(wrap.overflows, 3u * 6);
         EXPECT_EQ(wrap.c[0], std::numeric_limits<std::int64_t>::min());  // 10 x 2^62 = 2^63 mod 2^64
         opt.overflow = overflow_mode::saturate;
-        auto sat = systolic::tb::reference_gemm_counted<int32_format>(s, a, b, opt);
+        auto sat = systolic::verify::reference_gemm_counted<int32_format>(s, a, b, opt);
         EXPECT_EQ(sat.overflows, 9u * 6);
         EXPECT_EQ(sat.c[5], std::numeric_limits<std::int64_t>::max());
     }
@@ -176,19 +176,19 @@ TEST(ReferenceCounts, Int32StepsAndPartials) {
         reference_options opt;
         opt.k_tile = 2;
         opt.policy = k_policy::partials;
-        auto wrap = systolic::tb::reference_gemm_counted<int32_format>(s, a, b, opt);
+        auto wrap = systolic::verify::reference_gemm_counted<int32_format>(s, a, b, opt);
         EXPECT_EQ(wrap.overflows, 2u);
         EXPECT_EQ(wrap.partial_overflows, 1u);
         EXPECT_EQ(wrap.c[0], 0);
         opt.overflow = overflow_mode::saturate;
-        auto sat = systolic::tb::reference_gemm_counted<int32_format>(s, a, b, opt);
+        auto sat = systolic::verify::reference_gemm_counted<int32_format>(s, a, b, opt);
         EXPECT_EQ(sat.overflows, 2u);
         EXPECT_EQ(sat.partial_overflows, 1u);
         EXPECT_EQ(sat.c[0], std::numeric_limits<std::int64_t>::max());
         // Preserved, the four steps are one sum: 2^62, then -2^63 (step 2 wraps), -2^62, 0.
         opt.policy = k_policy::preserve;
         opt.overflow = overflow_mode::wrap;
-        auto kept = systolic::tb::reference_gemm_counted<int32_format>(s, a, b, opt);
+        auto kept = systolic::verify::reference_gemm_counted<int32_format>(s, a, b, opt);
         EXPECT_EQ(kept.overflows, 1u);
         EXPECT_EQ(kept.partial_overflows, 0u);
         EXPECT_EQ(kept.c[0], 0);
@@ -204,14 +204,15 @@ TEST(ReferenceNaN, EveryNaNInCIsCanonical) {
         const problem_shape s{1, 2, 2};
         const std::vector<float> a = {n, 1.0f};
         const std::vector<float> b = {1.0f, 2.0f, 3.0f, 4.0f};
-        const auto c = systolic::tb::reference_gemm<fp32_format>(s, a, b);
+        const auto c = systolic::verify::reference_gemm<fp32_format>(s, a, b);
         EXPECT_EQ(bits_of(c[0]), 0x7fc00000u) << std::hex << bits_of(n);
         EXPECT_EQ(bits_of(c[1]), 0x7fc00000u) << std::hex << bits_of(n);
     }
     // inf - inf, and a bf16 NaN.
-    const auto c = systolic::tb::reference_gemm<fp32_format>({1, 2, 1}, {INFINITY, -INFINITY}, {1.0f, 1.0f});
+    const auto c =
+        systolic::verify::reference_gemm<fp32_format>({1, 2, 1}, {INFINITY, -INFINITY}, {1.0f, 1.0f});
     EXPECT_EQ(bits_of(c[0]), 0x7fc00000u);
-    const auto h = systolic::tb::reference_gemm<bf16_format>({1, 1, 1}, {bf16{0xffc1}}, {bf16{0x3f80}});
+    const auto h = systolic::verify::reference_gemm<bf16_format>({1, 1, 1}, {bf16{0xffc1}}, {bf16{0x3f80}});
     EXPECT_EQ(bits_of(h[0]), 0x7fc00000u);
 }
 
@@ -225,11 +226,11 @@ TEST(ReferencePartials, PerPartialRoundingFollowsTheConversionRules) {
     opt.policy = k_policy::partials;
     opt.quant = q;
     // fp32: each partial times 1e30 rounds past FLT_MAX: +inf, then inf + inf.
-    const auto f = systolic::tb::reference_gemm<fp32_format>({1, 2, 1}, {1e9f, 1e9f}, {1.0f, 1.0f}, opt);
+    const auto f = systolic::verify::reference_gemm<fp32_format>({1, 2, 1}, {1e9f, 1e9f}, {1.0f, 1.0f}, opt);
     EXPECT_EQ(f[0], INFINITY);
     // int32 operands: each partial scaled to far past 2^63 saturates to the int64 maximum; adding
     // the two overflows once.
-    auto i = systolic::tb::reference_gemm_counted<int32_format>({1, 2, 1}, {1000, 1000}, {1, 1}, opt);
+    auto i = systolic::verify::reference_gemm_counted<int32_format>({1, 2, 1}, {1000, 1000}, {1, 1}, opt);
     EXPECT_EQ(i.c[0], -2);  // (2^63 - 1) + (2^63 - 1) = 2^64 - 2, wrapped
     EXPECT_EQ(i.partial_overflows, 1u);
 }
@@ -243,7 +244,7 @@ void cross_check(std::uint64_t seed, bool extremes) {
     std::mt19937_64 rng(seed);
     for (int trial = 0; trial < 12; ++trial) {
         const problem_shape s{1 + rng() % 40, 1 + rng() % 600, 1 + rng() % 300};
-        auto pr = systolic::tb::random_problem<Format>(s, rng());
+        auto pr = systolic::verify::random_problem<Format>(s, rng());
         if (extremes) {
             for (auto* v : {&pr.a, &pr.b})
                 for (auto& x : *v)
@@ -253,7 +254,7 @@ void cross_check(std::uint64_t seed, bool extremes) {
         for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
             reference_options opt;
             opt.overflow = mode;
-            const auto want = systolic::tb::reference_gemm_counted<Format>(s, pr.a, pr.b, opt);
+            const auto want = systolic::verify::reference_gemm_counted<Format>(s, pr.a, pr.b, opt);
             std::vector<acc_t> c(s.m * s.p);
             const std::uint64_t count = systolic::gemm_accumulate<Format>(
                 s.m, s.p, s.k, pr.a.data(), s.k, pr.b.data(), s.p, c.data(), s.p, mode);
@@ -293,7 +294,7 @@ TEST(ReferenceCrossCheck, Int8OverflowCountsAgreeWithTheModel) {
     for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
         reference_options opt;
         opt.overflow = mode;
-        const auto want = systolic::tb::reference_gemm_counted<int8_format>(s, a, b, opt);
+        const auto want = systolic::verify::reference_gemm_counted<int8_format>(s, a, b, opt);
         std::vector<std::int32_t> c(s.m * s.p);
         const std::uint64_t count = systolic::gemm_accumulate<int8_format>(
             s.m, s.p, s.k, a.data(), s.k, b.data(), s.p, c.data(), s.p, mode);

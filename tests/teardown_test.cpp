@@ -14,8 +14,8 @@
 #include <memory>
 #include <string>
 
-#include "problem.h"
-#include "testbench.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/testbench.h"
 
 // One test name per executable, so that CTest lists both.
 #ifdef SYSTOLIC_TEARDOWN_FABRIC
@@ -27,7 +27,7 @@
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 using clock_type = std::chrono::steady_clock;
 
 double seconds_since(clock_type::time_point t0) {

@@ -7,13 +7,13 @@
 #include <vector>
 
 #include "bench_set.h"
-#include "problem.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
 
 namespace {
 
 using namespace systolic;
-using namespace systolic::tb;
+using namespace systolic::verify;
 
 class benches : public ::testing::Environment {
 public:
@@ -33,7 +33,7 @@ TEST(TestbenchProtocol, EveryJobsTrafficIsCheckedAndClean) {
     for (auto policy : {k_policy::preserve, k_policy::partials})
         for (bool int8_out : {false, true})
             for (auto engine : {engine_kind::cycle, engine_kind::functional}) {
-                run_options o;
+                job_options o;
                 o.k_tile = 3;
                 o.policy = policy;
                 o.quant.enabled = int8_out;
@@ -77,7 +77,7 @@ TEST(TestbenchProtocol, AViolationFailsTheRunWithTheCheckersMessage) {
     // The first read is A's row 0: 3 int32 operands, 12 bytes.
     EXPECT_NE(
         bad.scoreboard.errors[0].find(
-            "protocol: tb_int32_2.checker: b_transport: the target changed the streaming width from 12"),
+            "protocol: tb_int32_2.env.checker: b_transport: the target changed the streaming width from 12"),
         std::string::npos)
         << bad.scoreboard.errors[0];
 

@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "io/text.h"
-#include "problem.h"
-#include "reference_gemm.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 #include "systolic/accelerator_job.h"
 #include "systolic/counting.h"
 #include "systolic/number_format.h"
@@ -234,8 +234,8 @@ void cpu::run_job(const command& c, job_record& rec) {
     const job_layout& lay = spec.layout;
 
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
-    tb::problem<Format> pr = spec.seed_data ? tb::seed_example<Format>()
-                                            : tb::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
+    verify::problem<Format> pr = spec.seed_data ? verify::seed_example<Format>()
+                                            : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
@@ -346,7 +346,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     }
 
     // C against the reference, element by element; the counters against the counting rules.
-    tb::reference_options ref;
+    verify::reference_options ref;
     ref.k_tile = job.k_tile;
     ref.policy = job.k_policy ? k_policy::partials : k_policy::preserve;
     ref.overflow = job.overflow ? overflow_mode::saturate : overflow_mode::wrap;
@@ -358,7 +358,7 @@ void cpu::run_job(const command& c, job_record& rec) {
                                               rounding_mode::toward_zero};
     q.rounding = roundings[job.rounding];
     const std::vector<std::uint8_t> expected =
-        tb::encode_c<Format>(tb::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
+        verify::encode_c<Format>(verify::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
     rec.c.resize(s.m * s.p * csz);
     for (std::uint64_t r = 0; r < s.m; ++r)
         std::memcpy(&rec.c[r * s.p * csz], after.at(lay.c.address(r, 0), s.p * csz), s.p * csz);

@@ -12,7 +12,7 @@
 #include <sstream>
 
 #include "io/text.h"
-#include "problem.h"
+#include "systolic/verify/problem.h"
 #include "systolic/accelerator_map.h"
 #include "systolic/counting.h"
 
@@ -283,7 +283,7 @@ public:
                 if (c.keys.count(key))
                     fail(std::string("data=seed is the seeds' 3x3 example: ") + key +
                          " goes with data=random");
-            const problem_shape s = tb::seed_example<int32_format>().shape;
+            const problem_shape s = verify::seed_example<int32_format>().shape;
             j.m = s.m;
             j.k = s.k;
             j.p = s.p;

@@ -27,7 +27,7 @@
 #include "io/text.h"
 #include "job_script.h"
 #include "npy.h"
-#include "protocol_checker.h"
+#include "systolic/verify/protocol_checker.h"
 #include "report.h"
 #include "router.h"
 #include "systolic/accelerator.h"
@@ -53,8 +53,8 @@ struct platform : sc_core::sc_module {
     accelerator accel;
     vp::cpu cpu;
     // Both initiators reach the bus through a TLM-2.0 base-protocol checker.
-    tb::protocol_checker cpu_checker;
-    tb::protocol_checker dma_checker;
+    verify::protocol_checker cpu_checker;
+    verify::protocol_checker dma_checker;
     sc_core::sc_signal<bool> irq;
     std::vector<std::string> violations;
 

@@ -7,7 +7,7 @@
 
 #include "cli_options.h"
 #include "cli_suggest.h"
-#include "fault.h"
+#include "systolic/verify/fault.h"
 #include "io/input_file.h"
 #include "option_rules.h"
 
@@ -83,11 +83,11 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                               "'");
         if (o.engine != "cycle" && o.engine != "functional")
             throw usage_error("--engine must be cycle or functional, got '" + tb::one_line(o.engine) + "'");
-        const auto f = tb::parse_fault(o.inject);
+        const auto f = verify::parse_fault(o.inject);
         if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(o.inject) + "'");
-        if (*f == tb::fault::clear_between_k)
+        if (*f == verify::fault::clear_between_k)
             throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
-        if (tb::needs_cycle_engine(*f) && o.engine == "functional")
+        if (verify::needs_cycle_engine(*f) && o.engine == "functional")
             throw usage_error("--inject " + o.inject +
                               " changes how the array is stepped: it needs --engine cycle");
         if (o.merge) {

@@ -7,7 +7,7 @@
 #include <sstream>
 #include <tuple>
 
-#include "fault.h"
+#include "systolic/verify/fault.h"
 #include "io/input_file.h"
 #include "io/text.h"
 #include "run_options.h"
@@ -269,7 +269,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.data = f.name(j, "data", data_sources);
     r.k_tile = f.number(j, "k_tile", 0, max_dimension);
     r.inject = f.text(j, "inject");
-    if (!tb::parse_fault(r.inject))
+    if (!verify::parse_fault(r.inject))
         f.fail("inject",
                "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
     r.status = f.name(j, "status", status_names());

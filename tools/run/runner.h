@@ -14,12 +14,12 @@
 #include <tuple>
 #include <vector>
 
-#include "fault.h"
 #include "npy.h"
-#include "problem.h"
 #include "run_report.h"
 #include "systolic/job.h"
-#include "testbench.h"
+#include "systolic/verify/fault.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/testbench.h"
 #include "topology.h"
 
 namespace systolic::run {
@@ -33,7 +33,7 @@ struct run_settings {
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
     std::string data_dir;  // empty: seeded random operands
-    tb::fault inject = tb::fault::none;
+    verify::fault inject = verify::fault::none;
 };
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
@@ -89,10 +89,10 @@ std::vector<typename Format::operand_type> read_operand_file(const std::string& 
 }
 
 template <class Format>
-tb::problem<Format> layer_problem(const layer& l, const run_settings& s) {
-    if (s.data_dir.empty()) return tb::random_problem<Format>(l.gemm, layer_seed(s.seed, l.id));
+verify::problem<Format> layer_problem(const layer& l, const run_settings& s) {
+    if (s.data_dir.empty()) return verify::random_problem<Format>(l.gemm, layer_seed(s.seed, l.id));
     check_data_files<Format>(l, s.data_dir);
-    tb::problem<Format> pr;
+    verify::problem<Format> pr;
     pr.shape = l.gemm;
     pr.a = read_operand_file<Format>(data_file(s.data_dir, l.name, 'a'));
     pr.b = read_operand_file<Format>(data_file(s.data_dir, l.name, 'b'));
@@ -145,7 +145,7 @@ public:
     // Called after every write to C with the writes so far and the writes the layer will make.
     std::function<void(std::uint64_t done, std::uint64_t total)> on_c_write;
 
-    explicit layer_runner(tb::testbench<Format>& bench) : m_bench(bench) {
+    explicit layer_runner(verify::testbench<Format>& bench) : m_bench(bench) {
         bench.monitor.dmi_reads = false;
         auto scoreboard = bench.monitor.on_write;
         bench.monitor.on_write = [this, scoreboard](const tlm::tlm_generic_payload& t) {
@@ -159,16 +159,16 @@ public:
         bench.monitor.on_read = [this](const tlm::tlm_generic_payload& t) { m_traffic.observe(t); };
     }
 
-    tb::testbench<Format>& bench() { return m_bench; }
+    verify::testbench<Format>& bench() { return m_bench; }
 
-    layer_record run(const layer& l, const run_settings& s, const tb::problem<Format>& pr) {
-        tb::run_options opt;
+    layer_record run(const layer& l, const run_settings& s, const verify::problem<Format>& pr) {
+        verify::job_options opt;
         opt.engine = s.engine;
         opt.inject = s.inject;
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
         m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
-        const tb::run_outcome<Format> out = m_bench.run(pr, opt);
+        const verify::job_check<Format> out = m_bench.run(pr, opt);
 
         layer_record r;
         r.topology = s.topology;
@@ -191,7 +191,7 @@ public:
         r.engine = std::string(to_string(s.engine));
         r.seed = s.seed;
         r.data = s.data_dir.empty() ? "random" : "npy";
-        r.inject = std::string(tb::to_string(s.inject));
+        r.inject = std::string(verify::to_string(s.inject));
         const job_result& res = out.result;
         r.status = to_string(res.status);
         r.error = res.error;
@@ -223,7 +223,7 @@ public:
     }
 
 private:
-    tb::testbench<Format>& m_bench;
+    verify::testbench<Format>& m_bench;
     traffic_counter m_traffic;
     std::uint64_t m_seen = 0;
     std::uint64_t m_expected_c_writes = 0;

@@ -89,7 +89,7 @@ plan make_plan(const run_cli& o) {
     p.settings.dtype = o.dtype;
     p.settings.engine = *parse_engine_kind(o.engine);
     p.settings.seed = o.seed;
-    p.settings.inject = *tb::parse_fault(o.inject);
+    p.settings.inject = *verify::parse_fault(o.inject);
     if (o.data) {
         p.settings.data_dir = *o.data;
         struct stat st {};
@@ -178,12 +178,12 @@ template <class Format>
 std::vector<layer_record> run_here(const plan& p, bool progress) {
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     using key = std::pair<std::uint64_t, std::uint64_t>;
-    tb::testbench_set<Format> benches;
+    verify::testbench_set<Format> benches;
     std::map<key, std::unique_ptr<layer_runner<Format>>> runners;
     for (const auto& j : p.jobs) {
         const key k = key_of(j.array);
         if (runners.count(k)) continue;
-        typename tb::testbench<Format>::config cfg;
+        typename verify::testbench<Format>::config cfg;
         cfg.rows = j.array.rows;
         cfg.cols = j.array.cols;
         // "tb_32" for a square array, as before; "tb_12x14" otherwise.
@@ -213,7 +213,7 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
                                             std::to_string(tiles));
         };
         bar.update(done, head.str() + ", preparing", true);
-        const tb::problem<Format> pr = tb::allocating(
+        const verify::problem<Format> pr = tb::allocating(
             "preparing " + head.str(), [&] { return layer_problem<Format>(*j.l, p.settings); });
         records.push_back(tb::allocating(head.str(), [&] { return runner.run(*j.l, p.settings, pr); }));
         done += work;

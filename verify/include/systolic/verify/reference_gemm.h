@@ -44,7 +44,7 @@
 #define SYSTOLIC_REFERENCE_CLONES
 #endif
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 struct reference_options {
     std::uint64_t k_tile = 0;  // 0: one chunk of K
@@ -412,4 +412,20 @@ std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulato
     return bytes;
 }
 
-}  // namespace systolic::tb
+// The four formats are compiled once, in verify/src/reference_gemm.cpp.
+#define SYSTOLIC_REFERENCE_EXTERN(F)                                                                    \
+    extern template counted_gemm<F> reference_gemm_counted<F>(                                          \
+        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
+        const reference_options&);                                                                      \
+    extern template std::vector<F::accumulator_type> reference_gemm<F>(                                 \
+        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
+        const reference_options&);                                                                      \
+    extern template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,      \
+                                                          const quantization&);
+SYSTOLIC_REFERENCE_EXTERN(int8_format)
+SYSTOLIC_REFERENCE_EXTERN(int32_format)
+SYSTOLIC_REFERENCE_EXTERN(fp32_format)
+SYSTOLIC_REFERENCE_EXTERN(bf16_format)
+#undef SYSTOLIC_REFERENCE_EXTERN
+
+}  // namespace systolic::verify

@@ -10,7 +10,7 @@
 #include "systolic/engine.h"
 #include "systolic/fault_hooks.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 enum class fault {
     none,
@@ -65,4 +65,4 @@ private:
     fault m_fault;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -8,7 +8,7 @@
 #include "systolic/counting.h"
 #include "systolic/number_format.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 template <class Format>
 struct problem {
@@ -76,4 +76,4 @@ problem<Format> random_problem(const problem_shape& shape, std::uint64_t seed,
     return pr;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

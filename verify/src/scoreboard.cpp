@@ -1,10 +1,10 @@
-#include "scoreboard.h"
+#include "systolic/verify/scoreboard.h"
 
 #include <algorithm>
 #include <cstring>
 #include <sstream>
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 namespace {
 
@@ -184,4 +184,4 @@ void scoreboard::check_untouched(const std::uint8_t* memory, std::uint64_t base,
     check_range(at, before.size());
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -23,7 +23,7 @@
 #include "systolic/job.h"
 #include "systolic/matrix_layout.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 struct scoreboard_summary {
     std::uint64_t checked = 0;              // element writes compared against the reference
@@ -101,4 +101,4 @@ private:
     bool m_active = false;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

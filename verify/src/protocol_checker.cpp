@@ -1,4 +1,4 @@
-#include "protocol_checker.h"
+#include "systolic/verify/protocol_checker.h"
 
 #include <algorithm>
 #include <cstring>
@@ -6,7 +6,7 @@
 
 #include "systolic/log.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 namespace {
 
 bool is_read_or_write(tlm::tlm_command c) {
@@ -270,4 +270,4 @@ void protocol_checker::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uin
     target_socket->invalidate_direct_mem_ptr(start, end);
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -40,7 +40,7 @@
 #include <tlm>
 #include <vector>
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 class protocol_checker : public sc_core::sc_module {
 public:
@@ -105,4 +105,4 @@ private:
     bool m_in_transport = false;           // m_written is in use by a b_transport
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

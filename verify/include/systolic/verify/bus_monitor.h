@@ -10,7 +10,7 @@
 #include <systemc>
 #include <tlm>
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 class bus_monitor : public sc_core::sc_module {
 public:
@@ -60,4 +60,4 @@ private:
     }
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -1,8 +1,8 @@
-#include "fault.h"
+#include "systolic/verify/fault.h"
 
 #include "systolic/names.h"
 
-namespace systolic::tb {
+namespace systolic::verify {
 
 std::string_view to_string(fault f) {
     switch (f) {
@@ -34,4 +34,4 @@ bool needs_cycle_engine(fault f) {
            f == fault::extra_advance;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::verify

@@ -1,0 +1,54 @@
+// The one memory planner: where a job's A, B, C (and partial-sum buffer, when the job splits K with
+// partial sums) go, and what fills the memory before the job. In that order, each preceded and
+// followed by guard bytes and with row strides padded past the row length, all filled with a seeded
+// pseudo-random pattern: a write that misses C therefore changes bytes the scoreboard compares, even
+// when the value is zero. Plain C++ apart from the memory it fills.
+#pragma once
+
+#include <cstdint>
+#include <systemc>
+
+#include "systolic/counting.h"
+#include "systolic/job.h"
+#include "systolic/verify/fault.h"
+#include "systolic/verify/memory_access.h"
+
+namespace systolic::verify {
+
+// How one job is run and checked: its fields of matmul_job, the memory's layout and fill, a planted
+// fault.
+struct job_options {
+    tile_order order = tile_order::row_major;
+    std::uint64_t order_seed = 0;  // for tile_order::random
+    bool packed = false;           // rows back to back and no guard bands (the layout a user's buffer has)
+    std::uint64_t fill_seed = 0x5eed;
+    std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
+    k_policy policy = k_policy::preserve;
+    overflow_mode overflow = overflow_mode::wrap;
+    quantization quant;
+    fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
+    engine_kind engine = engine_kind::cycle;
+    // How long to wait for the job before calling it hung; zero: the DUT's own limit (dut::time_limit).
+    sc_core::sc_time time_limit = sc_core::SC_ZERO_TIME;
+};
+
+// The job fields that options set: tile order, K-splitting, overflow, output, engine.
+void apply_job_options(matmul_job& job, const job_options& opt);
+
+// The options a job carries (the inverse of apply_job_options, layout and fill left at their defaults).
+job_options options_of(const matmul_job& job);
+
+// Where a job of this shape goes from `base`, with operands of `operand_bytes` and accumulators of
+// `accumulator_bytes`: guard bands and padded strides unless packed. The same for the same input.
+matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint64_t base,
+                       std::uint64_t operand_bytes, std::uint64_t accumulator_bytes);
+
+// The bytes from `base` that the job's matrices take, and the guard band after the last unless packed.
+std::uint64_t memory_extent(const matmul_job& job, std::uint64_t base, bool packed);
+
+// Fills [base, base + extent) with the seeded pattern, then writes A and B (row-major M x K and
+// K x P elements of `operand_bytes`) where the job says.
+void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job, const void* a,
+                 const void* b, std::uint64_t operand_bytes, std::uint64_t fill_seed);
+
+}  // namespace systolic::verify

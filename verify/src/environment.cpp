@@ -1,0 +1,213 @@
+// The environment for the four formats, compiled here once (environment.h declares them extern).
+#include "systolic/verify/environment.h"
+
+#include <future>
+#include <sstream>
+#include <stdexcept>
+
+namespace systolic::verify {
+
+namespace {
+
+// Shows one element of C in scoreboard messages.
+template <class Format>
+scoreboard::value_printer printer(bool int8_output) {
+    using accumulator_type = typename Format::accumulator_type;
+    if (int8_output)
+        return [](const std::uint8_t* p) { return std::to_string(static_cast<std::int8_t>(*p)); };
+    return [](const std::uint8_t* p) {
+        accumulator_type v;
+        std::memcpy(&v, p, sizeof v);
+        std::ostringstream os;
+        os.precision(9);  // enough to tell any two floats apart
+        os << +v;
+        if (v != v) {  // NaNs differ only in their bits: show them
+            std::uint32_t u;
+            std::memcpy(&u, &v, sizeof u);
+            os << " (0x" << std::hex << u << ")";
+        }
+        return os.str();
+    };
+}
+
+// The scoreboard's view of the memory after the job: in place when the memory allows, else a copy.
+struct memory_image {
+    std::vector<std::uint8_t> copy;
+    const std::uint8_t* bytes = nullptr;
+    memory_image(memory_access& mem, std::uint64_t size) : bytes(mem.view(size)) {
+        if (!bytes) {
+            copy = mem.snapshot(size);
+            bytes = copy.data();
+        }
+    }
+};
+
+}  // namespace
+
+template <class Format>
+std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
+    reference_options ref;
+    ref.k_tile = opt.k_tile;
+    ref.policy = opt.policy;
+    ref.overflow = opt.overflow;
+    ref.quant = opt.quant;
+    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, ref), opt.quant);
+}
+
+template <class Format>
+environment<Format>::environment(const sc_core::sc_module_name& name, systolic::memory& mem)
+    : sc_core::sc_module(name),
+      target_socket("target_socket"),
+      initiator_socket("initiator_socket"),
+      checker("checker"),
+      monitor("monitor"),
+      m_mem(std::make_unique<core_memory_access>(mem)) {
+    bind_chain();
+}
+
+template <class Format>
+environment<Format>::environment(const sc_core::sc_module_name& name, std::uint64_t ram_base,
+                                 std::uint64_t ram_size)
+    : sc_core::sc_module(name),
+      target_socket("target_socket"),
+      initiator_socket("initiator_socket"),
+      checker("checker"),
+      monitor("monitor"),
+      m_mem(std::make_unique<debug_memory_access>(initiator_socket, ram_base, ram_size)) {
+    bind_chain();
+}
+
+template <class Format>
+void environment<Format>::bind_chain() {
+    target_socket.bind(checker.target_socket);
+    checker.initiator_socket.bind(monitor.target_socket);
+    monitor.initiator_socket.bind(initiator_socket);
+    monitor.on_write = [this](const tlm::tlm_generic_payload& t) {
+        ++m_writes;
+        m_scoreboard.observe_write(t);
+    };
+    // Kept until the job's end, so that a violation outside expect() ... finish() (the memory's
+    // invalidation when it is resized) counts too.
+    checker.on_violation([this](const std::string& line) { m_violations.push_back(line); });
+}
+
+template <class Format>
+sc_core::sc_time environment<Format>::wait_for(dut& d, const matmul_job& job, const job_options& opt) {
+    const sc_core::sc_time limit =
+        opt.time_limit != sc_core::SC_ZERO_TIME ? opt.time_limit : d.time_limit(job);
+    const sc_core::sc_time started = sc_core::sc_time_stamp();
+    if (limit == sc_core::SC_ZERO_TIME)
+        sc_core::wait(d.done_event());
+    else
+        sc_core::wait(limit, d.done_event());
+    return sc_core::sc_time_stamp() - started;
+}
+
+template <class Format>
+job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, const job_options& opt,
+                                             const std::optional<matmul_job>& placement) {
+    job_check<Format> out;
+    const auto& s = pr.shape;
+    if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
+        throw std::invalid_argument("verify: operand sizes do not match the shape");
+    out.job = placement ? *placement : plan_memory(s, opt);
+    // The job's own fields decide what C must be: with an explicit placement they come from it.
+    job_options run = options_of(out.job);
+    run.inject = opt.inject;
+    run.fill_seed = opt.fill_seed;
+    run.time_limit = opt.time_limit;
+    if (!d.inject(run.inject))
+        throw std::invalid_argument(std::string("verify: this DUT cannot plant the fault ") +
+                                    std::string(to_string(run.inject)));
+    out.expected = d.expected_counts(s, out.job.k_tile);
+
+    m_violations.clear();
+    checker.clear_violations();
+    const std::uint64_t extent = memory_extent(out.job, m_mem->base(), opt.packed || placement.has_value());
+    fill_memory(*m_mem, extent, out.job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
+    const std::vector<std::uint8_t> before = m_mem->snapshot(extent);
+    // The reference runs on its own thread beside the simulation: it shares nothing with the
+    // model, and the scoreboard compares the recorded writes with it at the end.
+    auto expected = std::async(std::launch::async, [&pr, run] { return expected_c_bytes(pr, run); }).share();
+    m_scoreboard.expect(
+        out.job.c, expected, printer<Format>(run.quant.enabled),
+        out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
+
+    d.start(out.job);
+    wait_for(d, out.job, run);
+    d.inject(fault::none);
+    out.result = d.result();
+    if (d.busy()) {
+        out.result.status = job_status::running;
+        out.result.error = "the job did not finish within the simulated time limit";
+    }
+    for (const auto& line : m_violations)
+        m_scoreboard.protocol_violation(line);
+    out.fabric = d.fabric_result();
+    {
+        const memory_image after(*m_mem, extent);
+        out.scoreboard = m_scoreboard.finish(out.result, out.expected, after.bytes, m_mem->base(), before,
+                                             d.tile_edges(s.k, out.job.k_tile));
+    }
+
+    const std::uint64_t esz = out.job.c.elem_size;
+    out.c.resize(s.m * s.p * esz);
+    for (std::uint64_t r = 0; r < s.m; ++r)
+        m_mem->read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
+
+    if (run.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
+        job_options once = run;
+        once.quant.per_partial = false;
+        const auto once_bytes = expected_c_bytes(pr, once);
+        for (std::size_t i = 0; i < once_bytes.size(); ++i)
+            out.differs_from_quantize_once += once_bytes[i] != out.c[i];
+    }
+    return out;
+}
+
+template <class Format>
+refusal_check environment<Format>::check_refused(dut& d, const matmul_job& job, job_status expected,
+                                                 std::uint64_t window) {
+    refusal_check out;
+    if (window == 0) window = memory_extent(job, m_mem->base(), false);
+    m_violations.clear();
+    checker.clear_violations();
+    m_mem->reserve(window);
+    const std::vector<std::uint8_t> before = m_mem->snapshot(window);
+    const std::uint64_t writes_before = m_writes;
+
+    d.start(job);
+    wait_for(d, job, options_of(job));
+    out.result = d.result();
+    if (d.busy()) {
+        out.result.status = job_status::running;
+        out.result.error = "the job did not end within the simulated time limit";
+    }
+    out.writes = m_writes - writes_before;
+    out.protocol_violations = m_violations.size();
+    out.status_ok = out.result.status == expected;
+    out.untouched_ok = m_mem->snapshot(window) == before;
+
+    if (!out.status_ok)
+        out.errors.push_back("expected status " + std::string(to_string(expected)) + ", got " +
+                             std::string(to_string(out.result.status)) +
+                             (out.result.error.empty() ? "" : ": " + out.result.error));
+    if (out.writes != 0)
+        out.errors.push_back("the refused job wrote " + std::to_string(out.writes) + " times");
+    if (!out.untouched_ok) out.errors.push_back("the refused job changed memory");
+    for (const auto& line : m_violations)
+        out.errors.push_back("protocol: " + line);
+    return out;
+}
+
+#define SYSTOLIC_ENVIRONMENT_INSTANTIATE(F)                                                        \
+    template std::vector<std::uint8_t> expected_c_bytes<F>(const problem<F>&, const job_options&); \
+    template struct job_check<F>;                                                                  \
+    template class environment<F>;
+SYSTOLIC_ENVIRONMENT_INSTANTIATE(int8_format)
+SYSTOLIC_ENVIRONMENT_INSTANTIATE(int32_format)
+SYSTOLIC_ENVIRONMENT_INSTANTIATE(fp32_format)
+SYSTOLIC_ENVIRONMENT_INSTANTIATE(bf16_format)
+#undef SYSTOLIC_ENVIRONMENT_INSTANTIATE
+
+}  // namespace systolic::verify

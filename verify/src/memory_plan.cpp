@@ -1,0 +1,92 @@
+#include "systolic/verify/memory_plan.h"
+
+#include <algorithm>
+#include <cstring>
+#include <random>
+#include <vector>
+
+namespace systolic::verify {
+
+namespace {
+
+constexpr std::uint64_t guard = 64;
+
+std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
+    return (v + a - 1) / a * a;
+}
+
+}  // namespace
+
+void apply_job_options(matmul_job& job, const job_options& opt) {
+    job.order = opt.order;
+    job.seed = opt.order_seed;
+    job.k_tile = opt.k_tile;
+    job.policy = opt.policy;
+    job.overflow = opt.overflow;
+    job.quant = opt.quant;
+    job.engine = opt.engine;
+}
+
+job_options options_of(const matmul_job& job) {
+    job_options opt;
+    opt.order = job.order;
+    opt.order_seed = job.seed;
+    opt.k_tile = job.k_tile;
+    opt.policy = job.policy;
+    opt.overflow = job.overflow;
+    opt.quant = job.quant;
+    opt.engine = job.engine;
+    return opt;
+}
+
+matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint64_t base,
+                       std::uint64_t operand_bytes, std::uint64_t accumulator_bytes) {
+    const std::uint64_t osz = operand_bytes, asz = accumulator_bytes;
+    const std::uint64_t csz = output_size(opt.quant, asz);
+    const std::uint64_t g = opt.packed ? 0 : guard;
+    auto stride = [&](std::uint64_t row_bytes) {
+        return opt.packed ? row_bytes : round_up(row_bytes + 8, 16);
+    };
+    const std::uint64_t a_stride = stride(s.k * osz), b_stride = stride(s.p * osz),
+                        c_stride = stride(s.p * csz);
+    const std::uint64_t a_base = base + g;
+    const std::uint64_t b_base = round_up(a_base + s.m * a_stride + g, 16);
+    const std::uint64_t c_base = round_up(b_base + s.k * b_stride + g, 16);
+    matmul_job job = make_job(s, osz, csz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
+    apply_job_options(job, opt);
+    if (job.uses_partial_buffer()) {
+        const std::uint64_t p_stride = stride(s.p * asz);
+        job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);
+    }
+    return job;
+}
+
+std::uint64_t memory_extent(const matmul_job& job, std::uint64_t base, bool packed) {
+    const auto end = [&](const matrix_layout& l, std::uint64_t rows) { return l.base + rows * l.row_stride; };
+    const auto& s = job.shape;
+    std::uint64_t last = std::max({end(job.a, s.m), end(job.b, s.k), end(job.c, s.m)});
+    if (job.uses_partial_buffer()) last = std::max(last, end(job.partial, s.m));
+    return last + (packed ? 0 : guard) - base;
+}
+
+void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job, const void* a,
+                 const void* b, std::uint64_t operand_bytes, std::uint64_t fill_seed) {
+    const auto& s = job.shape;
+    mem.reserve(extent);
+    // Eight pattern bytes per draw: big jobs fill tens of megabytes.
+    std::mt19937_64 rng(fill_seed);
+    std::vector<std::uint8_t> bytes(extent);
+    for (std::uint64_t i = 0; i < extent; i += 8) {
+        const std::uint64_t v = rng();
+        std::memcpy(bytes.data() + i, &v, std::min<std::uint64_t>(8, extent - i));
+    }
+    mem.write(mem.base(), bytes.data(), extent);
+    const auto* pa = static_cast<const std::uint8_t*>(a);
+    const auto* pb = static_cast<const std::uint8_t*>(b);
+    for (std::uint64_t r = 0; r < s.m; ++r)
+        mem.write(job.a.address(r, 0), pa + r * s.k * operand_bytes, s.k * operand_bytes);
+    for (std::uint64_t k = 0; k < s.k; ++k)
+        mem.write(job.b.address(k, 0), pb + k * s.p * operand_bytes, s.p * operand_bytes);
+}
+
+}  // namespace systolic::verify

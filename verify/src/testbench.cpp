@@ -1,0 +1,77 @@
+// The testbench for the four formats, compiled here once (testbench.h declares them extern).
+// sc_spawn, for the checking thread, is declared only with dynamic processes switched on.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "systolic/verify/testbench.h"
+
+#include <algorithm>
+#include <exception>
+#include <optional>
+
+namespace systolic::verify {
+
+template <class Format>
+testbench<Format>::testbench(const sc_core::sc_module_name& name, const config& cfg)
+    : sc_core::sc_module(name),
+      mem("memory", cfg.mem),
+      env("env", mem),
+      monitor(env.monitor),
+      checker(env.checker),
+      controller("controller", make_host(cfg), cfg.controller) {
+    controller.initiator_socket.bind(env.target_socket);
+    env.initiator_socket.bind(mem.target_socket);
+    const sc_core::sc_time slowest = std::max(cfg.mem.read_latency, cfg.mem.write_latency);
+    m_dut = m_fabric ? std::make_unique<controller_dut<Format>>(controller, *m_fabric, slowest)
+                     : std::make_unique<controller_dut<Format>>(controller, *m_array, slowest);
+}
+
+template <class Format>
+engine_host<Format>& testbench<Format>::make_host(const config& cfg) {
+    if (cfg.fabric.single()) {
+        m_array = std::make_unique<systolic_array<Format>>("array", cfg.rows, cfg.cols);
+        return *m_array;
+    }
+    if (cfg.rows != cfg.cols) throw std::invalid_argument("a fabric of arrays needs square arrays");
+    m_fabric = std::make_unique<fabric<Format>>(
+        "fabric", fabric_geometry{cfg.fabric, cfg.rows, cfg.link_latency}, cfg.threads);
+    return *m_fabric;
+}
+
+template <class Format>
+job_check<Format> testbench<Format>::run(const problem<Format>& pr, const job_options& opt) {
+    const auto& s = pr.shape;
+    if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
+        throw std::invalid_argument("testbench: operand sizes do not match the shape");
+    const sc_core::sc_time limit =
+        opt.time_limit != sc_core::SC_ZERO_TIME ? opt.time_limit : m_dut->time_limit(plan_memory(s, opt));
+
+    std::optional<job_check<Format>> out;
+    std::exception_ptr error;
+    sc_core::sc_spawn([&] {
+        try {
+            out = env.check(*m_dut, pr, opt);
+        } catch (...) {
+            error = std::current_exception();
+        }
+    });
+    // The check ends by the time limit at the latest; a job that finishes early ends the run when
+    // the simulation runs out of events, as a hung one does when the limit passes.
+    while (!out && !error) {
+        if (limit == sc_core::SC_ZERO_TIME)
+            sc_core::sc_start();
+        else
+            sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
+        if (!sc_core::sc_pending_activity()) break;
+    }
+    if (error) std::rethrow_exception(error);
+    if (!out) throw std::logic_error("testbench: the checking thread did not finish");
+    return std::move(*out);
+}
+
+#define SYSTOLIC_TESTBENCH_INSTANTIATE(F) template class testbench<F>;
+SYSTOLIC_TESTBENCH_INSTANTIATE(int8_format)
+SYSTOLIC_TESTBENCH_INSTANTIATE(int32_format)
+SYSTOLIC_TESTBENCH_INSTANTIATE(fp32_format)
+SYSTOLIC_TESTBENCH_INSTANTIATE(bf16_format)
+#undef SYSTOLIC_TESTBENCH_INSTANTIATE
+
+}  // namespace systolic::verify
