@@ -1,0 +1,161 @@
+// sc_spawn, for the thread that sees the job end, is declared only with dynamic processes switched on.
+#define SC_INCLUDE_DYNAMIC_PROCESSES
+#include "systolic/verify/register_dut.h"
+
+#include <cstdio>
+#include <limits>
+#include <stdexcept>
+
+#include "systolic/accelerator_map.h"
+#include "systolic/counting.h"
+
+namespace systolic::verify {
+namespace {
+
+std::uint32_t narrow(std::uint64_t v, const char* what) {
+    if (v > std::numeric_limits<std::uint32_t>::max())
+        throw std::invalid_argument(std::string("register_dut: ") + what +
+                                    " does not fit its 32-bit register");
+    return std::uint32_t(v);
+}
+
+std::uint32_t order_code(tile_order o) {
+    switch (o) {
+        case tile_order::row_major:
+            return SYSTOLIC_ORDER_ROW;
+        case tile_order::col_major:
+            return SYSTOLIC_ORDER_COL;
+        case tile_order::serpentine:
+            return SYSTOLIC_ORDER_SNAKE;
+        case tile_order::random:
+            break;
+    }
+    throw std::invalid_argument("register_dut: the accelerator has no random tile order");
+}
+
+std::uint32_t rounding_code(rounding_mode r) {
+    switch (r) {
+        case rounding_mode::nearest_even:
+            return SYSTOLIC_ROUNDING_NEAREST_EVEN;
+        case rounding_mode::nearest_away:
+            return SYSTOLIC_ROUNDING_NEAREST_AWAY;
+        case rounding_mode::toward_zero:
+            return SYSTOLIC_ROUNDING_TOWARD_ZERO;
+    }
+    return SYSTOLIC_ROUNDING_NEAREST_EVEN;
+}
+
+job_status status_of(std::uint32_t error) {
+    switch (static_cast<regmap::error_code>(error)) {
+        case regmap::error_code::dma:
+            return job_status::bus_error;
+        case regmap::error_code::internal:
+            return job_status::watchdog;
+        default:
+            return job_status::rejected;
+    }
+}
+
+}  // namespace
+
+systolic_job driver_job(const matmul_job& job, dtype_code dtype) {
+    if (job.quant.per_partial)
+        throw std::invalid_argument("register_dut: the accelerator quantizes the complete sum only");
+    systolic_job j;
+    systolic_job_init(&j);
+    j.m = narrow(job.shape.m, "M");
+    j.k = narrow(job.shape.k, "K");
+    j.p = narrow(job.shape.p, "P");
+    j.a_addr = job.a.base;
+    j.b_addr = job.b.base;
+    j.c_addr = job.c.base;
+    j.a_stride = narrow(job.a.row_stride, "A's stride");
+    j.b_stride = narrow(job.b.row_stride, "B's stride");
+    j.c_stride = narrow(job.c.row_stride, "C's stride");
+    j.dtype = static_cast<std::uint32_t>(dtype);
+    j.out_dtype = job.quant.enabled ? SYSTOLIC_OUT_DTYPE_INT8 : SYSTOLIC_OUT_DTYPE_ACC;
+    j.order = order_code(job.order);
+    j.k_tile = narrow(job.k_tile, "K_TILE");
+    j.k_policy = job.policy == k_policy::partials ? SYSTOLIC_K_POLICY_PARTIALS : SYSTOLIC_K_POLICY_PRESERVE;
+    if (job.uses_partial_buffer()) {
+        j.partial_addr = job.partial.base;
+        j.partial_stride = narrow(job.partial.row_stride, "the partial-sum stride");
+    }
+    j.overflow =
+        job.overflow == overflow_mode::saturate ? SYSTOLIC_OVERFLOW_SATURATE : SYSTOLIC_OVERFLOW_WRAP;
+    j.rounding = rounding_code(job.quant.rounding);
+    j.scale = float(job.quant.scale);
+    j.zero_point = job.quant.zero_point;
+    return j;
+}
+
+std::string error_name(std::uint32_t code) {
+    for (const regmap::value& v : regmap::error_values)
+        if (v.code == code) return std::string("ERR_") + v.name;
+    return std::to_string(code);
+}
+
+register_dut::register_dut(const systolic_dev& dev, dtype_code dtype, const config& cfg)
+    : m_dev(dev), m_dtype(dtype), m_cfg(cfg) {}
+
+void register_dut::start(const matmul_job& job) {
+    const systolic_job j = driver_job(job, m_dtype);
+    systolic_program(&m_dev, &j);
+    m_busy = true;
+    const std::uint64_t generation = ++m_generation;
+    m_started = m_ended = sc_core::sc_time_stamp();
+    systolic_start(&m_dev, m_cfg.irq != nullptr);
+    sc_core::sc_spawn([this, generation] { watch(generation); });
+}
+
+// Until the job ends: the line high (IRQ_STATUS was cleared by systolic_start, so it speaks of this
+// job), or STATUS without BUSY.
+void register_dut::watch(std::uint64_t generation) {
+    if (m_cfg.irq) {
+        while (!m_cfg.irq->read() && generation == m_generation)
+            sc_core::wait(m_cfg.irq->value_changed_event());
+    } else {
+        while (generation == m_generation && systolic_outcome(&m_dev) == 0)
+            sc_core::wait(m_cfg.poll_interval);
+    }
+    if (generation != m_generation) return;  // a later job started (after a time-out and reset)
+    m_busy = false;
+    m_ended = sc_core::sc_time_stamp();
+    m_done.notify(sc_core::SC_ZERO_TIME);
+}
+
+job_result register_dut::result() {
+    job_result r;
+    const int outcome = systolic_outcome(&m_dev);
+    m_error = systolic_error(&m_dev);
+    systolic_counters c{};
+    systolic_read_counters(&m_dev, &c);
+    if (m_cfg.irq) systolic_irq_ack(&m_dev);
+    m_cycles = c.cycles;
+    r.advance_edges = c.edges;
+    r.macs_padded = c.macs;
+    r.macs_real = c.macs_real;
+    r.start = m_started;
+    r.end = m_ended;
+    if (outcome == 1) {
+        r.status = job_status::completed;
+    } else if (outcome == 0) {
+        r.status = job_status::running;
+    } else {
+        r.status = status_of(m_error);
+        r.error = error_name(m_error);
+        if (m_error == SYSTOLIC_ERR_DMA) {
+            char at[32];
+            std::snprintf(at, sizeof at, " at 0x%llx",
+                          static_cast<unsigned long long>(systolic_error_address(&m_dev)));
+            r.error += at;
+        }
+    }
+    return r;
+}
+
+systolic::expected_counts register_dut::expected_counts(const problem_shape& s, std::uint64_t k_tile) const {
+    return count_job(s, m_cfg.array_size, k_tile);
+}
+
+}  // namespace systolic::verify
