@@ -13,6 +13,8 @@ The convention, by the fenced block's info string:
   ```c            a C99 translation unit, compiled alone (the C driver's examples).
   ```cpp excerpt  a quotation of the project's own source (abridged or not), named in the text
                   around it: not compiled. Likewise ```c excerpt.
+  ```cpp file=PATH  the whole of the file PATH (relative to the working directory), which is built
+                  elsewhere: the block must equal the file, line for line.
   ```text, ```sh, ```cmake, ```json, no info string: not code.
 Any other C-family info string fails, and so does an untagged block with an #include or a line that
 ends in ';' (tag it). Each file's snippets are compiled with -fsyntax-only against the model's
@@ -83,8 +85,24 @@ def main():
                 continue
             if rest == ["excerpt"]:
                 continue
+            if len(rest) == 1 and rest[0].startswith("file="):
+                path = rest[0][len("file="):]
+                try:
+                    quoted = open(path, encoding="utf-8").read().rstrip("\n").split("\n")
+                except OSError as e:
+                    print(f"{md}:{line}: cannot read the quoted file: {e}", file=sys.stderr)
+                    failed += 1
+                    continue
+                if quoted != text:
+                    n = next((i for i, (a, b) in enumerate(zip(quoted, text)) if a != b),
+                             min(len(quoted), len(text)))
+                    print(f"{md}:{line + n}: the quote of {path} differs from the file at its line "
+                          f"{n + 1}", file=sys.stderr)
+                    failed += 1
+                continue
             if rest or kind not in ("cpp", "c"):
-                print(f"{md}:{line}: info string '{info}': use cpp, c, cpp excerpt or c excerpt",
+                print(f"{md}:{line}: info string '{info}': use cpp, c, cpp excerpt, c excerpt or "
+                      "cpp file=PATH",
                       file=sys.stderr)
                 failed += 1
                 continue

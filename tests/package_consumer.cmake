@@ -13,7 +13,8 @@ step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 # What a user of the installed package needs besides the model: the executables, the workloads, the
 # drawing scripts and the GTKWave save file (the README lists this tree).
 foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h include/systolic/accelerator_driver.h
-          include/systolic/accelerator_map.h
+          include/systolic/accelerator_map.h include/systolic/verify/register_dut.h
+          include/systolic/observe/accelerator_observers.h
           bin/systolic-tb bin/systolic-run bin/systolic-partition bin/systolic-vp bin/systolic-regs
           share/systolic/workloads/resnet18.csv share/systolic/workloads/gpt2.csv
           share/systolic/scripts/draw share/systolic/scripts/draw_sweep.py
@@ -29,6 +30,11 @@ step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
 step(${WORK_DIR}/build/consumer)
 message("${last_output}")
 if(NOT last_output MATCHES "consumer: C\\(0,0\\)=7 C\\(2,2\\)=23 irq=1, PASS")
+  message(FATAL_ERROR "unexpected output: ${last_output}")
+endif()
+step(${WORK_DIR}/build/verified_platform)
+message("${last_output}")
+if(NOT last_output MATCHES "verified_platform: 4 jobs checked, 0 failed, PASS")
   message(FATAL_ERROR "unexpected output: ${last_output}")
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})
