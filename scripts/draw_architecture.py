@@ -1,5 +1,6 @@
 #!/usr/bin/python3
-"""Draw docs/architecture.svg: the parts of a systolic-tb run and how data flows between them.
+"""Draw docs/architecture.svg: the model, the accelerator, the verification
+environment, the observers and the executables, and how data flows.
 
 Run it with Debian's Python, which has matplotlib:
 
@@ -21,7 +22,9 @@ from matplotlib.patches import FancyBboxPatch  # noqa: E402
 
 MODEL = "#dbe8f6"  # model/ (systolic::model), SystemC modules
 PE = "#b9d2ee"  # pe_i_j: named sc_modules without a process
-TB = "#fbe3c8"  # tb/ (systolic::tb)
+VERIFY = "#fbe3c8"  # verify/ (systolic::verify)
+OBSERVE = "#e3f1dc"  # observe/ (systolic::observe)
+APP = "#eeeeee"  # the executables and io/
 CORE = "#ffffff"  # plain C++ parts inside a SystemC shell
 EDGE = "#333333"
 CALL = "#777777"  # calls and hooks, as opposed to data
@@ -59,138 +62,164 @@ def arrow(ax, start, end, label="", at=None, ha="center", va="bottom",
                 linespacing=1.3)
 
 
-def draw():
-    fig, ax = plt.subplots(figsize=(14.3, 9.6))
-    ax.set_xlim(0, 14.3)
-    ax.set_ylim(0, 9.6)
-    ax.axis("off")
+def applications(ax):
+    """The executables on top, and io/ beside them."""
+    apps = (("systolic-tb  (tb/)",
+             "one job: command line,\nreport, summary, progress"),
+            ("systolic-run  (tools/run/)",
+             "SCALE-Sim topologies,\none job per layer"),
+            ("systolic-vp  (vp/)",
+             "cpu running job scripts,\nrouter, RAM, accelerator"))
+    for i, (title, body) in enumerate(apps):
+        box(ax, 0.3 + 3.05 * i, 8.55, 2.85, 0.95, title, body, face=APP,
+            size=9.5)
+    box(ax, 9.6, 8.55, 4.5, 0.95, "io/  (systolic::io)",
+        ".npy in and out, input opening, outputs all or none,\n"
+        "signals, a failed stdout: every executable", face=APP, size=9.5)
 
-    box(ax, 0.05, 0.05, 14.2, 9.5, "tb : testbench<Format>", face="none",
-        dashed=True, size=11)
 
-    # ---- the controller: a thin SystemC shell around plain C++ parts ----
-    box(ax, 0.3, 4.0, 8.9, 5.15, "controller : tile_controller<F>",
-        face=MODEL, size=11)
-    box(ax, 0.55, 7.45, 3.0, 1.2, "tile_plan",
-        "tiles in the job's order x K chunks:\n"
-        "clear, load, advance x (kc + 2(N-1)),\n"
-        "drain; operand ranges, output mask", face=CORE)
-    box(ax, 4.2, 7.45, 4.75, 1.2, "SC_THREAD run()",
-        "walks the plan, hands each step to a part:\n"
-        "clear, advance -> engine; load -> dma_port, feeder;\n"
-        "drain -> output_stage; quantum keeper; watchdog")
-    box(ax, 4.2, 5.75, 4.75, 1.3, "dma_port",
-        "DMI cache of several granted ranges (A, B, C\n"
-        "may sit in different memories); b_transport\n"
-        "otherwise; errors returned as values",
-        face=CORE)
-    box(ax, 4.2, 4.2, 2.2, 1.15, "feeder",
-        "skewed west / north\nstreams; padding = valid\nzero, bubbles outside",
-        face=CORE)
-    box(ax, 6.75, 4.2, 2.2, 1.15, "output_stage",
-        "mask, partial sums,\nrequantize; every NaN\nleaves as 0x7FC00000",
-        face=CORE)
-    box(ax, 0.55, 4.2, 3.0, 2.85, "fault_hooks<F>",
-        "feed(tile, tables)\nedges(step, planned)\n"
-        "continue_chunk(step, engine)\ndrain_block(step, n, rows, cols)\n\n"
-        "default: no change; tb::fault_policy\n"
-        "(testbench) plants one known\ndefect; none on the per-edge path",
-        face=CORE, dashed=True)
-
-    arrow(ax, (3.55, 8.05), (4.2, 8.05), "plan_step", at=(3.875, 8.1))
-    arrow(ax, (6.575, 7.45), (6.575, 7.05), "load, drain",
-          at=(6.7, 7.17), ha="left", va="center", color=CALL)
-    arrow(ax, (4.2, 7.6), (3.4, 7.05), "asks", at=(3.62, 7.3), ha="right",
-          va="center", dashed=True, color=CALL)
-    arrow(ax, (5.3, 5.75), (5.3, 5.35), "A rows, B columns",
-          at=(5.4, 5.55), ha="left", va="center")
-    arrow(ax, (7.85, 5.35), (7.85, 5.75), "C rows, partials",
-          at=(7.95, 5.55), ha="left", va="center")
-
-    # ---- the TLM path: socket -> monitor -> memory ----
-    ax.text(8.9, 5.84, "[initiator_socket]", ha="right", va="center",
-            fontsize=7.5, style="italic")
-    box(ax, 10.05, 5.5, 1.85, 1.75, "monitor",
-        "bus_monitor\n[target_socket]\n[initiator_socket]\n"
-        "DMI for reads only", face=TB, size=9.5)
-    box(ax, 12.35, 5.5, 1.7, 1.75, "memory",
-        "[target_socket]\nb_transport,\nDMI, latency;\nmemory_core", size=9.5)
-    for x0, x1 in ((8.95, 10.05), (11.9, 12.35)):
-        arrow(ax, (x0, 6.6), (x1, 6.6), both=True)
-        arrow(ax, (x1, 5.9), (x0, 5.9), dashed=True)
-    ax.text(9.5, 6.65, "b_transport,\nDMI", ha="center", va="bottom",
-            fontsize=7.5)
-    ax.text(9.5, 5.85, "invalidate", ha="center", va="top", fontsize=7.5)
-
-    # ---- the scoreboard, fed by the monitor; the reference on its thread ----
-    box(ax, 10.05, 2.95, 4.0, 2.05, "scoreboard",
-        "records every write to C, compares at the end:\n"
-        "values (bit for bit), write ranges, shadow image,\n"
-        "edges = tiles x (K + chunks x 2(N-1)), completion",
-        face=TB, size=9.5)
-    box(ax, 10.25, 3.05, 3.6, 0.6, "reference_gemm<F>",
-        "", face=CORE, size=8.5)
-    ax.text(10.35, 3.17, "own thread (std::async), beside the simulation",
-            fontsize=7, style="italic")
-    arrow(ax, (10.975, 5.5), (10.975, 5.0), "on_write", at=(11.08, 5.25),
-          ha="left", va="center")
-
-    # ---- the array: engines and the named PE rows ----
-    box(ax, 0.3, 0.3, 8.9, 3.25, "array : systolic_array<F>  (no process)",
+def verification(ax):
+    """systolic::verify: the environment around any DUT."""
+    box(ax, 0.3, 0.3, 6.35, 7.9, "verify/  (systolic::verify)", face=VERIFY,
         size=11)
-    box(ax, 4.2, 1.75, 4.75, 1.45, "engine<F>  (job.engine, --engine)",
-        face=CORE, size=9.5)
-    box(ax, 4.35, 1.85, 2.1, 0.85, "cycle_engine",
-        "steps the array one\nedge at a time", face=CORE, size=8.5,
-        body_size=7.5)
-    box(ax, 6.7, 1.85, 2.1, 0.85, "functional_engine",
-        "gemm_accumulate per\nchunk (made on first use)", face=CORE,
-        size=8.5, body_size=7.5)
-    box(ax, 4.2, 0.5, 4.75, 0.85, "array_core<F>",
-        "PE state, structure of arrays: tokens, valid bits,\n"
-        "accumulators, term counts", face=CORE, size=9, body_size=7.5)
-    arrow(ax, (5.3, 1.85), (5.3, 1.35), "steps", at=(5.4, 1.6), ha="left",
-          va="center", color=CALL)
+    box(ax, 0.55, 5.95, 3.45, 1.8, "testbench<F>",
+        "the sc_main-side wrapper: lays out,\nruns sc_start and checks a job\n"
+        "(systolic-tb, systolic-run); the\nthread-side API checks one job\n"
+        "in a running platform (systolic-vp)", face=CORE, size=9)
+    box(ax, 0.55, 5.1, 3.45, 0.6, "fault_policy<F>",
+        "", face=CORE, size=9, dashed=True)
+    ax.text(2.1, 5.3, "--inject: one known defect", fontsize=7.5)
+    box(ax, 4.2, 5.1, 2.2, 2.65, "DUT adapter",
+        "start a job, an event\nwhen it ends, its result", face=CORE,
+        size=9, body_size=7.5)
+    box(ax, 4.35, 6.25, 1.9, 0.5, "register_dut", face=CORE, size=8.5)
+    box(ax, 4.35, 5.25, 1.9, 0.5, "controller_dut", face=CORE, size=8.5)
+    arrow(ax, (4.0, 6.85), (4.2, 6.85), color=CALL)
 
-    arrow(ax, (5.3, 4.2), (5.3, 3.2), "west, north tokens", at=(5.4, 3.78),
+    box(ax, 0.55, 3.45, 1.8, 1.35, "planner",
+        "A, B, C, partial\nsums, guard bands,\npattern fill",
+        face=CORE, size=9)
+    box(ax, 2.6, 3.45, 1.8, 1.35, "protocol_\nchecker",
+        "\n\nTLM-2.0 base\nprotocol", face=VERIFY, size=9)
+    box(ax, 4.6, 3.45, 1.8, 1.35, "bus_monitor",
+        "shows every write;\nDMI for reads only", face=VERIFY, size=9)
+    box(ax, 4.6, 1.85, 1.8, 1.1, "memory",
+        "TLM target over\nmemory_core", face=MODEL, size=9)
+    box(ax, 0.55, 1.85, 3.85, 1.1, "scoreboard",
+        "every element of C once, bit for bit, by global\n"
+        "coordinates; write ranges, memory outside C,\n"
+        "edge counts, protocol violations", face=CORE, size=9)
+    box(ax, 0.55, 0.5, 5.85, 1.0, "reference_gemm<F>",
+        "its own arithmetic, beside the simulation: the expected C",
+        face=CORE, size=9)
+
+    arrow(ax, (4.4, 4.1), (4.6, 4.1), both=True)
+    arrow(ax, (5.5, 3.45), (5.5, 2.95), both=True)
+    ax.text(5.6, 3.2, "TLM", fontsize=7.5, va="center")
+    arrow(ax, (4.75, 3.45), (4.4, 2.75), "on_write", at=(4.5, 3.2),
+          ha="right", va="center")
+    arrow(ax, (2.475, 1.5), (2.475, 1.85), "expected C", at=(2.575, 1.67),
           ha="left", va="center")
-    arrow(ax, (7.85, 3.2), (7.85, 4.2), "accumulators", at=(7.95, 3.72),
+    arrow(ax, (1.45, 3.45), (1.45, 2.95), "layout, shadow", at=(1.55, 3.2),
+          ha="left", va="center", color=CALL)
+
+
+def model(ax):
+    """systolic::model: the controller, the array, the accelerator."""
+    box(ax, 7.0, 2.45, 7.1, 5.75, "model/  (systolic::model)", face=MODEL,
+        size=11)
+    box(ax, 7.25, 5.05, 3.9, 2.45, "tile_controller<F>",
+        "one SC_THREAD walks the tile_plan:\n"
+        "clear, load, advance x (kc + R + C - 2),\n"
+        "drain; watchdog; quantum keeper", size=9.5)
+    box(ax, 7.4, 5.15, 1.75, 0.5, "dma_port", face=CORE, size=8)
+    box(ax, 9.25, 5.15, 0.85, 0.5, "feeder", face=CORE, size=7.5)
+    box(ax, 10.15, 5.15, 0.9, 0.5, "output_\nstage", face=CORE, size=7)
+    box(ax, 7.4, 5.75, 3.65, 0.45, "fault_hooks<F>: where fault_policy plants",
+        face=CORE, size=7.5, dashed=True)
+
+    box(ax, 7.25, 2.65, 3.9, 2.0, "systolic_array<F> or fabric",
+        "engines: cycle (steps array_core,\none edge at a time) or "
+        "functional\n(a loop nest, the same bits)", size=9.5)
+    for j in range(3):
+        box(ax, 7.45 + 1.2 * j, 2.8, 1.05, 0.42, f"pe_0_{j}" if j < 2
+            else "...", face=PE, size=7.5)
+    arrow(ax, (9.6, 5.05), (9.6, 4.65), "tokens", at=(9.7, 4.85),
           ha="left", va="center")
+    arrow(ax, (10.6, 4.65), (10.6, 5.05), "", color=EDGE)
 
-    for i in range(2):
-        y = 2.35 - 0.95 * i
-        box(ax, 0.55, y, 3.0, 0.8, f"row_{i}", face=MODEL, size=8.5)
-        for j in range(2):
-            box(ax, 0.7 + 0.95 * j, y + 0.08, 0.85, 0.38, f"pe_{i}_{j}",
-                face=PE, size=7.5)
-        ax.text(2.7, y + 0.2, "...", fontsize=11)
-    ax.text(0.6, 0.72, "...  row_<N-1>", fontsize=8.5)
-    ax.text(0.6, 0.42, "PEs are named views of array_core", fontsize=7.5,
-            style="italic")
-    arrow(ax, (3.55, 1.0), (4.2, 1.0), "view", at=(3.875, 1.05),
-          dashed=True, color=CALL)
+    box(ax, 11.45, 2.65, 2.45, 4.85, "accelerator",
+        "[regs] target socket:\nregister_block decodes\nthe job "
+        "(accelerator_map.h)\n\none lane per number\nformat: a "
+        "systolic_array\nand a tile_controller\n\nlanes' sockets -> "
+        "funnel\n-> [dma] initiator\n\n[irq] level interrupt", size=9.5)
 
-    # ---- the edge observer (optional) ----
-    box(ax, 10.05, 1.2, 4.0, 1.4, "edge_observer<F>  (optional)",
-        "after every edge of the cycle engine: every PE,\n"
-        "tile, chunk, edge, time (kernel + quantum\n"
-        "keeper offset); set_observer(); not owned",
-        face=CORE, dashed=True, size=9.5)
-    arrow(ax, (8.95, 2.3), (10.05, 2.3), "edge_event", at=(9.5, 2.35))
 
-    legend = ((MODEL, "SystemC module"),
-              (CORE, "plain C++ part"),
-              (TB, "testbench only"))
-    for row, (face, label) in enumerate(legend):
-        y = 0.78 - 0.3 * row
-        ax.add_patch(FancyBboxPatch((10.15, y), 0.25, 0.18, facecolor=face,
+def observers(ax):
+    box(ax, 7.0, 0.3, 7.1, 1.75, "observe/  (systolic::observe)",
+        "vcd_writer, vcd_observer: the VCD for GTKWave (--vcd)\n"
+        "trace_observer: the Chrome/Perfetto timeline (--trace)\n"
+        "pe_selection, observer_fanout", face=OBSERVE, size=11, body_size=8.5)
+
+
+def path(ax, points, color=EDGE, dashed=False):
+    """A polyline whose last segment ends in an arrowhead."""
+    xs, ys = zip(*points[:-1])
+    ax.plot(xs, ys, color=color, linewidth=1.3,
+            linestyle="--" if dashed else "-")
+    arrow(ax, points[-2], points[-1], color=color, dashed=dashed)
+
+
+def flows(ax):
+    # The applications use the environment (systolic-vp from inside its
+    # platform).
+    for x in (1.7, 4.75):
+        arrow(ax, (x, 8.55), (x, 8.2), color=CALL)
+    arrow(ax, (7.8, 8.55), (6.4, 7.6), color=CALL)
+    # The adapters drive their DUTs.
+    arrow(ax, (6.25, 5.5), (7.25, 6.6), color=CALL)
+    ax.text(6.72, 6.2, "start,\ndone", fontsize=7, color=CALL, ha="center")
+    path(ax, [(6.25, 6.5), (6.85, 6.5), (6.85, 7.72), (12.6, 7.72),
+              (12.6, 7.5)], color=CALL)
+    ax.text(9.75, 7.76, "driver over TLM: program, start, wait for irq",
+            fontsize=8, color=CALL, ha="left", va="bottom")
+    # Both DUTs' DMA goes through the checker and the monitor to memory.
+    ax.plot([7.4, 6.78], [5.4, 4.95], color=EDGE, linewidth=1.3)
+    ax.plot([12.6, 12.6, 6.78, 6.78], [2.65, 2.25, 2.25, 4.95], color=EDGE,
+            linewidth=1.3)
+    arrow(ax, (6.78, 4.95), (4.0, 4.8))
+    ax.text(6.9, 2.3, "accelerator's [dma]", fontsize=7.5, va="bottom")
+    ax.text(5.35, 4.98, "DUT's DMA", fontsize=7.5, ha="center", va="bottom")
+    # Every edge to the observers.
+    arrow(ax, (8.2, 2.65), (8.2, 2.05), "edge_observer: every edge",
+          at=(8.3, 2.35), ha="left", va="center", dashed=True, color=CALL)
+
+
+def legend(ax):
+    items = ((MODEL, "model: SystemC module"), (CORE, "plain C++ part"),
+             (VERIFY, "verification"), (OBSERVE, "observers"),
+             (APP, "executables, io"))
+    for i, (face, label) in enumerate(items):
+        x = 0.35 + 2.3 * i
+        ax.add_patch(FancyBboxPatch((x, 0.02), 0.25, 0.16, facecolor=face,
                                     edgecolor=EDGE,
                                     boxstyle="round,pad=0.02"))
-        ax.text(10.5, y + 0.09, label, va="center", fontsize=7.5)
-    for row, label in enumerate(("solid arrow: data", "grey arrow: call",
-                                 "dashed: optional")):
-        ax.text(12.2, 0.87 - 0.3 * row, label, va="center", fontsize=7.5,
-                style="italic")
+        ax.text(x + 0.35, 0.1, label, va="center", fontsize=7.5)
+    ax.text(11.9, 0.1, "black: data   grey: calls   dashed: optional",
+            va="center", fontsize=7.5, style="italic")
+
+
+def draw():
+    fig, ax = plt.subplots(figsize=(14.4, 9.7))
+    ax.set_xlim(0, 14.4)
+    ax.set_ylim(-0.1, 9.6)
+    ax.axis("off")
+    applications(ax)
+    verification(ax)
+    model(ax)
+    observers(ax)
+    flows(ax)
+    legend(ax)
     return fig
 
 

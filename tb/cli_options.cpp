@@ -37,7 +37,7 @@ struct raw_options {
 // Arrays along each axis of a fabric: a typo is an error, not an out-of-memory.
 constexpr std::size_t max_fabric = 64;
 
-// Options that change nothing without another (README's "Options that need another" lists them).
+// Options that change nothing without another (docs/options.md lists them).
 // Rules that depend on the job's shape, such as a --k-tile shorter than K, are checked with it.
 const std::vector<option_rule<options>>& tb_option_rules() {
     static const std::vector<option_rule<options>> rules = {

@@ -1,6 +1,7 @@
 // Options that change nothing without another one are refused with the reason, as one mechanism
 // for every executable. Each executable declares its rules once, as a table (option, what it
-// needs, why); the check, the --help text and the README's table all come from that table.
+// needs, why); the check and the --help text come from that table, and a test holds the table
+// of docs/options.md to it.
 #pragma once
 
 #include <optional>

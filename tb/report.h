@@ -1,4 +1,4 @@
-// The JSON report of one systolic-tb run (keys documented in the README).
+// The JSON report of one systolic-tb run (keys documented in docs/report-json.md).
 #pragma once
 
 #include <array>

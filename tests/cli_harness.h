@@ -16,14 +16,14 @@
 
 namespace systolic::tb::testing {
 
-#ifdef SYSTOLIC_README
+#ifdef SYSTOLIC_OPTIONS_DOC
 // The option rules an executable's --help lists ("  OPT needs NEED: WHY", from the one table its
-// check uses) are exactly README.md's rows "| EXE | `OPT` | NEED | WHY |" for that executable.
+// check uses) are exactly docs/options.md's rows "| EXE | `OPT` | NEED | WHY |" for that executable.
 inline void expect_rules_documented(const std::string& help, const std::string& exe) {
-    std::ifstream in(SYSTOLIC_README);
+    std::ifstream in(SYSTOLIC_OPTIONS_DOC);
     std::ostringstream os;
     os << in.rdbuf();
-    const std::string readme = os.str();
+    const std::string doc = os.str();
     const std::string head = "Options refused without what they need:\n";
     const auto at = help.find(head);
     ASSERT_NE(at, std::string::npos) << help;
@@ -35,15 +35,15 @@ inline void expect_rules_documented(const std::string& help, const std::string& 
         const std::string row = "| " + exe + " | `" + line.substr(2, needs - 2) + "` | " +
                                 line.substr(needs + 7, why - needs - 7) + " | " + line.substr(why + 2) +
                                 " |\n";
-        EXPECT_NE(readme.find(row), std::string::npos) << "README.md lacks the row\n" << row;
+        EXPECT_NE(doc.find(row), std::string::npos) << "docs/options.md lacks the row\n" << row;
         ++rules;
     }
     EXPECT_GT(rules, 0u) << help;
     std::size_t rows = 0;
-    for (auto p = readme.find("\n| " + exe + " | `"); p != std::string::npos;
-         p = readme.find("\n| " + exe + " | `", p + 1))
+    for (auto p = doc.find("\n| " + exe + " | `"); p != std::string::npos;
+         p = doc.find("\n| " + exe + " | `", p + 1))
         ++rows;
-    EXPECT_EQ(rows, rules) << "README.md has rows for " << exe << " that its --help does not list";
+    EXPECT_EQ(rows, rules) << "docs/options.md has rows for " << exe << " that its --help does not list";
 }
 #endif
 

@@ -533,8 +533,8 @@ TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
     }
 }
 
-// The rules --help lists (from the one table the check uses) are the README's table, row by row.
-TEST_F(SystolicTb, ReadmeListsTheOptionRules) {
+// The rules --help lists (from the one table the check uses) are docs/options.md's table, row by row.
+TEST_F(SystolicTb, DocsListTheOptionRules) {
     systolic::tb::testing::expect_rules_documented(run("--help").out, "systolic-tb");
 }
 

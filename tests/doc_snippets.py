@@ -11,13 +11,12 @@ The convention, by the fenced block's info string:
                   tests/doc_snippets/context.h declares (a bus, an interrupt signal, m, k, p and
                   the base addresses), as the platform around them would provide.
   ```c            a C99 translation unit, compiled alone (the C driver's examples).
-  ```cpp excerpt  a quotation of the project's own source (abridged or not), named in the text
-                  around it: not compiled. Likewise ```c excerpt.
   ```cpp file=PATH  the whole of the file PATH (relative to the working directory), which is built
                   elsewhere: the block must equal the file, line for line.
   ```text, ```sh, ```cmake, ```json, no info string: not code.
 Any other C-family info string fails, and so does an untagged block with an #include or a line that
-ends in ';' (tag it). Each file's snippets are compiled with -fsyntax-only against the model's
+ends in ';' (tag it). A quotation of the project's own source is not a snippet: it would drift from
+the source unseen, so the docs link to the file instead, and ```cpp excerpt fails too. Each file's snippets are compiled with -fsyntax-only against the model's
 headers; the compiler's messages name the Markdown file and line.
 Exit status 0 when all compile, 1 otherwise, 2 for bad usage.
 """
@@ -77,13 +76,16 @@ def main():
             rest = info.split()[1:] if info else []
             if not kind:
                 if any(t.lstrip().startswith("#include") or t.rstrip().endswith(";") for t in text):
-                    print(f"{md}:{line}: an untagged block that looks like code: tag it cpp, c, "
-                          "cpp excerpt or text", file=sys.stderr)
+                    print(f"{md}:{line}: an untagged block that looks like code: tag it cpp, c or "
+                          "text", file=sys.stderr)
                     failed += 1
                 continue
             if not C_FAMILY.match(kind):
                 continue
             if rest == ["excerpt"]:
+                print(f"{md}:{line}: a quotation of the source ('{info}'): link to the file instead",
+                      file=sys.stderr)
+                failed += 1
                 continue
             if len(rest) == 1 and rest[0].startswith("file="):
                 path = rest[0][len("file="):]
@@ -101,9 +103,7 @@ def main():
                     failed += 1
                 continue
             if rest or kind not in ("cpp", "c"):
-                print(f"{md}:{line}: info string '{info}': use cpp, c, cpp excerpt, c excerpt or "
-                      "cpp file=PATH",
-                      file=sys.stderr)
+                print(f"{md}:{line}: info string '{info}': use cpp, c or cpp file=PATH", file=sys.stderr)
                 failed += 1
                 continue
             if kind == "c":

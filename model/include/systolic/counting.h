@@ -1,5 +1,5 @@
 // The counting rules, in one place. The controller schedules with them, the scoreboard checks the
-// measured counters against them, and docs/architecture.md quotes them.
+// measured counters against them, and docs/counting.md states them.
 #pragma once
 
 #include <cstdint>
