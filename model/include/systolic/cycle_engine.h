@@ -37,10 +37,7 @@ public:
                                                      t.col_delay.data(),
                                                      t.row_valid.data(),
                                                      t.col_valid.data()};
-        if (after)
-            m_core.advance(s, first, count, [after](std::uint64_t e) { after->after_edge(e); });
-        else
-            m_core.advance(s, first, count);
+        m_core.advance(s, first, count, after);
     }
 
     const accumulator_type* accumulators() const override { return &m_core.accumulator_row(0)[0]; }

@@ -22,15 +22,6 @@
 
 namespace systolic {
 
-// Called after each advance edge with the edge's index in its chunk (cycle engine only).
-class edge_callback {
-public:
-    virtual void after_edge(std::uint64_t edge) = 0;
-
-protected:
-    ~edge_callback() = default;
-};
-
 template <class Format>
 class engine {
 public:
