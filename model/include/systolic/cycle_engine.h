@@ -6,6 +6,7 @@
 
 #include "systolic/array_core.h"
 #include "systolic/engine.h"
+#include "systolic/format_instances.h"
 
 namespace systolic {
 
@@ -56,5 +57,7 @@ public:
 private:
     array_core<Format> m_core;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(cycle_engine)
 
 }  // namespace systolic

@@ -16,6 +16,7 @@
 #include "systolic/array_core.h"
 #include "systolic/counting.h"
 #include "systolic/feeder.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
 #include "systolic/tiling.h"
@@ -90,5 +91,7 @@ public:
 protected:
     ~engine_host() = default;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(engine)
 
 }  // namespace systolic

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "systolic/format_instances.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
@@ -72,5 +73,7 @@ private:
     std::vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
     std::vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(feeder)
 
 }  // namespace systolic

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "systolic/array_core.h"
+#include "systolic/format_instances.h"
 
 namespace systolic {
 
@@ -34,5 +35,7 @@ private:
     std::size_t m_row;
     std::size_t m_col;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(pe)
 
 }  // namespace systolic
