@@ -53,6 +53,7 @@ using systolic::quantization;
 using systolic::rounding_mode;
 using systolic::tile;
 using systolic::tile_order;
+using systolic::token;
 
 using core = array_core<int32_format>;
 using tok = core::token_type;
@@ -62,6 +63,24 @@ using i64 = std::int64_t;
 using u8 = std::uint8_t;
 using u32 = std::uint32_t;
 using u64 = std::uint64_t;
+
+// One advance edge of c from token objects: R west and C north, as values and valid bits.
+template <class Format>
+void advance_tokens(array_core<Format>& c, const token<typename Format::operand_type>* west,
+                    const token<typename Format::operand_type>* north) {
+    const std::size_t rows = c.rows(), cols = c.cols();
+    std::vector<typename Format::operand_type> value(rows + cols);
+    std::vector<std::uint8_t> valid(rows + cols);
+    for (std::size_t i = 0; i < rows; ++i) {
+        value[i] = west[i].value;
+        valid[i] = west[i].valid;
+    }
+    for (std::size_t j = 0; j < cols; ++j) {
+        value[rows + j] = north[j].value;
+        valid[rows + j] = north[j].valid;
+    }
+    c.advance(&value[0], &valid[0], &value[rows], &valid[rows]);
+}
 
 constexpr i64 kMax64 = std::numeric_limits<i64>::max();
 constexpr i64 kMin64 = std::numeric_limits<i64>::min();
@@ -431,7 +450,7 @@ struct tile_feed {
             w[i] = west(edge, i);
         for (std::size_t j = 0; j < n; ++j)
             no[j] = north(edge, j);
-        c.advance(w.data(), no.data());
+        advance_tokens(c, w.data(), no.data());
     }
     // Runs edges [from, to).
     void run(core& c, std::size_t from, std::size_t to) const {
@@ -640,7 +659,7 @@ TEST(ArrayCore, ShiftPropertyOnEveryEdge) {
             t = valid(rng) ? tok::of(val(rng)) : tok::bubble();
         for (auto& t : no)
             t = valid(rng) ? tok::of(val(rng)) : tok::bubble();
-        c.advance(w.data(), no.data());
+        advance_tokens(c, w.data(), no.data());
         for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t j = 0; j < n; ++j) {
                 const tok want_a = j == 0 ? w[i] : prev_a[i * n + j - 1];
@@ -661,14 +680,14 @@ TEST(ArrayCore, BubbleNeverCounts) {
     const tok west_valid[2] = {tok::of(5), tok::of(6)};
     const tok north_bubble[2] = {garbage, garbage};
     for (int e = 0; e < 6; ++e)
-        c.advance(west_valid, north_bubble);
+        advance_tokens(c, west_valid, north_bubble);
     // N bubble edges flush the valid A tokens still in flight, so they never meet the B stream.
     const tok west_bubble[2] = {garbage, garbage};
     for (int e = 0; e < 2; ++e)
-        c.advance(west_bubble, north_bubble);
+        advance_tokens(c, west_bubble, north_bubble);
     const tok north_valid[2] = {tok::of(3), tok::of(4)};
     for (int e = 0; e < 6; ++e)
-        c.advance(west_bubble, north_valid);
+        advance_tokens(c, west_bubble, north_valid);
     EXPECT_EQ(c.macs(), 0u);
     for (std::size_t i = 0; i < 2; ++i)
         for (std::size_t j = 0; j < 2; ++j) {
@@ -685,7 +704,7 @@ TEST(ArrayCore, ValidZeroCounts) {
     core c(1);
     const tok zero[1] = {tok::of(0)};
     const tok seven[1] = {tok::of(7)};
-    c.advance(zero, seven);
+    advance_tokens(c, zero, seven);
     EXPECT_EQ(c.consumed(0, 0), 1u);
     EXPECT_EQ(c.accumulator(0, 0), 0);
     EXPECT_TRUE(c.complete(1));
@@ -812,7 +831,7 @@ void feed_one(Core& c, typename Core::operand_type a, typename Core::operand_typ
     using t = typename Core::token_type;
     const t west[1] = {t::of(a)};
     const t north[1] = {t::of(b)};
-    c.advance(west, north);
+    advance_tokens(c, west, north);
 }
 
 // p = (2^31 - 1)^2 = 2^62 - 2^32 + 1 = 4611686014132420609. 2p = 9223372028264841218 is still
@@ -1039,7 +1058,7 @@ TEST(ArrayCore, TokensFollowTheFedSequenceAcrossBufferWraps) {
             w[i] = west_in(e, i);
         for (std::size_t j = 0; j < n; ++j)
             no[j] = north_in(e, j);
-        c.advance(w.data(), no.data());
+        advance_tokens(c, w.data(), no.data());
         for (std::size_t i = 0; i < n; ++i) {
             for (std::size_t j = 0; j < n; ++j) {
                 const tok want_a = e >= j ? west_in(e - j, i) : tok::bubble();

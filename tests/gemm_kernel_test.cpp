@@ -233,21 +233,21 @@ TEST(GemmKernel, EmptyShapesChangeNothing) {
 // skewed streams, valid zeros for rows and columns beyond the real block.
 template <class Format>
 void step_array(array_core<Format>& core, const gemm_case<Format>& g) {
-    using tok = typename array_core<Format>::token_type;
     using op_t = typename Format::operand_type;
     const std::size_t n = core.rows();  // square here
     const std::size_t edges = g.kc + 2 * (n - 1);
-    std::vector<tok> west(n), north(n);
+    std::vector<op_t> west(n), north(n);
+    std::vector<std::uint8_t> west_ok(n), north_ok(n);
     for (std::size_t e = 0; e < edges; ++e) {
         for (std::size_t i = 0; i < n; ++i) {
-            const bool live = e >= i && e - i < g.kc;
-            west[i] = live ? tok::of(i < g.rows ? g.a[i * g.lda + (e - i)] : op_t{}) : tok::bubble();
+            west_ok[i] = e >= i && e - i < g.kc;
+            west[i] = west_ok[i] && i < g.rows ? g.a[i * g.lda + (e - i)] : op_t{};
         }
         for (std::size_t j = 0; j < n; ++j) {
-            const bool live = e >= j && e - j < g.kc;
-            north[j] = live ? tok::of(j < g.cols ? g.b[(e - j) * g.ldb + j] : op_t{}) : tok::bubble();
+            north_ok[j] = e >= j && e - j < g.kc;
+            north[j] = north_ok[j] && j < g.cols ? g.b[(e - j) * g.ldb + j] : op_t{};
         }
-        core.advance(west.data(), north.data());
+        core.advance(west.data(), west_ok.data(), north.data(), north_ok.data());
     }
 }
 

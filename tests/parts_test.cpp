@@ -41,10 +41,20 @@ matmul_job job_of(problem_shape s, std::uint64_t k_tile = 0, k_policy policy = k
     return j;
 }
 
+// The steps of the plan's first tile: the plan is tile-major, so they lead it.
+std::vector<plan_step> first_tile_steps(const tile_plan& plan) {
+    std::vector<plan_step> v;
+    for (const plan_step s : plan) {
+        if (s.where != &plan.tiles().front()) break;
+        v.push_back(s);
+    }
+    return v;
+}
+
 std::vector<step_kind> kinds_of_first_tile(const tile_plan& plan) {
     std::vector<step_kind> v;
-    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i)
-        v.push_back(plan[i].kind);
+    for (const plan_step& s : first_tile_steps(plan))
+        v.push_back(s.kind);
     return v;
 }
 
@@ -66,8 +76,8 @@ TEST(TilePlan, RectangularTilesAndEdges) {
     }
     EXPECT_EQ(real, 77u);  // every element of C once
     std::vector<std::uint64_t> edges;
-    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i)
-        if (plan[i].kind == step_kind::advance) edges.push_back(plan[i].edges);
+    for (const plan_step& st : first_tile_steps(plan))
+        if (st.kind == step_kind::advance) edges.push_back(st.edges);
     EXPECT_EQ(edges, (std::vector<std::uint64_t>{7, 7, 6}));  // kc + 3 + 4 - 2
     // 4x3 is not 3x4: the tiles turn.
     const tile_plan turned(job_of({7, 5, 11}), 4, 3);
@@ -135,11 +145,11 @@ TEST(TilePlan, PreservedChunksClearOnceAndDrainOnce) {
         (std::vector<step_kind>{step_kind::clear, step_kind::load, step_kind::advance, step_kind::load,
                                 step_kind::advance, step_kind::load, step_kind::advance, step_kind::drain}));
     std::vector<std::uint64_t> terms, k0s, edges;
-    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i) {
-        if (plan[i].kind != step_kind::advance) continue;
-        terms.push_back(plan[i].terms);
-        k0s.push_back(plan[i].k0);
-        edges.push_back(plan[i].edges);
+    for (const plan_step& st : first_tile_steps(plan)) {
+        if (st.kind != step_kind::advance) continue;
+        terms.push_back(st.terms);
+        k0s.push_back(st.k0);
+        edges.push_back(st.edges);
     }
     EXPECT_EQ(terms, (std::vector<std::uint64_t>{2, 4, 5}));  // the sum keeps growing
     EXPECT_EQ(k0s, (std::vector<std::uint64_t>{0, 2, 4}));
@@ -152,8 +162,8 @@ TEST(TilePlan, PartialSumsClearAndDrainEveryChunk) {
     const tile_plan plan(job_of({2, 5, 2}, 2, k_policy::partials), 2);
     std::vector<drain_target> targets;
     std::vector<bool> combine, fresh;
-    for (std::size_t i = 0; i < plan.steps_per_tile(); ++i) {
-        const plan_step s = plan[i];
+    const std::vector<plan_step> steps = first_tile_steps(plan);
+    for (const plan_step& s : steps) {
         if (s.kind == step_kind::drain) {
             targets.push_back(s.target);
             combine.push_back(s.combine);
@@ -167,7 +177,8 @@ TEST(TilePlan, PartialSumsClearAndDrainEveryChunk) {
               (std::vector<drain_target>{drain_target::partial, drain_target::partial, drain_target::c}));
     EXPECT_EQ(combine, (std::vector<bool>{false, true, true}));
     EXPECT_EQ(fresh, (std::vector<bool>{true, true, true}));
-    EXPECT_EQ(plan.steps_per_tile(), 12u);
+    EXPECT_EQ(steps.size(), 12u);
+    EXPECT_EQ(plan.size(), 12u * plan.tiles().size());  // every tile takes the same steps
 }
 
 TEST(TilePlan, FollowsTheTileOrderAndAddsUpToTheCountingRule) {
@@ -202,11 +213,14 @@ TEST(TilePlan, FollowsTheTileOrderAndAddsUpToTheCountingRule) {
 
 // ---- feeder ----
 
+// The feeder's streams as the array takes them in: after edge e, PE(i, 0) holds the A token that
+// entered row i on edge e and PE(0, j) the B token that entered column j.
 TEST(Feeder, StreamsAreSkewedByRowAndColumnWithBubblesOutside) {
     const std::size_t n = 3;
     const std::uint64_t kc = 4;
+    const tile t{0, 0, 0, 2, 3};
     feeder<int32_format> f(n);
-    f.plan(tile{0, 0, 0, 2, 3});
+    f.plan(t);
     f.begin_chunk(kc);
     for (std::size_t i = 0; i < 2; ++i)  // row 2 is padding: left zero
         for (std::uint64_t k = 0; k < kc; ++k)
@@ -214,19 +228,17 @@ TEST(Feeder, StreamsAreSkewedByRowAndColumnWithBubblesOutside) {
     for (std::uint64_t k = 0; k < kc; ++k)
         for (std::size_t j = 0; j < n; ++j)
             f.b_row(k)[j] = std::int32_t(100 * (j + 1) + k);
-    std::int32_t w[n], no[n];
-    std::uint8_t wv[n], nv[n];
+    cycle_engine<int32_format> eng(n);
+    const array_core<int32_format>& core = *eng.array();
     for (std::uint64_t e = 0; e < kc + 2 * (n - 1); ++e) {
-        f.tokens(e, w, wv, no, nv);
+        eng.advance(f, t, e, 1, nullptr);
         for (std::size_t i = 0; i < n; ++i) {
             // Row i's term k enters at edge k + i.
             const bool in = e >= i && e - i < kc;
-            EXPECT_EQ(wv[i], in) << "edge " << e << " row " << i;
-            EXPECT_EQ(w[i], in && i < 2 ? std::int32_t(10 * (i + 1) + (e - i)) : 0);
-            EXPECT_EQ(nv[i], in);
-            EXPECT_EQ(no[i], in ? std::int32_t(100 * (i + 1) + (e - i)) : 0);
-            EXPECT_EQ(f.west_token(e, i).valid, wv[i] != 0);
-            EXPECT_EQ(f.north_token(e, i).value, no[i]);
+            EXPECT_EQ(core.a(i, 0).valid, in) << "edge " << e << " row " << i;
+            EXPECT_EQ(core.a(i, 0).value, in && i < 2 ? std::int32_t(10 * (i + 1) + (e - i)) : 0);
+            EXPECT_EQ(core.b(0, i).valid, in) << "edge " << e << " column " << i;
+            EXPECT_EQ(core.b(0, i).value, in ? std::int32_t(100 * (i + 1) + (e - i)) : 0);
         }
     }
 }
@@ -236,13 +248,20 @@ TEST(Feeder, TablesDecideDelayAndValidity) {
     f.plan(tile{});
     f.begin_chunk(1);
     f.a_row(0)[0] = 5;
+    f.b_row(0)[1] = 6;
     f.tables().row_delay[0] = 3;
     f.tables().col_valid[1] = 0;
-    EXPECT_FALSE(f.west_token(0, 0).valid);
-    EXPECT_TRUE(f.west_token(3, 0).valid);
-    EXPECT_EQ(f.west_token(3, 0).value, 5);
-    EXPECT_FALSE(f.north_token(1, 1).valid);  // in its stream, but marked invalid
-    EXPECT_TRUE(f.north_token(0, 0).valid);
+    cycle_engine<int32_format> eng(2);
+    const array_core<int32_format>& core = *eng.array();
+    eng.advance(f, tile{}, 0, 1, nullptr);
+    EXPECT_FALSE(core.a(0, 0).valid);  // row 0 starts 3 edges late
+    EXPECT_TRUE(core.b(0, 0).valid);
+    eng.advance(f, tile{}, 1, 1, nullptr);
+    EXPECT_FALSE(core.b(0, 1).valid);  // in its stream, but marked invalid
+    EXPECT_EQ(core.b(0, 1).value, 0);  // and so it carries no value
+    eng.advance(f, tile{}, 2, 2, nullptr);
+    EXPECT_TRUE(core.a(0, 0).valid);
+    EXPECT_EQ(core.a(0, 0).value, 5);
 }
 
 // ---- engines: stepped against computed, part against part ----

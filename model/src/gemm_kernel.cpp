@@ -26,6 +26,8 @@
 #include <type_traits>
 #include <vector>
 
+#include "systolic/format_instances.h"
+
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SYSTOLIC_X86_KERNELS 1
 #include <immintrin.h>
@@ -1004,14 +1006,11 @@ const char* gemm_kernel_isa() {
     return isa.avx512 ? "avx512" : isa.avx2 ? "avx2" : "generic";
 }
 
-#define SYSTOLIC_GEMM_INSTANTIATE(F)                                                                         \
-    template std::uint64_t gemm_accumulate<F>(std::size_t, std::size_t, std::size_t, const F::operand_type*, \
-                                              std::size_t, const F::operand_type*, std::size_t,              \
-                                              F::accumulator_type*, std::size_t, overflow_mode);
-SYSTOLIC_GEMM_INSTANTIATE(int8_format)
-SYSTOLIC_GEMM_INSTANTIATE(int32_format)
-SYSTOLIC_GEMM_INSTANTIATE(fp32_format)
-SYSTOLIC_GEMM_INSTANTIATE(bf16_format)
+#define SYSTOLIC_GEMM_INSTANTIATE(name, F)                                                                 \
+    template std::uint64_t name<F>(std::size_t, std::size_t, std::size_t, const F::operand_type*,          \
+                                   std::size_t, const F::operand_type*, std::size_t, F::accumulator_type*, \
+                                   std::size_t, overflow_mode);
+SYSTOLIC_FOR_EACH_FORMAT(SYSTOLIC_GEMM_INSTANTIATE, gemm_accumulate)
 #undef SYSTOLIC_GEMM_INSTANTIATE
 
 }  // namespace systolic

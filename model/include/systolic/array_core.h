@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "systolic/format_instances.h"
 #include "systolic/number_format.h"
 #include "systolic/token.h"
 
@@ -34,6 +35,15 @@
 #endif
 
 namespace systolic {
+
+// Called after each advance edge with the edge's index in its chunk (an observer's hook).
+class edge_callback {
+public:
+    virtual void after_edge(std::uint64_t edge) = 0;
+
+protected:
+    ~edge_callback() = default;
+};
 
 // A PE that has not consumed exactly the expected number of terms when it should have.
 struct stuck_pe {
@@ -136,92 +146,23 @@ public:
         m_partials_in = true;
     }
 
-    // One advance edge. west[i] (R of them) enters PE(i, 0) and north[j] (C of them) enters
-    // PE(0, j); every other token moves one PE east (A) or south (B); then every PE whose two new
-    // tokens are both valid multiplies, accumulates and counts one consumed term (and one
-    // overflow, if the sum left the accumulator's range).
-    void advance(const token_type* west, const token_type* north) {
-        m_in.resize(m_rows + m_cols);
-        m_in_ok.resize(m_rows + m_cols);
-        for (std::size_t i = 0; i < m_rows; ++i) {
-            m_in[i] = west[i].value;
-            m_in_ok[i] = west[i].valid;
-        }
-        for (std::size_t j = 0; j < m_cols; ++j) {
-            m_in[m_rows + j] = north[j].value;
-            m_in_ok[m_rows + j] = north[j].valid;
-        }
-        advance(&m_in[0], &m_in_ok[0], &m_in[m_rows], &m_in_ok[m_rows]);
-    }
-
-    // The same edge with the inputs as values and valid bits (the form of a fabric, whose inputs
-    // come from a neighbour's link as often as from a feeder). Not a one-edge run of streams:
-    // planning the lanes and scanning R + C one-term streams costs as much as the MACs of a small
-    // array. Here the magnitudes are two flat scans (of the values, valid or not: an upper bound)
-    // and the inputs are written with a select, as the edge's own kernel does.
+    // One advance edge: west[i] (R of them) enters PE(i, 0) and north[j] (C of them) enters
+    // PE(0, j), each as a value and a valid bit; every other token moves one PE east (A) or south
+    // (B); then every PE whose two new tokens are both valid multiplies, accumulates and counts one
+    // consumed term (and one overflow, if the sum left the accumulator's range). This is the form of
+    // a fabric, whose inputs come from a neighbour's link as often as from a feeder. Not a one-edge
+    // run of streams: planning the lanes and scanning R + C one-term streams costs as much as the
+    // MACs of a small array. Here the magnitudes are two flat scans (of the values, valid or not: an
+    // upper bound) and the inputs are written with a select, as the edge's own kernel does.
     void advance(const operand_type* west, const std::uint8_t* west_ok, const operand_type* north,
-                 const std::uint8_t* north_ok) {
-        make_room();
-        count_mode mode = count_mode::none;
-        if constexpr (Format::is_integer) {
-            raise_bound(std::max(m_a_max, max_magnitude(west, m_rows, 1, 0)),
-                        std::max(m_b_max, max_magnitude(north, m_cols, 1, 0)));
-            if (m_partials_in || m_edges >= m_safe_edges)
-                mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
-        }
-        edge_kernel(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok, m_a.data(),
-                    m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
-                    m_overflows.data());
-        m_a_head -= 1;
-        m_b_head -= m_cols;
-        ++m_edges;
-    }
+                 const std::uint8_t* north_ok);
 
-    // Edges first .. first + count - 1 of the streams, each as the single edge above. The run is
-    // cut only where a stream starts or ends, a window must be copied back or the overflow count
-    // must start, so the kernel runs many edges per call.
-    void advance(const streams& in, std::uint64_t first, std::uint64_t count) {
-        advance(in, first, count, nullptr);
-    }
-
-    // The same, calling after_edge(e) after each edge e (an observer's hook): the kernel then runs
-    // one edge per call, but the inputs are still planned once per phase and their magnitudes
-    // once for all the edges.
-    template <class AfterEdge>
-    void advance(const streams& in, std::uint64_t first, std::uint64_t count, AfterEdge after_edge) {
-        constexpr bool each_edge = !std::is_same_v<AfterEdge, std::nullptr_t>;
-        const std::size_t cols = m_cols;
-        // The leading edges of the run during which no accumulator can overflow (see
-        // note_magnitudes), and how the rest count overflows.
-        std::uint64_t quiet = count;
-        count_mode counting = count_mode::none;
-        if constexpr (Format::is_integer) {
-            note_magnitudes(in, first, count);
-            quiet = !m_partials_in && m_edges < m_safe_edges ? std::min(count, m_safe_edges - m_edges) : 0;
-            counting = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
-        }
-        std::uint64_t phase_end = first;  // the edge from which m_feed no longer holds
-        for (std::uint64_t done = 0; done < count;) {
-            if (first + done == phase_end) phase_end = plan_feed(in, first + done, first + count);
-            make_room();
-            std::uint64_t run =
-                each_edge ? 1
-                          : std::min<std::uint64_t>({phase_end - (first + done), m_a_head, m_b_head / cols});
-            count_mode mode = counting;
-            if (done < quiet) {
-                run = std::min(run, quiet - done);
-                mode = count_mode::none;
-            }
-            run_kernel(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
-                       m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
-                       m_overflows.data());
-            m_a_head -= run;
-            m_b_head -= run * cols;
-            m_edges += run;
-            done += run;
-            if constexpr (each_edge) after_edge(first + done - 1);
-        }
-    }
+    // Edges first .. first + count - 1 of the streams, each as the single edge above. Without
+    // `after`, the run is cut only where a stream starts or ends, a window must be copied back or
+    // the overflow count must start, so the kernel runs many edges per call. With it (an observer's
+    // hook), after->after_edge(e) follows each edge e: the kernel then runs one edge per call, but
+    // the inputs are still planned once per phase and their magnitudes once for all the edges.
+    void advance(const streams& in, std::uint64_t first, std::uint64_t count, edge_callback* after = nullptr);
 
     // Advance edges since the last clear.
     std::uint64_t edges() const { return m_edges; }
@@ -361,30 +302,7 @@ private:
     // count (always zero then) is skipped. The B side is the whole block of terms that any valid
     // column takes in the run: a bound from above only starts the count sooner, and counting when
     // nothing overflows changes nothing. The division runs once per new maximum.
-    void note_magnitudes(const streams& in, std::uint64_t first, std::uint64_t count) {
-        std::uint64_t a_max = m_a_max, b_max = m_b_max;
-        std::uint64_t b_lo = ~std::uint64_t{0}, b_hi = 0;
-        for (std::size_t i = 0; i < m_rows; ++i) {
-            const auto [lo, hi] = terms_in(in.row_delay[i], in.kc, first, count);
-            if (in.row_valid[i] && lo < hi)
-                a_max = std::max(a_max, max_magnitude(&in.a[i * in.a_stride + lo], hi - lo, 1, 0));
-        }
-        for (std::size_t j = 0; j < m_cols; ++j) {
-            const auto [col_lo, col_hi] = terms_in(in.col_delay[j], in.kc, first, count);
-            if (in.col_valid[j] && col_lo < col_hi) {
-                b_lo = std::min(b_lo, col_lo);
-                b_hi = std::max(b_hi, col_hi);
-            }
-        }
-        if (b_lo < b_hi) {
-            const std::uint64_t rows = b_hi - b_lo;  // one span when the rows are back to back
-            const std::size_t cols = m_cols;
-            b_max = std::max(b_max, in.b_stride == cols
-                                        ? max_magnitude(&in.b[b_lo * in.b_stride], rows * cols, 1, 0)
-                                        : max_magnitude(&in.b[b_lo * in.b_stride], cols, rows, in.b_stride));
-        }
-        raise_bound(a_max, b_max);
-    }
+    void note_magnitudes(const streams& in, std::uint64_t first, std::uint64_t count);
 
     // Raises the magnitudes to a_max and b_max (at least the old ones) and with them the bound;
     // the division runs once per new maximum.
@@ -412,15 +330,21 @@ private:
     // the operand's own width, unsigned (|min| fits), so that it vectorises.
     SYSTOLIC_VECTOR_CLONES static std::uint64_t max_magnitude(const operand_type* v, std::size_t len,
                                                               std::size_t rows, std::size_t stride) {
-        using magnitude = std::make_unsigned_t<operand_type>;
-        magnitude m = 0;
-        for (std::size_t r = 0; r < rows; ++r, v += stride) {
-            for (std::size_t i = 0; i < len; ++i) {
-                const auto u = static_cast<magnitude>(v[i]);
-                m = std::max<magnitude>(m, std::min<magnitude>(u, magnitude(0 - u)));  // |v[i]|, no branch
+        if constexpr (Format::is_integer) {
+            using magnitude = std::make_unsigned_t<operand_type>;
+            magnitude m = 0;
+            for (std::size_t r = 0; r < rows; ++r, v += stride) {
+                for (std::size_t i = 0; i < len; ++i) {
+                    const auto u = static_cast<magnitude>(v[i]);
+                    m = std::max<magnitude>(m,
+                                            std::min<magnitude>(u, magnitude(0 - u)));  // |v[i]|, no branch
+                }
             }
+            return m;
+        } else {  // never called: floats have no overflow bound
+            (void)v, (void)len, (void)rows, (void)stride;
+            return 0;
         }
-        return m;
     }
 
     // `count` edges from edge `first` of one phase of the inputs, the windows at a_head and b_head
@@ -623,8 +547,92 @@ private:
     feed m_feed{};                                   // the inputs' phase being run, in:
     std::vector<lane> m_lanes;
     std::vector<std::size_t> m_idle;
-    std::vector<operand_type> m_in;  // advance(token*, token*) as values and valid bits
-    std::vector<std::uint8_t> m_in_ok;
 };
+
+// The entry points into the kernels, defined outside the class so that they are not inline: with
+// the extern template below, a translation unit that uses array_core then neither compiles them
+// nor refers to the kernels' clones. (GCC emits the dispatcher of a clone in every unit that refers
+// to it, but the clones themselves only where the template is instantiated, and as local symbols.)
+template <class Format>
+void array_core<Format>::advance(const operand_type* west, const std::uint8_t* west_ok,
+                                 const operand_type* north, const std::uint8_t* north_ok) {
+    make_room();
+    count_mode mode = count_mode::none;
+    if constexpr (Format::is_integer) {
+        raise_bound(std::max(m_a_max, max_magnitude(west, m_rows, 1, 0)),
+                    std::max(m_b_max, max_magnitude(north, m_cols, 1, 0)));
+        if (m_partials_in || m_edges >= m_safe_edges)
+            mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
+    }
+    edge_kernel(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok, m_a.data(),
+                m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                m_overflows.data());
+    m_a_head -= 1;
+    m_b_head -= m_cols;
+    ++m_edges;
+}
+
+template <class Format>
+void array_core<Format>::advance(const streams& in, std::uint64_t first, std::uint64_t count,
+                                 edge_callback* after) {
+    const std::size_t cols = m_cols;
+    // The leading edges of the run during which no accumulator can overflow (see
+    // note_magnitudes), and how the rest count overflows.
+    std::uint64_t quiet = count;
+    count_mode counting = count_mode::none;
+    if constexpr (Format::is_integer) {
+        note_magnitudes(in, first, count);
+        quiet = !m_partials_in && m_edges < m_safe_edges ? std::min(count, m_safe_edges - m_edges) : 0;
+        counting = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
+    }
+    std::uint64_t phase_end = first;  // the edge from which m_feed no longer holds
+    for (std::uint64_t done = 0; done < count;) {
+        if (first + done == phase_end) phase_end = plan_feed(in, first + done, first + count);
+        make_room();
+        std::uint64_t run =
+            after ? 1 : std::min<std::uint64_t>({phase_end - (first + done), m_a_head, m_b_head / cols});
+        count_mode mode = counting;
+        if (done < quiet) {
+            run = std::min(run, quiet - done);
+            mode = count_mode::none;
+        }
+        run_kernel(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
+                   m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                   m_overflows.data());
+        m_a_head -= run;
+        m_b_head -= run * cols;
+        m_edges += run;
+        done += run;
+        if (after) after->after_edge(first + done - 1);
+    }
+}
+
+template <class Format>
+void array_core<Format>::note_magnitudes(const streams& in, std::uint64_t first, std::uint64_t count) {
+    std::uint64_t a_max = m_a_max, b_max = m_b_max;
+    std::uint64_t b_lo = ~std::uint64_t{0}, b_hi = 0;
+    for (std::size_t i = 0; i < m_rows; ++i) {
+        const auto [lo, hi] = terms_in(in.row_delay[i], in.kc, first, count);
+        if (in.row_valid[i] && lo < hi)
+            a_max = std::max(a_max, max_magnitude(&in.a[i * in.a_stride + lo], hi - lo, 1, 0));
+    }
+    for (std::size_t j = 0; j < m_cols; ++j) {
+        const auto [col_lo, col_hi] = terms_in(in.col_delay[j], in.kc, first, count);
+        if (in.col_valid[j] && col_lo < col_hi) {
+            b_lo = std::min(b_lo, col_lo);
+            b_hi = std::max(b_hi, col_hi);
+        }
+    }
+    if (b_lo < b_hi) {
+        const std::uint64_t rows = b_hi - b_lo;  // one span when the rows are back to back
+        const std::size_t cols = m_cols;
+        b_max = std::max(b_max, in.b_stride == cols
+                                    ? max_magnitude(&in.b[b_lo * in.b_stride], rows * cols, 1, 0)
+                                    : max_magnitude(&in.b[b_lo * in.b_stride], cols, rows, in.b_stride));
+    }
+    raise_bound(a_max, b_max);
+}
+
+SYSTOLIC_EXTERN_TEMPLATE(array_core)
 
 }  // namespace systolic

@@ -6,6 +6,7 @@
 
 #include "systolic/array_core.h"
 #include "systolic/engine.h"
+#include "systolic/format_instances.h"
 
 namespace systolic {
 
@@ -37,10 +38,7 @@ public:
                                                      t.col_delay.data(),
                                                      t.row_valid.data(),
                                                      t.col_valid.data()};
-        if (after)
-            m_core.advance(s, first, count, [after](std::uint64_t e) { after->after_edge(e); });
-        else
-            m_core.advance(s, first, count);
+        m_core.advance(s, first, count, after);
     }
 
     const accumulator_type* accumulators() const override { return &m_core.accumulator_row(0)[0]; }
@@ -59,5 +57,7 @@ public:
 private:
     array_core<Format> m_core;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(cycle_engine)
 
 }  // namespace systolic

@@ -16,20 +16,12 @@
 #include "systolic/array_core.h"
 #include "systolic/counting.h"
 #include "systolic/feeder.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
-
-// Called after each advance edge with the edge's index in its chunk (cycle engine only).
-class edge_callback {
-public:
-    virtual void after_edge(std::uint64_t edge) = 0;
-
-protected:
-    ~edge_callback() = default;
-};
 
 template <class Format>
 class engine {
@@ -99,5 +91,7 @@ public:
 protected:
     ~engine_host() = default;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(engine)
 
 }  // namespace systolic

@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "systolic/fabric_engine.h"
+#include "systolic/format_instances.h"
 #include "systolic/systolic_array.h"
 
 namespace systolic {
@@ -89,5 +90,8 @@ private:
     fabric_engine<Format> m_engine;
     std::vector<std::unique_ptr<fabric_array<Format>>> m_arrays;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(fabric_array)
+SYSTOLIC_EXTERN_TEMPLATE(fabric)
 
 }  // namespace systolic

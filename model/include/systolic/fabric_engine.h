@@ -33,6 +33,7 @@
 #include "systolic/array_core.h"
 #include "systolic/engine.h"
 #include "systolic/fabric_geometry.h"
+#include "systolic/format_instances.h"
 #include "systolic/worker_pool.h"
 
 namespace systolic {
@@ -556,5 +557,7 @@ private:
     std::uint64_t m_kc = 0, m_blocks = 0;
     std::size_t m_start = 0, m_ra = 0, m_ca = 0;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(fabric_engine)
 
 }  // namespace systolic

@@ -3,15 +3,15 @@
 // outside the matrix - and the feed tables say when each stream starts and whether its tokens are
 // valid. Row i of A and column j of B start i (or j) edges late, so term k meets at PE(i, j) on
 // edge k + i + j; padding rows and columns carry valid zeros, and outside a stream the token is a
-// bubble. Plain C++: the engines read tokens from it, a unit test can too.
+// bubble. Plain C++: the engines read its buffers and tables, and so can a unit test.
 #pragma once
 
 #include <algorithm>
 #include <cstdint>
 #include <vector>
 
+#include "systolic/format_instances.h"
 #include "systolic/tiling.h"
-#include "systolic/token.h"
 
 namespace systolic {
 
@@ -26,7 +26,6 @@ template <class Format>
 class feeder {
 public:
     using operand_type = typename Format::operand_type;
-    using token_type = token<operand_type>;
 
     // The streams of an R x C array: `rows` west (A) streams and `cols` north (B) streams.
     feeder(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {
@@ -66,39 +65,6 @@ public:
     const operand_type* a() const { return m_a.data(); }               // R x kc, row-major
     const operand_type* b() const { return m_b.data(); }               // kc x C, row-major
 
-    // The edge inputs for advance edge e: values and valid bits, R west and C north. Branch-free: a
-    // stream's term index is e - delay, which wraps to a huge value before the stream starts, and
-    // outside the stream the load reads term 0 and the select drops it.
-    void tokens(std::uint64_t e, operand_type* west, std::uint8_t* west_ok, operand_type* north,
-                std::uint8_t* north_ok) const {
-        const std::uint64_t kc = m_kc;
-        const operand_type* a = m_a.data();
-        const operand_type* b = m_b.data();
-        for (std::size_t i = 0; i < m_rows; ++i) {
-            const std::uint64_t k = e - m_tables.row_delay[i];
-            const bool in = k < kc;
-            const operand_type v = a[i * kc + (in ? k : 0)];
-            west[i] = in ? v : operand_type{};
-            west_ok[i] = in & m_tables.row_valid[i];
-        }
-        for (std::size_t j = 0; j < m_cols; ++j) {
-            const std::uint64_t k = e - m_tables.col_delay[j];
-            const bool in = k < kc;
-            const operand_type v = b[(in ? k : 0) * m_cols + j];
-            north[j] = in ? v : operand_type{};
-            north_ok[j] = in & m_tables.col_valid[j];
-        }
-    }
-    // The same as tokens (for tests and observers that want token objects).
-    token_type west_token(std::uint64_t e, std::size_t i) const {
-        const std::uint64_t k = e - m_tables.row_delay[i];
-        return k < m_kc ? token_type{m_a[i * m_kc + k], m_tables.row_valid[i] != 0} : token_type::bubble();
-    }
-    token_type north_token(std::uint64_t e, std::size_t j) const {
-        const std::uint64_t k = e - m_tables.col_delay[j];
-        return k < m_kc ? token_type{m_b[k * m_cols + j], m_tables.col_valid[j] != 0} : token_type::bubble();
-    }
-
 private:
     std::size_t m_rows;
     std::size_t m_cols;
@@ -107,5 +73,7 @@ private:
     std::vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
     std::vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(feeder)
 
 }  // namespace systolic

@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "systolic/engine.h"
+#include "systolic/format_instances.h"
 #include "systolic/gemm_kernel.h"
 
 namespace systolic {
@@ -68,5 +69,7 @@ private:
     std::uint64_t m_terms = 0;      // terms every PE holds since the last clear
     std::uint64_t m_overflows = 0;  // overflowed accumulations in the real block since the last clear
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(functional_engine)
 
 }  // namespace systolic

@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "systolic/dma_port.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
@@ -115,5 +116,7 @@ private:
     std::vector<accumulator_type> m_wide;  // the same row of the partial-sum buffer
     std::vector<std::uint8_t> m_out;       // the row as C's bytes
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(output_stage)
 
 }  // namespace systolic

@@ -10,6 +10,7 @@
 #include <systemc>
 
 #include "systolic/array_core.h"
+#include "systolic/format_instances.h"
 
 namespace systolic {
 
@@ -17,7 +18,6 @@ template <class Format>
 class pe : public sc_core::sc_module {
 public:
     using core_type = array_core<Format>;
-    using token_type = typename core_type::token_type;
     using accumulator_type = typename core_type::accumulator_type;
 
     pe(const sc_core::sc_module_name& name, const core_type& core, std::size_t row, std::size_t col)
@@ -25,8 +25,6 @@ public:
 
     std::size_t row() const { return m_row; }
     std::size_t col() const { return m_col; }
-    token_type a_out() const { return m_core.a(m_row, m_col); }
-    token_type b_out() const { return m_core.b(m_row, m_col); }
     accumulator_type accumulator() const { return m_core.accumulator(m_row, m_col); }
     std::uint64_t consumed() const { return m_core.consumed(m_row, m_col); }
     // Done when exactly k terms have been consumed.
@@ -37,5 +35,7 @@ private:
     std::size_t m_row;
     std::size_t m_col;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(pe)
 
 }  // namespace systolic

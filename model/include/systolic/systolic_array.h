@@ -20,6 +20,7 @@
 #include <vector>
 
 #include "systolic/cycle_engine.h"
+#include "systolic/format_instances.h"
 #include "systolic/functional_engine.h"
 #include "systolic/pe.h"
 
@@ -128,5 +129,9 @@ private:
     std::unique_ptr<functional_engine<Format>> m_functional;
     pe_grid<Format> m_grid;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(pe_row)
+SYSTOLIC_EXTERN_TEMPLATE(pe_grid)
+SYSTOLIC_EXTERN_TEMPLATE(systolic_array)
 
 }  // namespace systolic

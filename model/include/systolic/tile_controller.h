@@ -27,6 +27,7 @@
 #include "systolic/engine.h"
 #include "systolic/fault_hooks.h"
 #include "systolic/feeder.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/log.h"
 #include "systolic/output_stage.h"
@@ -335,5 +336,7 @@ private:
     sc_core::sc_event m_start_event;
     sc_core::sc_event m_done_event;
 };
+
+SYSTOLIC_EXTERN_TEMPLATE(tile_controller)
 
 }  // namespace systolic

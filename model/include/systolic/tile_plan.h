@@ -57,8 +57,7 @@ public:
     std::size_t cols() const { return m_cols; }
     const std::vector<tile>& tiles() const { return m_tiles; }
     std::uint64_t chunks() const { return m_chunks; }
-    // Steps per tile (the same for every tile) and in all.
-    std::size_t steps_per_tile() const { return m_tile_steps.size(); }
+    // Steps in all (every tile has the same steps).
     std::size_t size() const { return m_tiles.size() * m_tile_steps.size(); }
     // Step i of the whole job, tile-major.
     plan_step operator[](std::size_t i) const;
