@@ -1,14 +1,12 @@
 // systolic-tb as a user runs it: the seed figures, the JSON report, .npy in and out, and every
 // kind of bad input (one line on stderr, exit status 2, no output file left behind).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
@@ -23,62 +21,24 @@ namespace {
 namespace fs = std::filesystem;
 using systolic::int32_format;
 
-struct result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using systolic::tb::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
-class SystolicTb : public ::testing::Test {
+class SystolicTb : public systolic::tb::testing::cli_fixture {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() /
-                ("systolic_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
-    fs::path path(const std::string& name) const { return m_dir / name; }
-
-    result run(const std::string& args) const {
-        const auto out = path("stdout.txt"), err = path("stderr.txt");
-        const std::string cmd =
-            std::string(SYSTOLIC_TB) + " " + args + " >" + out.string() + " 2>" + err.string();
-        const int raw = std::system(cmd.c_str());
-        result r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
-    }
-
     // A bad invocation: exit 2, exactly one line on stderr mentioning `needle`, no output files.
     void expect_usage_error(const std::string& args, const std::string& needle) {
+        SCOPED_TRACE(args);
         const auto c_out = path("c.npy"), json = path("r.json");
-        const auto r = run(args + " --c-out " + c_out.string() + " --json " + json.string());
-        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-        EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        expect_refused(run(args + " --c-out " + c_out.string() + " --json " + json.string()), needle);
         EXPECT_FALSE(fs::exists(c_out));
         EXPECT_FALSE(fs::exists(json));
-        for (const auto& e : fs::directory_iterator(m_dir))
-            EXPECT_NE(e.path().filename().string().rfind(".systolic-", 0), 0u) << e.path();
+        expect_no_temporaries();
     }
 
     void write_i32(const std::string& name, std::uint64_t rows, std::uint64_t cols,
                    const std::vector<std::int32_t>& v) {
         systolic::tb::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
     }
-
-    fs::path m_dir;
 };
 
 TEST_F(SystolicTb, NoOptionsRunsTheSeedExample) {
@@ -253,7 +213,7 @@ TEST_F(SystolicTb, BadFiles) {
     expect_usage_error("--a " + path("missing.npy").string() + " --b " + good, "missing.npy");
 }
 
-// Issue 3: K-splitting, formats, quantized output and fault injection from the command line.
+// K-splitting, formats, quantized output and fault injection from the command line.
 
 TEST_F(SystolicTb, KSplitReportKeys) {
     const auto r = run("--k-tile 2 --k-policy partials --json -");
@@ -358,7 +318,7 @@ TEST_F(SystolicTb, InjectedFaultsAreCaught) {
     EXPECT_EQ(run("--inject none").status, 0);
 }
 
-TEST_F(SystolicTb, BadIssue3Combinations) {
+TEST_F(SystolicTb, BadKSplitFormatQuantizeAndFaultOptions) {
     expect_usage_error("--k-tile 0", "--k-tile must be positive");
     expect_usage_error("--k-policy sideways", "sideways");
     expect_usage_error("--dtype int4", "int4");
@@ -379,7 +339,7 @@ TEST_F(SystolicTb, BadIssue3Combinations) {
 
 namespace {
 
-// Issue 6: the engines, honest counters and the extra-advance fault from the command line.
+// The engines, honest counters and the extra-advance fault from the command line.
 TEST_F(SystolicTb, FunctionalEngineGivesTheSameCAndSaysItsCountsAreModelled) {
     const auto cyc = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json -");
     const auto fun = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json - --engine functional");

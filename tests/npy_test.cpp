@@ -348,7 +348,7 @@ TEST_F(NpyError, TruncatedData) {
     EXPECT_TRUE(throws_npy_error(p, "truncated", [&] { read_matrix(p, "<i4", "int32"); }));
 }
 
-// numpy.load reads prod(shape) elements and ignores what follows, so systolic-tb does too (issue 12).
+// numpy.load reads prod(shape) elements and ignores what follows, so systolic-tb does too.
 TEST_F(NpyError, TrailingBytesAreIgnoredAsNumpyDoes) {
     const std::string p = put_i32("B.npy", dict_for("<i4", "(3, 4)"), 13);
     const npy_array a = read_npy(p);
@@ -414,7 +414,7 @@ TEST_F(NpyError, ZeroDimension) {
 }
 
 #if !defined(_WIN32)
-// A FIFO used to block the reader forever, waiting for a writer (issue 12). It is refused at once.
+// A FIFO would block the reader forever, waiting for a writer: it is refused at once.
 TEST_F(NpyError, FifoIsRefusedWithoutBlocking) {
     const std::string p = path("f.npy");
     ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);

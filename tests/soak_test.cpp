@@ -1,4 +1,4 @@
-// Soak (issue 12): one tile controller runs 10,000 back-to-back jobs of random shapes and options the
+// Soak: one tile controller runs 10,000 back-to-back jobs of random shapes and options the
 // way a virtual platform drives it: a single sc_start, one fixed memory, and a software thread that
 // writes the operands, starts a job, waits for done_event, reads C back and checks it against the
 // scoreboard's reference. Every result must be right, every job's traffic passes the protocol

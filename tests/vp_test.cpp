@@ -1,5 +1,5 @@
 // systolic-vp, the example virtual platform: its job-script parser, its default run and shipped
-// scripts, its exit statuses, and the agreement the issue asks for: the same jobs through
+// scripts, its exit statuses, and the agreement of the two: the same jobs through
 // systolic-vp (registers, interconnect, platform RAM) and through systolic-tb give identical C and
 // counters.
 #include <gtest/gtest.h>

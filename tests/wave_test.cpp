@@ -1,4 +1,4 @@
-// Issue 7: systolic-tb's waveform (--vcd, --vcd-pes), timeline (--trace) and progress bar (--progress),
+// systolic-tb's waveform (--vcd, --vcd-pes), timeline (--trace) and progress bar (--progress),
 // run as a user runs them and read back with real readers: GTKWave's vcd2fst and fst2vcd for the VCD,
 // a JSON parser for the trace, the .npy reader for C.
 #include <gtest/gtest.h>
