@@ -404,7 +404,6 @@ int run(const options& o) {
     std::unique_ptr<vcd_observer<Format>> vcd_obs;
     std::string save_file;  // --gtkw
     std::unique_ptr<trace_observer<Format>> trace_obs;
-    std::unique_ptr<progress_bar> bar;
     std::unique_ptr<progress_observer<Format>> bar_obs;
     const std::string controller_name = bench->controller.name();
     if (o.vcd) {
@@ -426,17 +425,16 @@ int run(const options& o) {
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
         const auto counts = bench->expected_counts(pr.shape, ro.k_tile);
-        bar = std::make_unique<progress_bar>(
+        bar_obs = std::make_unique<progress_observer<Format>>(
             o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);
-        bar_obs = std::make_unique<progress_observer<Format>>(*bar);
         observers.add(bar_obs.get());
     }
     if (!observers.empty()) bench->controller.set_observer(&observers);
     const auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
     bench->controller.set_observer(nullptr);
     const sc_core::sc_time end = std::max(out.result.end, sc_core::sc_time_stamp());
-    if (bar) bar->finish();
+    if (bar_obs) bar_obs->finish();
     if (vcd_obs) {
         vcd_obs->finish(end);
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
