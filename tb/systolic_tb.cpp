@@ -15,10 +15,10 @@
 #include "allocating.h"
 #include "cli_options.h"
 #include "file_sink.h"
+#include "io/npy.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "memory_estimate.h"
-#include "npy.h"
 #include "observer_fanout.h"
 #include "pe_selection.h"
 #include "problem.h"
@@ -52,25 +52,25 @@ void check_dimension(const char* name, std::int64_t v) {
 
 // Operands from a .npy file of the format's input dtype; bf16 reads float32 and rounds.
 template <class Format>
-std::vector<typename Format::operand_type> read_operands(const std::string& path, npy_array& arr) {
+std::vector<typename Format::operand_type> read_operands(const std::string& path, io::npy_array& arr) {
     using T = typename Format::operand_type;
     const bool is_float = !Format::is_integer;
-    arr = read_matrix(path, Format::operand_descr, is_float ? "float32" : Format::name);
+    arr = io::read_matrix(path, Format::operand_descr, is_float ? "float32" : Format::name);
     std::vector<T> out;
     if constexpr (std::is_same_v<T, bf16>) {
-        const std::vector<float> values = as_vector<float>(arr);
+        const std::vector<float> values = io::as_vector<float>(arr);
         out.reserve(values.size());
         for (float f : values)
             out.push_back(bf16::from_float(f));
     } else {
-        out = as_vector<T>(arr);
+        out = io::as_vector<T>(arr);
     }
     std::vector<std::uint8_t>().swap(arr.data);  // the raw bytes are not needed any more; the shape is
     return out;
 }
 
 // A's columns must equal B's rows.
-void check_chain(const options& o, const npy_array& a, const npy_array& b) {
+void check_chain(const options& o, const io::npy_array& a, const io::npy_array& b) {
     if (a.shape[1] != b.shape[0]) {
         std::ostringstream os;
         os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
@@ -84,8 +84,8 @@ template <class Format>
 std::optional<problem_shape> planned_shape(const options& o) {
     if (!o.a_path.empty() && !o.b_path.empty()) {
         const char* what = Format::is_integer ? Format::name : "float32";
-        const auto a = read_matrix_header(o.a_path, Format::operand_descr, what);
-        const auto b = read_matrix_header(o.b_path, Format::operand_descr, what);
+        const auto a = io::read_matrix_header(o.a_path, Format::operand_descr, what);
+        const auto b = io::read_matrix_header(o.b_path, Format::operand_descr, what);
         check_chain(o, a, b);
         return problem_shape{a.shape[0], a.shape[1], b.shape[1]};
     }
@@ -140,7 +140,7 @@ problem<Format> problem_from_options(const options& o) {
     if (o.a_path.empty() != o.b_path.empty()) throw usage_error("--a and --b must be given together");
     problem<Format> pr;
     if (!o.a_path.empty()) {
-        npy_array a, b;
+        io::npy_array a, b;
         pr.a = allocating("reading --a " + o.a_path, [&] { return read_operands<Format>(o.a_path, a); });
         pr.b = allocating("reading --b " + o.b_path, [&] { return read_operands<Format>(o.b_path, b); });
         check_chain(o, a, b);
@@ -341,7 +341,7 @@ void write_outputs(const options& o, const run_outcome<Format>& out, const std::
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
     if (o.c_out && out.result.completed()) {
         const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
-        c_header = npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
+        c_header = io::npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
         files.set(*o.c_out,
                   {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
     }

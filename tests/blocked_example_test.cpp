@@ -16,7 +16,7 @@
 #include <string>
 
 #include "bench_set.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "problem.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
@@ -26,6 +26,8 @@ namespace {
 namespace fs = std::filesystem;
 using namespace systolic;
 using namespace systolic::tb;
+using systolic::io::as_vector;
+using systolic::io::read_matrix;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {

@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "problem.h"
 #include "reference_gemm.h"
 #include "systolic/number_format.h"
@@ -37,7 +37,7 @@ protected:
 
     void write_i32(const std::string& name, std::uint64_t rows, std::uint64_t cols,
                    const std::vector<std::int32_t>& v) {
-        systolic::tb::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
+        systolic::io::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
     }
 };
 
@@ -93,9 +93,9 @@ TEST_F(SystolicTb, NpyInAndOut) {
     const auto r = run("--array 3 --a " + path("a.npy").string() + " --b " + path("b.npy").string() +
                        " --c-out " + path("c.npy").string() + " --json " + path("r.json").string());
     ASSERT_EQ(r.status, 0) << r.err << r.out;
-    const auto c = systolic::tb::read_matrix(path("c.npy").string(), "<i8", "int64");
+    const auto c = systolic::io::read_matrix(path("c.npy").string(), "<i8", "int64");
     EXPECT_EQ(c.shape, (std::vector<std::uint64_t>{7, 6}));
-    EXPECT_EQ(systolic::tb::as_vector<std::int64_t>(c),
+    EXPECT_EQ(systolic::io::as_vector<std::int64_t>(c),
               systolic::tb::reference_gemm<int32_format>(pr.shape, pr.a, pr.b));
     const auto j = nlohmann::json::parse(slurp(path("r.json")));
     EXPECT_EQ(j["m"], 7);
@@ -205,7 +205,7 @@ TEST_F(SystolicTb, BadFiles) {
     }
     std::ofstream(path("text.npy")) << "this is not numpy\n";
     const std::vector<std::int64_t> wide = {1, 2, 3, 4};
-    systolic::tb::write_npy(path("wide.npy").string(), "<i8", 2, 2, wide.data(), 32);
+    systolic::io::write_npy(path("wide.npy").string(), "<i8", 2, 2, wide.data(), 32);
 
     expect_usage_error("--a " + path("trunc.npy").string() + " --b " + good, "trunc.npy");
     expect_usage_error("--a " + path("text.npy").string() + " --b " + good, "text.npy");
@@ -237,8 +237,8 @@ TEST_F(SystolicTb, QuantizeOnceVersusPerPartial) {
     const auto per = run(base + " --quantize-partials --c-out " + path("per.npy").string() + " --json " +
                          path("per.json").string());
     ASSERT_EQ(per.status, 0) << per.err;
-    const auto c_once = systolic::tb::read_matrix(path("once.npy").string(), "|i1", "int8");
-    const auto c_per = systolic::tb::read_matrix(path("per.npy").string(), "|i1", "int8");
+    const auto c_once = systolic::io::read_matrix(path("once.npy").string(), "|i1", "int8");
+    const auto c_per = systolic::io::read_matrix(path("per.npy").string(), "|i1", "int8");
     EXPECT_EQ(static_cast<std::int8_t>(c_once.data[0]), 4);  // round(7 * 0.5 = 3.5) = 4
     EXPECT_EQ(static_cast<std::int8_t>(c_per.data[0]), 3);   // round(0.5) + round(3) = 3
     const auto j_once = nlohmann::json::parse(slurp(path("once.json")));
@@ -251,25 +251,25 @@ TEST_F(SystolicTb, QuantizeOnceVersusPerPartial) {
 
 TEST_F(SystolicTb, FormatsReadAndWriteTheirDtypes) {
     const std::vector<std::int8_t> a8 = {1, -2, 3, 4, 5, -6}, b8 = {7, 8, -9, 10, 11, 12};
-    systolic::tb::write_npy(path("a8.npy").string(), "|i1", 2, 3, a8.data(), 6);
-    systolic::tb::write_npy(path("b8.npy").string(), "|i1", 3, 2, b8.data(), 6);
+    systolic::io::write_npy(path("a8.npy").string(), "|i1", 2, 3, a8.data(), 6);
+    systolic::io::write_npy(path("b8.npy").string(), "|i1", 3, 2, b8.data(), 6);
     auto r = run("--dtype int8 --a " + path("a8.npy").string() + " --b " + path("b8.npy").string() +
                  " --c-out " + path("c8.npy").string());
     ASSERT_EQ(r.status, 0) << r.err;
-    const auto c8 = systolic::tb::as_vector<std::int32_t>(
-        systolic::tb::read_matrix(path("c8.npy").string(), "<i4", "int32"));
+    const auto c8 = systolic::io::as_vector<std::int32_t>(
+        systolic::io::read_matrix(path("c8.npy").string(), "<i4", "int32"));
     // [[1,-2,3],[4,5,-6]] x [[7,8],[-9,10],[11,12]] = [[58,24],[-83,10]]
     EXPECT_EQ(c8, (std::vector<std::int32_t>{58, 24, -83, 10}));
 
     const std::vector<float> af = {0.5f, 1.5f, -2.0f, 4.0f}, bf = {1.0f, 0.25f, -1.0f, 2.0f};
-    systolic::tb::write_npy(path("af.npy").string(), "<f4", 2, 2, af.data(), 16);
-    systolic::tb::write_npy(path("bf.npy").string(), "<f4", 2, 2, bf.data(), 16);
+    systolic::io::write_npy(path("af.npy").string(), "<f4", 2, 2, af.data(), 16);
+    systolic::io::write_npy(path("bf.npy").string(), "<f4", 2, 2, bf.data(), 16);
     for (const char* dtype : {"fp32", "bf16"}) {
         r = run(std::string("--dtype ") + dtype + " --a " + path("af.npy").string() + " --b " +
                 path("bf.npy").string() + " --c-out " + path("cf.npy").string());
         ASSERT_EQ(r.status, 0) << r.err;
         const auto cf =
-            systolic::tb::as_vector<float>(systolic::tb::read_matrix(path("cf.npy").string(), "<f4", "f"));
+            systolic::io::as_vector<float>(systolic::io::read_matrix(path("cf.npy").string(), "<f4", "f"));
         EXPECT_EQ(cf, (std::vector<float>{-1.0f, 3.125f, -6.0f, 7.5f})) << dtype;
     }
     // An int32 file is the wrong dtype for int8 and fp32.

@@ -1,4 +1,4 @@
-#include "npy.h"
+#include "io/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -21,12 +21,12 @@
 namespace {
 
 namespace fs = std::filesystem;
-using systolic::tb::as_vector;
-using systolic::tb::npy_array;
-using systolic::tb::npy_error;
-using systolic::tb::read_matrix;
-using systolic::tb::read_npy;
-using systolic::tb::write_npy;
+using systolic::io::as_vector;
+using systolic::io::npy_array;
+using systolic::io::npy_error;
+using systolic::io::read_matrix;
+using systolic::io::read_npy;
+using systolic::io::write_npy;
 
 const char kNumpyPython[] = "/usr/bin/python3";
 

@@ -15,8 +15,8 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "io/npy.h"
 #include "job_script.h"
-#include "npy.h"
 
 namespace {
 
@@ -293,8 +293,8 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
             EXPECT_EQ(v.at("macs_real"), tb.at("macs_real")) << j.name << " N=" << n;
             EXPECT_EQ(v.at("cycles").get<std::int64_t>(), std::llround(tb.at("sim_time_ns").get<double>()))
                 << j.name << " N=" << n;
-            const auto c_vp = systolic::tb::read_npy(p(std::string("vp/") + j.name + ".npy"));
-            const auto c_tb = systolic::tb::read_npy(p("tb.npy"));
+            const auto c_vp = systolic::io::read_npy(p(std::string("vp/") + j.name + ".npy"));
+            const auto c_tb = systolic::io::read_npy(p("tb.npy"));
             EXPECT_EQ(c_vp.descr, c_tb.descr) << j.name;
             EXPECT_EQ(c_vp.shape, c_tb.shape) << j.name;
             EXPECT_TRUE(c_vp.data == c_tb.data) << j.name << " N=" << n << ": C differs";
