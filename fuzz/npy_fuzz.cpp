@@ -5,18 +5,18 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "npy.h"
+#include "io/npy.h"
 
 namespace {
 
-std::uint64_t elements(const systolic::tb::npy_array& a) {
+std::uint64_t elements(const systolic::io::npy_array& a) {
     std::uint64_t n = 1;
     for (const std::uint64_t d : a.shape)
         n *= d;
     return n;
 }
 
-void check(const systolic::tb::npy_array& a) {
+void check(const systolic::io::npy_array& a) {
     // Whatever parsed must be self-consistent: the data is a whole number of elements of the shape.
     const std::uint64_t n = elements(a);
     if (n == 0 ? !a.data.empty() : a.data.size() % n != 0) std::abort();
@@ -25,7 +25,7 @@ void check(const systolic::tb::npy_array& a) {
 }  // namespace
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
-    using namespace systolic::tb;
+    using namespace systolic::io;
     try {
         check(parse_npy(data, size, "fuzz.npy"));
     } catch (const npy_error&) {

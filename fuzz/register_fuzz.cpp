@@ -42,9 +42,3 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     if (!validate_job(d.job, osz, asz).empty()) std::abort();
     return 0;
 }
-
-// libsystemc's own main() refers to sc_main; libFuzzer's main() is the one that runs, so this is
-// never called and only satisfies the linker.
-extern "C" int sc_main(int, char*[]) {
-    return 0;
-}

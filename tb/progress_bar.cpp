@@ -4,6 +4,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <utility>
 
 namespace systolic::tb {
 
@@ -40,35 +41,38 @@ std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::ui
     return "[" + std::string(full, '#') + std::string(width - full, '.') + "] " + figures;
 }
 
-progress_bar::progress_bar(mode m, std::uint64_t tiles, std::uint64_t edges, std::FILE* out)
+progress_bar::progress_bar(mode m, double total, text line, std::FILE* out)
     : m_mode(m),
-      m_tiles(tiles),
-      m_edges(edges),
+      m_total(total),
+      m_line(std::move(line)),
       m_out(out),
       m_tty(::isatty(::fileno(out)) == 1),
       m_start(clock::now()),
       m_last(m_start) {}
 
-void progress_bar::update(std::uint64_t tiles_done, std::uint64_t edges_done) {
-    m_tiles_done = tiles_done;
-    m_edges_done = edges_done;
-    const auto now = clock::now();
-    m_rate.add(std::chrono::duration<double>(now - m_start).count(), double(edges_done));
-    if (m_mode == mode::automatic && now - m_start < std::chrono::seconds(1)) return;
+progress_bar::~progress_bar() {
+    clear();  // an error message after an unfinished bar starts a line of its own
+}
+
+void progress_bar::update(double done, bool now) {
+    m_done = done;
+    const auto t = clock::now();
+    m_rate.add(std::chrono::duration<double>(t - m_start).count(), done);
+    if (m_mode == mode::automatic && t - m_start < std::chrono::seconds(1)) return;
     // Redrawn in place on a terminal; elsewhere (a log file) one line a second.
-    if (m_drawn && now - m_last < std::chrono::milliseconds(m_tty ? 200 : 1000)) return;
-    m_last = now;
+    if (!now && m_drawn && t - m_last < std::chrono::milliseconds(m_tty ? 200 : 1000)) return;
+    m_last = t;
     draw(false);
 }
 
-void progress_bar::draw(bool final) {
+void progress_bar::draw(bool last) {
     const double s = std::chrono::duration<double>(clock::now() - m_start).count();
-    // While running, the recent rate; the last line says the job's own average.
+    // While running, the recent rate; the last line says the average of the whole work.
     const std::optional<double> rate =
-        final ? (s > 0 ? std::optional<double>(double(m_edges_done) / s) : std::nullopt) : m_rate.rate();
-    const std::string line = progress_line(m_tiles_done, m_tiles, m_edges_done, m_edges, rate,
-                                           final ? std::nullopt : m_rate.seconds_left(double(m_edges), s),
-                                           m_tty ? terminal_width(::fileno(m_out)) : 0);
+        last ? (s > 0 ? std::optional<double>(m_done / s) : std::nullopt) : m_rate.rate();
+    const std::string line =
+        m_line({m_done, m_total, rate, last ? std::nullopt : m_rate.seconds_left(m_total, s), last,
+                m_tty ? terminal_width(::fileno(m_out)) : 0});
     if (m_tty)
         std::fprintf(m_out, "\r%s\x1b[K", line.c_str());
     else
@@ -83,6 +87,15 @@ void progress_bar::finish() {
         if (m_tty) std::fputc('\n', m_out);
         std::fflush(m_out);
     }
+    m_drawn = false;
+}
+
+void progress_bar::clear() {
+    if (m_tty && m_drawn) {
+        std::fprintf(m_out, "\r\x1b[K");
+        std::fflush(m_out);
+    }
+    m_drawn = false;
 }
 
 }  // namespace systolic::tb

@@ -1,5 +1,7 @@
 #include "report.h"
 
+#include "io/job_json.h"
+
 namespace systolic::tb {
 
 namespace {
@@ -56,16 +58,24 @@ nlohmann::json make_report(const report_input& in) {
     auto ns = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e9; };
     const auto per_tile = uniform_edges_per_tile(r);
     const auto& q = job.quant;
-    return {
+    nlohmann::json j = io::job_json({job.shape.m, job.shape.k, job.shape.p, r.advance_edges, r.macs_padded,
+                                     r.macs_real, r.tiles.size(), std::nullopt, r.masked_outputs,
+                                     io::scoreboard_counts{sb.checked, sb.mismatches, sb.errors}});
+    j["scoreboard"].update({{"writes", sb.writes},
+                            {"out_of_range_writes", sb.out_of_range_writes},
+                            {"partial_writes", sb.partial_writes},
+                            {"missing", sb.missing},
+                            {"duplicates", sb.duplicates},
+                            {"protocol_violations", sb.protocol_violations},
+                            {"untouched_ok", sb.untouched_ok},
+                            {"edges_ok", sb.edges_ok}});
+    j.update({
         // "array": N for a square array (as before rectangular arrays existed), "RxC" otherwise.
         {"array", in.rows == in.cols
                       ? nlohmann::json(in.rows)
                       : nlohmann::json(std::to_string(in.rows) + "x" + std::to_string(in.cols))},
         {"array_rows", in.rows},
         {"array_cols", in.cols},
-        {"m", job.shape.m},
-        {"k", job.shape.k},
-        {"p", job.shape.p},
         {"dtype", in.dtype},
         {"accumulator_dtype", in.accumulator_dtype},
         {"order", to_string(job.order)},
@@ -87,12 +97,7 @@ nlohmann::json make_report(const report_input& in) {
         {"inject", in.inject},
         {"engine", to_string(r.engine)},
         {"counts", counts_kind(r.engine)},
-        {"tiles", r.tiles.size()},
-        {"advance_edges", r.advance_edges},
         {"advance_edges_per_tile", per_tile ? nlohmann::json(*per_tile) : nlohmann::json()},
-        {"macs_padded", r.macs_padded},
-        {"macs_real", r.macs_real},
-        {"masked_outputs", r.masked_outputs},
         {"utilization", r.completed() && r.macs_padded
                             ? nlohmann::json(double(r.macs_real) / double(r.macs_padded))
                             : nlohmann::json()},
@@ -105,22 +110,11 @@ nlohmann::json make_report(const report_input& in) {
         {"status", to_string(r.status)},
         {"error", r.error},
         {"tiles_detail", tiles},
-        {"scoreboard",
-         {{"checked", sb.checked},
-          {"mismatches", sb.mismatches},
-          {"writes", sb.writes},
-          {"out_of_range_writes", sb.out_of_range_writes},
-          {"partial_writes", sb.partial_writes},
-          {"missing", sb.missing},
-          {"duplicates", sb.duplicates},
-          {"protocol_violations", sb.protocol_violations},
-          {"untouched_ok", sb.untouched_ok},
-          {"edges_ok", sb.edges_ok},
-          {"errors", sb.errors}}},
         {"memory_bytes", traffic_json(r.traffic)},
         {"fabric", in.fabric ? fabric_json(*in.fabric, r.traffic) : nlohmann::json()},
         {"pass", sb.pass()},
-    };
+    });
+    return j;
 }
 
 }  // namespace systolic::tb

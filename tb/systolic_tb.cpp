@@ -14,10 +14,10 @@
 
 #include "allocating.h"
 #include "cli_options.h"
+#include "io/npy.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "memory_estimate.h"
-#include "npy.h"
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
@@ -54,25 +54,25 @@ void check_dimension(const char* name, std::int64_t v) {
 
 // Operands from a .npy file of the format's input dtype; bf16 reads float32 and rounds.
 template <class Format>
-std::vector<typename Format::operand_type> read_operands(const std::string& path, npy_array& arr) {
+std::vector<typename Format::operand_type> read_operands(const std::string& path, io::npy_array& arr) {
     using T = typename Format::operand_type;
     const bool is_float = !Format::is_integer;
-    arr = read_matrix(path, Format::operand_descr, is_float ? "float32" : Format::name);
+    arr = io::read_matrix(path, Format::operand_descr, is_float ? "float32" : Format::name);
     std::vector<T> out;
     if constexpr (std::is_same_v<T, bf16>) {
-        const std::vector<float> values = as_vector<float>(arr);
+        const std::vector<float> values = io::as_vector<float>(arr);
         out.reserve(values.size());
         for (float f : values)
             out.push_back(bf16::from_float(f));
     } else {
-        out = as_vector<T>(arr);
+        out = io::as_vector<T>(arr);
     }
     std::vector<std::uint8_t>().swap(arr.data);  // the raw bytes are not needed any more; the shape is
     return out;
 }
 
 // A's columns must equal B's rows.
-void check_chain(const options& o, const npy_array& a, const npy_array& b) {
+void check_chain(const options& o, const io::npy_array& a, const io::npy_array& b) {
     if (a.shape[1] != b.shape[0]) {
         std::ostringstream os;
         os << o.a_path << " is " << a.shape[0] << "x" << a.shape[1] << " but " << o.b_path << " is "
@@ -86,8 +86,8 @@ template <class Format>
 std::optional<problem_shape> planned_shape(const options& o) {
     if (!o.a_path.empty() && !o.b_path.empty()) {
         const char* what = Format::is_integer ? Format::name : "float32";
-        const auto a = read_matrix_header(o.a_path, Format::operand_descr, what);
-        const auto b = read_matrix_header(o.b_path, Format::operand_descr, what);
+        const auto a = io::read_matrix_header(o.a_path, Format::operand_descr, what);
+        const auto b = io::read_matrix_header(o.b_path, Format::operand_descr, what);
         check_chain(o, a, b);
         return problem_shape{a.shape[0], a.shape[1], b.shape[1]};
     }
@@ -142,7 +142,7 @@ problem<Format> problem_from_options(const options& o) {
     if (o.a_path.empty() != o.b_path.empty()) throw usage_error("--a and --b must be given together");
     problem<Format> pr;
     if (!o.a_path.empty()) {
-        npy_array a, b;
+        io::npy_array a, b;
         pr.a = allocating("reading --a " + o.a_path, [&] { return read_operands<Format>(o.a_path, a); });
         pr.b = allocating("reading --b " + o.b_path, [&] { return read_operands<Format>(o.b_path, b); });
         check_chain(o, a, b);
@@ -343,7 +343,7 @@ void write_outputs(const options& o, const job_check<Format>& out, const std::st
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
     if (o.c_out && out.result.completed()) {
         const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
-        c_header = npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
+        c_header = io::npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
         files.set(*o.c_out,
                   {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
     }
@@ -407,7 +407,6 @@ int run(const options& o) {
     std::string save_file;  // --gtkw
     std::unique_ptr<trace_file> trace;
     std::unique_ptr<trace_observer<Format>> trace_obs;
-    std::unique_ptr<progress_bar> bar;
     std::unique_ptr<progress_observer<Format>> bar_obs;
     const std::string controller_name = bench->controller.name();
     if (o.vcd) {
@@ -429,10 +428,9 @@ int run(const options& o) {
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
         const auto counts = bench->expected_counts(pr.shape, ro.k_tile);
-        bar = std::make_unique<progress_bar>(
+        bar_obs = std::make_unique<progress_observer<Format>>(
             o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);
-        bar_obs = std::make_unique<progress_observer<Format>>(*bar);
         observers.add(bar_obs.get());
     }
     if (!observers.empty()) bench->controller.set_observer(&observers);
@@ -440,7 +438,7 @@ int run(const options& o) {
     bench->controller.set_observer(nullptr);
     // The observers closed the job when it ended; one that did not end stops where the simulation did.
     const bool ended = out.result.status != job_status::running;
-    if (bar) bar->finish();
+    if (bar_obs) bar_obs->finish();
     if (vcd_obs) {
         if (!ended) vcd_obs->finish(sc_core::sc_time_stamp());
         if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);

@@ -16,7 +16,7 @@
 #include <string>
 
 #include "bench_set.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
@@ -27,6 +27,8 @@ namespace fs = std::filesystem;
 using namespace systolic;
 using namespace systolic::tb;
 using namespace systolic::verify;
+using systolic::io::as_vector;
+using systolic::io::read_matrix;
 using acc64 = std::int64_t;
 
 class benches : public ::testing::Environment {

@@ -1,19 +1,17 @@
 // systolic-tb as a user runs it: the seed figures, the JSON report, .npy in and out, and every
 // kind of bad input (one line on stderr, exit status 2, no output file left behind).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
 
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
 #include <regex>
 #include <set>
-#include <sstream>
 #include <string>
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
 #include "systolic/verify/reference_gemm.h"
@@ -23,62 +21,24 @@ namespace {
 namespace fs = std::filesystem;
 using systolic::int32_format;
 
-struct result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using systolic::tb::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
-class SystolicTb : public ::testing::Test {
+class SystolicTb : public systolic::tb::testing::cli_fixture {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() /
-                ("systolic_cli_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
-    fs::path path(const std::string& name) const { return m_dir / name; }
-
-    result run(const std::string& args) const {
-        const auto out = path("stdout.txt"), err = path("stderr.txt");
-        const std::string cmd =
-            std::string(SYSTOLIC_TB) + " " + args + " >" + out.string() + " 2>" + err.string();
-        const int raw = std::system(cmd.c_str());
-        result r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
-    }
-
     // A bad invocation: exit 2, exactly one line on stderr mentioning `needle`, no output files.
     void expect_usage_error(const std::string& args, const std::string& needle) {
+        SCOPED_TRACE(args);
         const auto c_out = path("c.npy"), json = path("r.json");
-        const auto r = run(args + " --c-out " + c_out.string() + " --json " + json.string());
-        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-        EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        expect_refused(run(args + " --c-out " + c_out.string() + " --json " + json.string()), needle);
         EXPECT_FALSE(fs::exists(c_out));
         EXPECT_FALSE(fs::exists(json));
-        for (const auto& e : fs::directory_iterator(m_dir))
-            EXPECT_NE(e.path().filename().string().rfind(".systolic-", 0), 0u) << e.path();
+        expect_no_temporaries();
     }
 
     void write_i32(const std::string& name, std::uint64_t rows, std::uint64_t cols,
                    const std::vector<std::int32_t>& v) {
-        systolic::tb::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
+        systolic::io::write_npy(path(name).string(), "<i4", rows, cols, v.data(), v.size() * 4);
     }
-
-    fs::path m_dir;
 };
 
 TEST_F(SystolicTb, NoOptionsRunsTheSeedExample) {
@@ -133,9 +93,9 @@ TEST_F(SystolicTb, NpyInAndOut) {
     const auto r = run("--array 3 --a " + path("a.npy").string() + " --b " + path("b.npy").string() +
                        " --c-out " + path("c.npy").string() + " --json " + path("r.json").string());
     ASSERT_EQ(r.status, 0) << r.err << r.out;
-    const auto c = systolic::tb::read_matrix(path("c.npy").string(), "<i8", "int64");
+    const auto c = systolic::io::read_matrix(path("c.npy").string(), "<i8", "int64");
     EXPECT_EQ(c.shape, (std::vector<std::uint64_t>{7, 6}));
-    EXPECT_EQ(systolic::tb::as_vector<std::int64_t>(c),
+    EXPECT_EQ(systolic::io::as_vector<std::int64_t>(c),
               systolic::verify::reference_gemm<int32_format>(pr.shape, pr.a, pr.b));
     const auto j = nlohmann::json::parse(slurp(path("r.json")));
     EXPECT_EQ(j["m"], 7);
@@ -245,7 +205,7 @@ TEST_F(SystolicTb, BadFiles) {
     }
     std::ofstream(path("text.npy")) << "this is not numpy\n";
     const std::vector<std::int64_t> wide = {1, 2, 3, 4};
-    systolic::tb::write_npy(path("wide.npy").string(), "<i8", 2, 2, wide.data(), 32);
+    systolic::io::write_npy(path("wide.npy").string(), "<i8", 2, 2, wide.data(), 32);
 
     expect_usage_error("--a " + path("trunc.npy").string() + " --b " + good, "trunc.npy");
     expect_usage_error("--a " + path("text.npy").string() + " --b " + good, "text.npy");
@@ -253,7 +213,7 @@ TEST_F(SystolicTb, BadFiles) {
     expect_usage_error("--a " + path("missing.npy").string() + " --b " + good, "missing.npy");
 }
 
-// Issue 3: K-splitting, formats, quantized output and fault injection from the command line.
+// K-splitting, formats, quantized output and fault injection from the command line.
 
 TEST_F(SystolicTb, KSplitReportKeys) {
     const auto r = run("--k-tile 2 --k-policy partials --json -");
@@ -277,8 +237,8 @@ TEST_F(SystolicTb, QuantizeOnceVersusPerPartial) {
     const auto per = run(base + " --quantize-partials --c-out " + path("per.npy").string() + " --json " +
                          path("per.json").string());
     ASSERT_EQ(per.status, 0) << per.err;
-    const auto c_once = systolic::tb::read_matrix(path("once.npy").string(), "|i1", "int8");
-    const auto c_per = systolic::tb::read_matrix(path("per.npy").string(), "|i1", "int8");
+    const auto c_once = systolic::io::read_matrix(path("once.npy").string(), "|i1", "int8");
+    const auto c_per = systolic::io::read_matrix(path("per.npy").string(), "|i1", "int8");
     EXPECT_EQ(static_cast<std::int8_t>(c_once.data[0]), 4);  // round(7 * 0.5 = 3.5) = 4
     EXPECT_EQ(static_cast<std::int8_t>(c_per.data[0]), 3);   // round(0.5) + round(3) = 3
     const auto j_once = nlohmann::json::parse(slurp(path("once.json")));
@@ -291,25 +251,25 @@ TEST_F(SystolicTb, QuantizeOnceVersusPerPartial) {
 
 TEST_F(SystolicTb, FormatsReadAndWriteTheirDtypes) {
     const std::vector<std::int8_t> a8 = {1, -2, 3, 4, 5, -6}, b8 = {7, 8, -9, 10, 11, 12};
-    systolic::tb::write_npy(path("a8.npy").string(), "|i1", 2, 3, a8.data(), 6);
-    systolic::tb::write_npy(path("b8.npy").string(), "|i1", 3, 2, b8.data(), 6);
+    systolic::io::write_npy(path("a8.npy").string(), "|i1", 2, 3, a8.data(), 6);
+    systolic::io::write_npy(path("b8.npy").string(), "|i1", 3, 2, b8.data(), 6);
     auto r = run("--dtype int8 --a " + path("a8.npy").string() + " --b " + path("b8.npy").string() +
                  " --c-out " + path("c8.npy").string());
     ASSERT_EQ(r.status, 0) << r.err;
-    const auto c8 = systolic::tb::as_vector<std::int32_t>(
-        systolic::tb::read_matrix(path("c8.npy").string(), "<i4", "int32"));
+    const auto c8 = systolic::io::as_vector<std::int32_t>(
+        systolic::io::read_matrix(path("c8.npy").string(), "<i4", "int32"));
     // [[1,-2,3],[4,5,-6]] x [[7,8],[-9,10],[11,12]] = [[58,24],[-83,10]]
     EXPECT_EQ(c8, (std::vector<std::int32_t>{58, 24, -83, 10}));
 
     const std::vector<float> af = {0.5f, 1.5f, -2.0f, 4.0f}, bf = {1.0f, 0.25f, -1.0f, 2.0f};
-    systolic::tb::write_npy(path("af.npy").string(), "<f4", 2, 2, af.data(), 16);
-    systolic::tb::write_npy(path("bf.npy").string(), "<f4", 2, 2, bf.data(), 16);
+    systolic::io::write_npy(path("af.npy").string(), "<f4", 2, 2, af.data(), 16);
+    systolic::io::write_npy(path("bf.npy").string(), "<f4", 2, 2, bf.data(), 16);
     for (const char* dtype : {"fp32", "bf16"}) {
         r = run(std::string("--dtype ") + dtype + " --a " + path("af.npy").string() + " --b " +
                 path("bf.npy").string() + " --c-out " + path("cf.npy").string());
         ASSERT_EQ(r.status, 0) << r.err;
         const auto cf =
-            systolic::tb::as_vector<float>(systolic::tb::read_matrix(path("cf.npy").string(), "<f4", "f"));
+            systolic::io::as_vector<float>(systolic::io::read_matrix(path("cf.npy").string(), "<f4", "f"));
         EXPECT_EQ(cf, (std::vector<float>{-1.0f, 3.125f, -6.0f, 7.5f})) << dtype;
     }
     // An int32 file is the wrong dtype for int8 and fp32.
@@ -358,7 +318,7 @@ TEST_F(SystolicTb, InjectedFaultsAreCaught) {
     EXPECT_EQ(run("--inject none").status, 0);
 }
 
-TEST_F(SystolicTb, BadIssue3Combinations) {
+TEST_F(SystolicTb, BadKSplitFormatQuantizeAndFaultOptions) {
     expect_usage_error("--k-tile 0", "--k-tile must be positive");
     expect_usage_error("--k-policy sideways", "sideways");
     expect_usage_error("--dtype int4", "int4");
@@ -379,7 +339,7 @@ TEST_F(SystolicTb, BadIssue3Combinations) {
 
 namespace {
 
-// Issue 6: the engines, honest counters and the extra-advance fault from the command line.
+// The engines, honest counters and the extra-advance fault from the command line.
 TEST_F(SystolicTb, FunctionalEngineGivesTheSameCAndSaysItsCountsAreModelled) {
     const auto cyc = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json -");
     const auto fun = run("--array 3 --m 7 --k 9 --p 5 --dtype fp32 --k-tile 4 --json - --engine functional");

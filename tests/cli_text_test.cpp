@@ -144,8 +144,13 @@ TEST(progress_meter_test, TheBarFitsANarrowTerminal) {
     std::FILE* out = ::fdopen(slave, "w");
     ASSERT_NE(out, nullptr);
     {
-        progress_bar bar(progress_bar::mode::forced, 40, 4000, out);
-        bar.update(1, 100);
+        progress_bar bar(
+            progress_bar::mode::forced, 4000,
+            [](const progress_state& s) {
+                return progress_line(1, 40, std::uint64_t(s.done), 4000, s.rate, s.seconds_left, s.columns);
+            },
+            out);
+        bar.update(100);
         bar.finish();
     }
     std::fclose(out);

@@ -1,5 +1,5 @@
 // Every double-to-integer and double-to-float conversion on the model's requantization path has a
-// defined result (issue 12, defect 1). The rule: NaN -> 0, at or above the type's maximum -> the
+// defined result. The rule: NaN -> 0, at or above the type's maximum -> the
 // maximum, at or below its minimum -> the minimum, otherwise the (already rounded) value; a double
 // converted to float becomes +-inf once its magnitude rounds past FLT_MAX. int8 output codes keep
 // their own rule (NaN -> zero point, clip to [-128, 127]). Expected values are written out here,
@@ -89,7 +89,7 @@ quantization per_partial(double scale, rounding_mode mode = rounding_mode::neare
     return q;
 }
 
-// The issue's case: partials of 10000 scaled by 1e6 (or 1e308) do not fit in int32.
+// Partials of 10000 scaled by 1e6 (or 1e308) do not fit in int32.
 TEST(SaturatingConversion, RoundedPartialSaturatesInt32) {
     using systolic::rounded_partial;
     EXPECT_EQ(rounded_partial<i32>(10000, per_partial(opaque(1e6))), i32_max);

@@ -1,4 +1,4 @@
-// systolic-tb against a hostile user (issue 12): conversions that used to be undefined, inputs that
+// systolic-tb against a hostile user: conversions that used to be undefined, inputs that
 // are not regular files, jobs too large for memory, outputs that must be all-or-nothing, numbers
 // out of range, and .npy files that numpy itself accepts. Each test failed before its fix.
 #include <gtest/gtest.h>
@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -25,15 +25,15 @@ class Hardening : public systolic::tb::testing::cli_fixture {
 protected:
     void write_i8(const std::string& name, std::uint64_t rows, std::uint64_t cols,
                   const std::vector<std::int8_t>& v) {
-        systolic::tb::write_npy(p(name), "|i1", rows, cols, v.data(), v.size());
+        systolic::io::write_npy(p(name), "|i1", rows, cols, v.data(), v.size());
     }
     void write_i32(const std::string& name, std::uint64_t rows, std::uint64_t cols,
                    const std::vector<std::int32_t>& v) {
-        systolic::tb::write_npy(p(name), "<i4", rows, cols, v.data(), v.size() * 4);
+        systolic::io::write_npy(p(name), "<i4", rows, cols, v.data(), v.size() * 4);
     }
 };
 
-// --- Defect 1: per-partial quantization with a scale that overflows int32 -------------------------
+// --- Per-partial quantization with a scale that overflows int32 -----------------------------------
 
 // A = [[100,100]], B = [[100],[100]], K split into two chunks of one term: each partial is 10000,
 // times the scale it is far beyond int32, so it saturates to 2^31-1. With --overflow saturate the
@@ -51,12 +51,12 @@ TEST_F(Hardening, HugeScaleSaturatesPartials) {
                 std::string(scale) + " --c-out c.npy");
         ASSERT_EQ(r.status, 0) << r.err << r.out;
         EXPECT_NE(r.out.find("C=[[127]]"), std::string::npos) << r.out;
-        const auto c = systolic::tb::read_matrix(p("c.npy"), "|i1", "int8");
+        const auto c = systolic::io::read_matrix(p("c.npy"), "|i1", "int8");
         EXPECT_EQ(static_cast<std::int8_t>(c.data.at(0)), 127);
     }
 }
 
-// The issue's exact command, with the default --overflow wrap: the partials saturate to 2^31-1
+// --scale 1e6 per partial, with the default --overflow wrap: the partials saturate to 2^31-1
 // each, and their sum wraps (counted) to -2, which is C. Defined, reported, and the same every time.
 TEST_F(Hardening, HugeScaleWithWrappingCombination) {
     write_i8("a.npy", 1, 2, {100, 100});
@@ -70,7 +70,7 @@ TEST_F(Hardening, HugeScaleWithWrappingCombination) {
     EXPECT_NE(r.err.find("C=[[-2]]"), std::string::npos) << r.err;
 }
 
-// --- Defect 3: inputs that are not regular files ---------------------------------------------------
+// --- Inputs that are not regular files -------------------------------------------------------------
 
 TEST_F(Hardening, FifoInputIsRefusedAtOnce) {
     write_i32("b.npy", 2, 2, {1, 2, 3, 4});
@@ -79,9 +79,9 @@ TEST_F(Hardening, FifoInputIsRefusedAtOnce) {
     expect_refused(run("--a b.npy --b /dev/zero"), "not a regular file (a character device)");
 }
 
-// --- Defect 4: memory ------------------------------------------------------------------------------
+// --- Memory ----------------------------------------------------------------------------------------
 
-// The jobs from the issue, each of which grew past 6 GiB before: refused with one line naming the
+// Jobs that would each grow past 6 GiB: refused with one line naming the
 // figure, before anything large is allocated (the peak RSS stays small).
 TEST_F(Hardening, JobsOverTheMemoryLimitAreRefused) {
     write_i32("tall.npy", 30000, 1, std::vector<std::int32_t>(30000, 1));
@@ -160,7 +160,7 @@ TEST_F(Hardening, AllocationFailureSaysWhat) {
 }
 #endif
 
-// --- Defect 5: outputs -----------------------------------------------------------------------------
+// --- Outputs ---------------------------------------------------------------------------------------
 
 TEST_F(Hardening, NoReportWhenCCannotBeWritten) {
     expect_refused(run("--json r.json --c-out nodir/c.npy"),
@@ -227,7 +227,7 @@ TEST_F(Hardening, OutputsAreWrittenWhenEverythingWorks) {
     expect_no_temporaries();
 }
 
-// --- Defect 7: errors after the simulation ------------------------------------------------------
+// --- Errors after the simulation ----------------------------------------------------------------
 
 // An output that passes every check before the run (its temporary is created then) but cannot be
 // written afterwards: a file size limit of 512 bytes (SIGXFSZ ignored, so the write fails with
@@ -242,7 +242,7 @@ TEST_F(Hardening, ErrorAfterTheSimulationExitsTwo) {
     expect_no_temporaries();
 }
 
-// --- Defect 6: numbers out of range ----------------------------------------------------------------
+// --- Numbers out of range --------------------------------------------------------------------------
 
 TEST_F(Hardening, OutOfRangeNumbersAreRefusedQuotingTheText) {
     expect_refused(run("--seed 18446744073709551616"), "--seed '18446744073709551616' is out of range");
@@ -267,7 +267,7 @@ TEST_F(Hardening, ErrorsStayOnOneLineWhateverWasTyped) {
     expect_refused(run("--a \"$(printf 'no\\nfile.npy')\" --b b.npy"), "no\\x0afile.npy");
 }
 
-// --- Defect 8: numpy compatibility -----------------------------------------------------------------
+// --- Numpy compatibility ---------------------------------------------------------------------------
 
 TEST_F(Hardening, TrailingBytesAfterTheDataAreIgnoredAsNumpyDoes) {
     write_i32("a.npy", 3, 3, {1, 2, 3, 4, 5, 6, 7, 8, 9});

@@ -22,7 +22,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -94,8 +94,8 @@ protected:
     void SetUp() override {
         cli_fixture::SetUp();
         const std::vector<std::int32_t> v = {1, 2, 3, 4};
-        systolic::tb::write_npy(p("a.npy"), "<i4", 2, 2, v.data(), 16);
-        systolic::tb::write_npy(p("b.npy"), "<i4", 2, 2, v.data(), 16);
+        systolic::io::write_npy(p("a.npy"), "<i4", 2, 2, v.data(), 16);
+        systolic::io::write_npy(p("b.npy"), "<i4", 2, 2, v.data(), 16);
         put("t.csv", topology);
         put("s.vps", script);
     }
@@ -422,8 +422,8 @@ TEST_F(HostileIo, RunOutIsCheckedAfterEveryInputAndNeverBuildsParents) {
     fs::remove_all(path("out"));
     fs::create_directory(path("data"));
     const std::vector<std::int8_t> a(6, 1), b(4, 1);
-    systolic::tb::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a.data(), a.size());
-    systolic::tb::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b.data(), b.size());
+    systolic::io::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a.data(), a.size());
+    systolic::io::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b.data(), b.size());
     expect_refused(run_tool(run, "--topology t.csv --data data --out data"),
                    "--out data is the input --data");
     fs::create_directory(path("nodata"));

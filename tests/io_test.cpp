@@ -8,6 +8,7 @@
 #include <string>
 
 #include "io/input_file.h"
+#include "io/job_json.h"
 #include "io/output_set.h"
 #include "io/text.h"
 
@@ -86,6 +87,26 @@ TEST_F(io_test, ProcFilesAreReadToTheirEndOrRefusedWhereTheSizeMatters) {
     EXPECT_THROW(f.known_size(), io_error);
     std::ofstream(p("big")) << std::string(2000, 'x');
     EXPECT_THROW(systolic::io::read_text_file(p("big"), 1000), io_error);
+}
+
+// The counters every report shares, under their one set of keys; what a report lacks stays out.
+TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
+    systolic::io::job_counters c{3, 5, 7, 20, 48, 27};
+    EXPECT_EQ(
+        systolic::io::job_json(c),
+        (nlohmann::json{
+            {"m", 3}, {"k", 5}, {"p", 7}, {"advance_edges", 20}, {"macs_padded", 48}, {"macs_real", 27}}));
+    c.tiles = 4;
+    c.masked_outputs = 6;
+    c.scoreboard = systolic::io::scoreboard_counts{21, 1, {"C[0][0]: expected 1, got 2"}};
+    const auto j = systolic::io::job_json(c);
+    EXPECT_EQ(j.size(), 9u);
+    EXPECT_EQ(j["tiles"], 4);
+    EXPECT_EQ(j["masked_outputs"], 6);
+    EXPECT_FALSE(j.contains("real_outputs"));
+    EXPECT_EQ(
+        j["scoreboard"],
+        (nlohmann::json{{"checked", 21}, {"mismatches", 1}, {"errors", {"C[0][0]: expected 1, got 2"}}}));
 }
 
 }  // namespace

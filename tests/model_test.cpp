@@ -1,4 +1,4 @@
-// End-to-end cases from the seeds (001/003) and the core issue, each a full run through the
+// End-to-end cases from the seeds (001/003) and the core cases, each a full run through the
 // SystemC model: tile controller -> bus monitor -> TLM memory, checked by the scoreboard.
 // SystemC elaborates once per process, so every bench (one per array size) is built before the
 // first sc_start and the jobs run one after another.

@@ -1,4 +1,4 @@
-// The NaN rule end to end (issue 12, defect 2; docs/formats.md): every NaN that reaches C is the
+// The NaN rule end to end (docs/formats.md): every NaN that reaches C is the
 // canonical quiet NaN 0x7fc00000, whichever NaN operands (sign, payload, quiet or signalling),
 // inf - inf or 0 x inf produced it. Every pair of special and ordinary values meets every other
 // pair in a two-term dot product, through the whole testbench, on both engines, with and without
@@ -180,7 +180,7 @@ TEST(NanRule, Bf16EveryCombinationOfSpecialValuesGivesExactBits) {
     every_combination<bf16_format>();
 }
 
-// The issue's case: inf x 0 and NaN x 0 make two NaNs whose sum kept different payloads in the
+// inf x 0 and NaN x 0 make two NaNs whose sum kept different payloads in the
 // model and the reference ("expected -nan, got nan"). Now both sides give the canonical NaN.
 TEST(NanRule, InfTimesZeroPlusNanTimesZeroIsTheCanonicalNan) {
     const float inf = INFINITY;

@@ -1,4 +1,4 @@
-#include "npy.h"
+#include "io/npy.h"
 
 #include <gtest/gtest.h>
 
@@ -21,12 +21,12 @@
 namespace {
 
 namespace fs = std::filesystem;
-using systolic::tb::as_vector;
-using systolic::tb::npy_array;
-using systolic::tb::npy_error;
-using systolic::tb::read_matrix;
-using systolic::tb::read_npy;
-using systolic::tb::write_npy;
+using systolic::io::as_vector;
+using systolic::io::npy_array;
+using systolic::io::npy_error;
+using systolic::io::read_matrix;
+using systolic::io::read_npy;
+using systolic::io::write_npy;
 
 const char kNumpyPython[] = "/usr/bin/python3";
 
@@ -348,7 +348,7 @@ TEST_F(NpyError, TruncatedData) {
     EXPECT_TRUE(throws_npy_error(p, "truncated", [&] { read_matrix(p, "<i4", "int32"); }));
 }
 
-// numpy.load reads prod(shape) elements and ignores what follows, so systolic-tb does too (issue 12).
+// numpy.load reads prod(shape) elements and ignores what follows, so systolic-tb does too.
 TEST_F(NpyError, TrailingBytesAreIgnoredAsNumpyDoes) {
     const std::string p = put_i32("B.npy", dict_for("<i4", "(3, 4)"), 13);
     const npy_array a = read_npy(p);
@@ -414,7 +414,7 @@ TEST_F(NpyError, ZeroDimension) {
 }
 
 #if !defined(_WIN32)
-// A FIFO used to block the reader forever, waiting for a writer (issue 12). It is refused at once.
+// A FIFO would block the reader forever, waiting for a writer: it is refused at once.
 TEST_F(NpyError, FifoIsRefusedWithoutBlocking) {
     const std::string p = path("f.npy");
     ASSERT_EQ(::mkfifo(p.c_str(), 0600), 0);

@@ -1,14 +1,9 @@
 // systolic-partition as a user runs it: the seed's 15^3 figures in text and JSON, --dep, the two
 // counting methods giving the same report, and bad input (one line on stderr, exit 2, no file).
 #include <gtest/gtest.h>
-#include <sys/wait.h>
-#include <unistd.h>
 
-#include <algorithm>
 #include <filesystem>
-#include <fstream>
 #include <nlohmann/json.hpp>
-#include <sstream>
 #include <string>
 
 #include "cli_harness.h"
@@ -17,41 +12,13 @@ namespace {
 
 namespace fs = std::filesystem;
 
-struct result {
-    int status = -1;
-    std::string out;
-    std::string err;
-};
+using systolic::tb::testing::cli_result;
+using systolic::tb::testing::slurp;
 
-std::string slurp(const fs::path& p) {
-    std::ifstream in(p, std::ios::binary);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
-class SystolicPartition : public ::testing::Test {
+class SystolicPartition : public systolic::tb::testing::cli_fixture {
 protected:
-    void SetUp() override {
-        const auto* info = ::testing::UnitTest::GetInstance()->current_test_info();
-        m_dir = fs::temp_directory_path() /
-                ("systolic_partition_" + std::string(info->name()) + "_" + std::to_string(::getpid()));
-        fs::create_directories(m_dir);
-    }
-    void TearDown() override { fs::remove_all(m_dir); }
-
-    fs::path path(const std::string& name) const { return m_dir / name; }
-
-    result run(const std::string& args) const {
-        const auto out = path("stdout.txt"), err = path("stderr.txt");
-        const std::string cmd =
-            std::string(SYSTOLIC_PARTITION) + " " + args + " >" + out.string() + " 2>" + err.string();
-        const int raw = std::system(cmd.c_str());
-        result r;
-        r.status = WIFEXITED(raw) ? WEXITSTATUS(raw) : 128 + WTERMSIG(raw);
-        r.out = slurp(out);
-        r.err = slurp(err);
-        return r;
+    cli_result run(const std::string& args) const {
+        return run_tool(std::string("exec ") + SYSTOLIC_PARTITION, args);
     }
 
     nlohmann::json run_json(const std::string& args) const {
@@ -62,15 +29,12 @@ protected:
 
     void expect_usage_error(const std::string& args, const std::string& needle) {
         const auto json = path("r.json");
+        SCOPED_TRACE(args);
         const auto r = run(args + " --json " + json.string());
-        EXPECT_EQ(r.status, 2) << args << "\n" << r.err;
-        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
-        EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        expect_refused(r, needle);
         EXPECT_TRUE(r.out.empty()) << r.out;
         EXPECT_FALSE(fs::exists(json));
     }
-
-    fs::path m_dir;
 };
 
 TEST_F(SystolicPartition, SeedCubePrintsHalosAndTheSchedule) {
@@ -88,7 +52,7 @@ TEST_F(SystolicPartition, SeedCubePrintsHalosAndTheSchedule) {
         EXPECT_NE(r.out.find(line), std::string::npos) << line << "\n" << r.out;
 }
 
-TEST_F(SystolicPartition, JsonHasTheIssueKeys) {
+TEST_F(SystolicPartition, JsonHasHalosGridScheduleAndBlocks) {
     const auto j = run_json("--m 15 --k 15 --p 15 --block 5");
     EXPECT_EQ(j["halo_words"], (nlohmann::json{{"a", 450}, {"b", 450}, {"c", 450}}));
     EXPECT_EQ(j["long_range_edges"], 0);

@@ -1,4 +1,4 @@
-// Random comparison (issue 12): 10,240 seeded random jobs per run, in-process, each through the whole
+// Random comparison: 10,240 seeded random jobs per run, in-process, each through the whole
 // testbench on both engines and checked by the scoreboard against its independent reference (every
 // element of C bit for bit, nothing outside C touched, edge counts, protocol). One seed fixes the whole
 // case: the format (seed mod 4), the array size (1-32), the shapes, K-splitting and policy, overflow

@@ -18,7 +18,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 
 namespace {
 
@@ -168,8 +168,8 @@ TEST_F(SystolicRun, OperandsFromNpyFiles) {
     write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 2,\n");
     fs::create_directories(path("data"));
     const std::int8_t a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1};
-    systolic::tb::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a, sizeof a);
-    systolic::tb::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b, sizeof b);
+    systolic::io::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a, sizeof a);
+    systolic::io::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b, sizeof b);
     const auto r = sr("--topology t.csv --array 2 --data data --out res");
     ASSERT_EQ(r.status, 0) << r.err;
     const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
@@ -178,7 +178,7 @@ TEST_F(SystolicRun, OperandsFromNpyFiles) {
 
     // The wrong shape, a missing file and a wrong dtype: one line naming the file, no report.
     const std::int8_t b3[] = {1, 0, 0, 1, 0, 0};
-    systolic::tb::write_npy(p("data/L0.b.npy"), "|i1", 3, 2, b3, sizeof b3);
+    systolic::io::write_npy(p("data/L0.b.npy"), "|i1", 3, 2, b3, sizeof b3);
     auto bad = sr("--topology t.csv --array 2 --data data --out bad");
     EXPECT_EQ(bad.status, 2);
     EXPECT_EQ(bad.err, "systolic-run: error: data/L0.b.npy is 3x2 but layer L0 needs B (K x P) of 2x2\n");

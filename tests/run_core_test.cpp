@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "cli_options.h"
+#include "progress.h"
 #include "run_options.h"
 #include "run_report.h"
 #include "topology.h"
@@ -379,6 +380,18 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     EXPECT_EQ(v[0].layer_id, 0u);
     EXPECT_EQ(v[1].layer_id, 1u);
     EXPECT_EQ(v[2].array_rows, 8u);
+}
+
+// systolic-run's line on the executables' one bar: the share done, the time left, the label, and
+// cut to the terminal's width.
+TEST(RunProgress, LineSaysTheShareTheTimeLeftAndTheLabel) {
+    systolic::tb::progress_state s{25, 100, std::nullopt, 3.0, false, 0};
+    EXPECT_EQ(progress_line(s, "job 1/4"), "[#######.......................]  25% 3 s left  job 1/4");
+    s.seconds_left = std::nullopt;
+    s.done = 250;  // past the total: a full bar
+    EXPECT_EQ(progress_line(s, "x"), "[##############################] 100% x");
+    s.columns = 21;
+    EXPECT_EQ(progress_line(s, "x"), "[" + std::string(19, '#'));
 }
 
 }  // namespace

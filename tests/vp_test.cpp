@@ -1,5 +1,5 @@
 // systolic-vp, the example virtual platform: its job-script parser, its default run and shipped
-// scripts, its exit statuses, and the agreement the issue asks for: the same jobs through
+// scripts, its exit statuses, and the agreement of the two: the same jobs through
 // systolic-vp (registers, interconnect, platform RAM) and through systolic-tb give identical C and
 // counters.
 #include <gtest/gtest.h>
@@ -16,8 +16,8 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "io/npy.h"
 #include "job_script.h"
-#include "npy.h"
 #include "vcd_reader.h"
 
 namespace {
@@ -348,8 +348,8 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
             EXPECT_EQ(v.at("macs_real"), tb.at("macs_real")) << j.name << " N=" << n;
             EXPECT_EQ(v.at("cycles").get<std::int64_t>(), std::llround(tb.at("sim_time_ns").get<double>()))
                 << j.name << " N=" << n;
-            const auto c_vp = systolic::tb::read_npy(p(std::string("vp/") + j.name + ".npy"));
-            const auto c_tb = systolic::tb::read_npy(p("tb.npy"));
+            const auto c_vp = systolic::io::read_npy(p(std::string("vp/") + j.name + ".npy"));
+            const auto c_tb = systolic::io::read_npy(p("tb.npy"));
             EXPECT_EQ(c_vp.descr, c_tb.descr) << j.name;
             EXPECT_EQ(c_vp.shape, c_tb.shape) << j.name;
             EXPECT_TRUE(c_vp.data == c_tb.data) << j.name << " N=" << n << ": C differs";

@@ -1,4 +1,4 @@
-// Issue 7: systolic-tb's waveform (--vcd, --vcd-pes), timeline (--trace) and progress bar (--progress),
+// systolic-tb's waveform (--vcd, --vcd-pes), timeline (--trace) and progress bar (--progress),
 // run as a user runs them and read back with real readers: GTKWave's vcd2fst and fst2vcd for the VCD,
 // a JSON parser for the trace, the .npy reader for C.
 #include <gtest/gtest.h>
@@ -15,7 +15,7 @@
 #include <vector>
 
 #include "cli_harness.h"
-#include "npy.h"
+#include "io/npy.h"
 #include "vcd_reader.h"
 
 namespace {
@@ -48,7 +48,7 @@ protected:
         const auto back = run_tool(SYSTOLIC_FST2VCD, p("w.fst"));
         EXPECT_EQ(back.status, 0) << back.err;
         d.vcd = parse_vcd(back.out);
-        const auto c = systolic::tb::read_matrix(p("c.npy"), "<i8", "int64");
+        const auto c = systolic::io::read_matrix(p("c.npy"), "<i8", "int64");
         d.c.resize(c.shape[0] * c.shape[1]);
         std::memcpy(d.c.data(), c.data.data(), d.c.size() * sizeof(std::int64_t));
         return d;
@@ -165,7 +165,7 @@ TEST_F(wave_test, FloatFormatsAreVcdRealsThatReadBackExactly) {
         const auto v = parse_vcd(run_tool(SYSTOLIC_FST2VCD, p("w.fst")).out);
         const auto rep = json::parse(slurp(path("r.json")));
         EXPECT_EQ(v.rises("tb.controller.advance").size(), rep["advance_edges"].get<std::uint64_t>()) << args;
-        const auto c = systolic::tb::read_matrix(p("c.npy"), "<f4", "float32");
+        const auto c = systolic::io::read_matrix(p("c.npy"), "<f4", "float32");
         std::vector<float> cv(c.shape[0] * c.shape[1]);
         std::memcpy(cv.data(), c.data.data(), cv.size() * sizeof(float));
         std::size_t checked = 0;

@@ -1,5 +1,5 @@
-// Issue 7's plain C++ parts without a simulation: the VCD writer, the --vcd-pes parser and the
-// progress line.
+// The plain C++ parts of waveforms and progress, without a simulation: the VCD writer, the --vcd-pes parser
+// and the progress line.
 #include <gtest/gtest.h>
 
 #include <fcntl.h>

@@ -22,11 +22,12 @@
 #include "cli_suggest.h"
 #include "cpu.h"
 #include "io/input_file.h"
+#include "io/job_json.h"
+#include "io/npy.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
 #include "job_script.h"
-#include "npy.h"
 #include "systolic/verify/protocol_checker.h"
 #include "report.h"
 #include "router.h"
@@ -288,7 +289,7 @@ int sc_main(int argc, char* argv[]) {
                 if (!j.c.empty()) {
                     const std::string path = (std::filesystem::path(c_dir) / (j.name + ".npy")).string();
                     files.set(path,
-                              {c_headers.emplace_back(tb::npy_header(path, j.c_descr, j.m, j.p)),
+                              {c_headers.emplace_back(io::npy_header(path, j.c_descr, j.m, j.p)),
                                std::string_view(reinterpret_cast<const char*>(j.c.data()), j.c.size())});
                 }
         if (!json_path.empty()) {
@@ -296,20 +297,17 @@ int sc_main(int argc, char* argv[]) {
                                 {"pass", pass},
                                 {"failures", vp.cpu.failures()},
                                 {"jobs", nlohmann::json::array()}};
-            for (const auto& j : jobs)
-                r["jobs"].push_back({{"name", j.name},
-                                     {"dtype", j.dtype},
-                                     {"m", j.m},
-                                     {"k", j.k},
-                                     {"p", j.p},
-                                     {"expected", j.expected},
-                                     {"outcome", j.outcome},
-                                     {"pass", j.pass},
-                                     {"message", j.message},
-                                     {"advance_edges", j.edges},
-                                     {"macs_padded", j.macs},
-                                     {"macs_real", j.macs_real},
-                                     {"cycles", j.cycles}});
+            for (const auto& j : jobs) {
+                nlohmann::json job = io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real});
+                job.update({{"name", j.name},
+                            {"dtype", j.dtype},
+                            {"expected", j.expected},
+                            {"outcome", j.outcome},
+                            {"pass", j.pass},
+                            {"message", j.message},
+                            {"cycles", j.cycles}});
+                r["jobs"].push_back(job);
+            }
             report = r.dump(2) + "\n";
             files.set(json_path, {report});
         }

@@ -69,11 +69,8 @@ job_request read_request(const register_block& regs) {
 }
 
 decoded_job decode_job(const job_request& req, const job_limits& limits) {
-    if (req.m == 0 || req.k == 0 || req.p == 0) {
-        std::ostringstream os;
-        os << "dimensions must be positive, got M=" << req.m << " K=" << req.k << " P=" << req.p;
-        return refuse(error_code::zero_dim, os.str());
-    }
+    if (auto err = check_dimensions({req.m, req.k, req.p}); !err.empty())
+        return refuse(error_code::zero_dim, std::move(err));
     if (req.dtype > 3) return refuse(error_code::dtype, "unknown DTYPE " + std::to_string(req.dtype));
     if (req.out_dtype > 1)
         return refuse(error_code::dtype, "unknown OUT_DTYPE " + std::to_string(req.out_dtype));
@@ -145,7 +142,7 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                                   " is smaller than a row (" + std::to_string(l.row_bytes()) +
                                                   " bytes)");
     }
-    if (req.k > 0x7fffffffu) return refuse(error_code::range, "K must be below 2^31");
+    if (auto err = check_k_limit(job.shape); !err.empty()) return refuse(error_code::range, std::move(err));
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
         (void)stride;
@@ -162,16 +159,7 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                             std::to_string(static_cast<std::uint64_t>(bytes >> 20)) +
                                             " MiB inside the model, more than the " +
                                             std::to_string(limits.max_job_bytes >> 20) + " MiB allowed");
-    if (job.c.range().overlaps(job.a.range())) return refuse(error_code::overlap, "C overlaps A");
-    if (job.c.range().overlaps(job.b.range())) return refuse(error_code::overlap, "C overlaps B");
-    if (partial) {
-        if (job.partial.range().overlaps(job.a.range()))
-            return refuse(error_code::overlap, "the partial-sum buffer overlaps A");
-        if (job.partial.range().overlaps(job.b.range()))
-            return refuse(error_code::overlap, "the partial-sum buffer overlaps B");
-        if (job.partial.range().overlaps(job.c.range()))
-            return refuse(error_code::overlap, "the partial-sum buffer overlaps C");
-    }
+    if (auto err = check_overlaps(job); !err.empty()) return refuse(error_code::overlap, std::move(err));
     // The controller's own rules, as a safety net: a configuration they refuse never starts.
     const std::string err = validate_job(job, osz, asz);
     if (!err.empty()) return refuse(error_code::option, err);

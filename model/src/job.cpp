@@ -39,29 +39,43 @@ matmul_job make_job(const problem_shape& shape, std::uint64_t operand_size, std:
     return job;
 }
 
+std::string check_dimensions(const problem_shape& s) {
+    if (s.m != 0 && s.k != 0 && s.p != 0) return {};
+    std::ostringstream os;
+    os << "dimensions must be positive, got M=" << s.m << " K=" << s.k << " P=" << s.p;
+    return os.str();
+}
+
+std::string check_k_limit(const problem_shape& s) {
+    return s.k > 0x7fffffffULL ? "K is larger than the PE term counters allow (2^31 - 1)" : "";
+}
+
+std::string check_overlaps(const matmul_job& job) {
+    if (job.c.range().overlaps(job.a.range())) return "C overlaps A";
+    if (job.c.range().overlaps(job.b.range())) return "C overlaps B";
+    if (job.uses_partial_buffer()) {
+        if (job.partial.range().overlaps(job.a.range())) return "the partial-sum buffer overlaps A";
+        if (job.partial.range().overlaps(job.b.range())) return "the partial-sum buffer overlaps B";
+        if (job.partial.range().overlaps(job.c.range())) return "the partial-sum buffer overlaps C";
+    }
+    return {};
+}
+
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size) {
     const auto& s = job.shape;
-    if (s.m == 0 || s.k == 0 || s.p == 0) {
-        std::ostringstream os;
-        os << "dimensions must be positive, got M=" << s.m << " K=" << s.k << " P=" << s.p;
-        return os.str();
-    }
-    if (s.k > 0x7fffffffULL) return "K is larger than the PE term counters allow (2^31 - 1)";
+    for (auto err : {check_dimensions(s), check_k_limit(s)})
+        if (!err.empty()) return err;
     for (auto err :
          {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
           check_layout("C", job.c, s.m, s.p, output_size(job.quant, accumulator_size))}) {
         if (!err.empty()) return err;
     }
-    if (job.c.range().overlaps(job.a.range())) return "C overlaps A";
-    if (job.c.range().overlaps(job.b.range())) return "C overlaps B";
     if (job.uses_partial_buffer()) {
         if (job.partial.rows == 0) return "K-splitting with partial sums needs a partial-sum buffer";
         auto err = check_layout("partial-sum buffer", job.partial, s.m, s.p, accumulator_size);
         if (!err.empty()) return err;
-        if (job.partial.range().overlaps(job.a.range())) return "the partial-sum buffer overlaps A";
-        if (job.partial.range().overlaps(job.b.range())) return "the partial-sum buffer overlaps B";
-        if (job.partial.range().overlaps(job.c.range())) return "the partial-sum buffer overlaps C";
     }
+    if (auto err = check_overlaps(job); !err.empty()) return err;
     if (job.quant.per_partial && !job.uses_partial_buffer())
         return "quantizing partials needs K-splitting with partial sums (k_policy::partials, more than one "
                "chunk)";

@@ -11,38 +11,33 @@ bool stderr_is_terminal() {
     return ::isatty(STDERR_FILENO) == 1;
 }
 
-progress_bar::progress_bar(bool enabled, double total) : m_enabled(enabled), m_total(total > 0 ? total : 1) {}
-
-progress_bar::~progress_bar() {
-    finish();
-}
-
-void progress_bar::update(double done, const std::string& label, bool force) {
-    if (!m_enabled) return;
-    const auto now = std::chrono::steady_clock::now();
-    const double seconds = std::chrono::duration<double>(now - m_start).count();
-    m_rate.add(seconds, done);
-    if (!force && m_drawn && now - m_last < std::chrono::milliseconds(100)) return;
-    m_last = now;
-    const double f = std::clamp(done / m_total, 0.0, 1.0);
+std::string progress_line(const tb::progress_state& s, const std::string& label) {
+    const double f = std::clamp(s.done / s.total, 0.0, 1.0);
     constexpr int bar = 30;
     const int filled = int(f * bar);
     std::string line = "[" + std::string(filled, '#') + std::string(bar - filled, '.') + "] ";
     char pct[16];
     std::snprintf(pct, sizeof pct, "%3d%% ", int(f * 100));
     line += pct;
-    if (const auto left = m_rate.seconds_left(m_total, seconds)) line += tb::time_left_text(*left) + "  ";
+    if (s.seconds_left) line += tb::time_left_text(*s.seconds_left) + "  ";
     line += label;
-    std::fprintf(stderr, "\r%s\x1b[K", tb::fit_width(line, tb::terminal_width(STDERR_FILENO)).c_str());
-    std::fflush(stderr);
-    m_drawn = true;
+    return s.columns ? tb::fit_width(line, s.columns) : line;
+}
+
+progress_bar::progress_bar(bool enabled, double total) {
+    if (enabled)
+        m_bar.emplace(tb::progress_bar::mode::forced, total > 0 ? total : 1,
+                      [this](const tb::progress_state& s) { return progress_line(s, m_label); });
+}
+
+void progress_bar::update(double done, const std::string& label, bool force) {
+    if (!m_bar) return;
+    m_label = label;
+    m_bar->update(done, force);
 }
 
 void progress_bar::finish() {
-    if (!m_enabled || !m_drawn) return;
-    std::fprintf(stderr, "\r\x1b[K");
-    std::fflush(stderr);
-    m_drawn = false;
+    if (m_bar) m_bar->clear();
 }
 
 }  // namespace systolic::run

@@ -9,6 +9,7 @@
 
 #include "systolic/verify/fault.h"
 #include "io/input_file.h"
+#include "io/job_json.h"
 #include "io/text.h"
 #include "run_options.h"
 #include "systolic/job.h"
@@ -54,54 +55,47 @@ nlohmann::json to_json(const layer_record& r) {
         folds.push_back(
             {{"count", g.count}, {"edges", g.edges}, {"used_pes", g.used_pes}, {"macs_real", g.macs_real}});
     const auto& t = r.traffic;
-    return {{"topology", r.topology},
-            {"layers_in_topology", r.layers_in_topology},
-            {"sweep", r.sweep},
-            {"layer_id", r.layer_id},
-            {"layer", r.layer},
-            {"kind", r.kind},
-            {"conv", r.conv},
-            {"array", r.array_name()},
-            {"array_rows", r.array_rows},
-            {"array_cols", r.array_cols},
-            {"m", r.m},
-            {"k", r.k},
-            {"p", r.p},
-            {"dtype", r.dtype},
-            {"engine", r.engine},
-            {"seed", r.seed},
-            {"data", r.data},
-            {"k_tile", r.k_tile},
-            {"inject", r.inject},
-            {"status", r.status},
-            {"error", r.error},
-            {"pass", r.pass},
-            {"scoreboard",
-             {{"checked", r.checked}, {"mismatches", r.mismatches}, {"errors", r.scoreboard_errors}}},
-            {"tiles", r.tiles},
-            {"advance_edges", r.advance_edges},
-            {"macs_padded", r.macs_padded},
-            {"macs_real", r.macs_real},
-            {"real_outputs", r.real_outputs},
-            {"masked_outputs", r.masked_outputs},
-            {"folds", folds},
-            {"clock_ps", r.clock_ps},
-            {"time_ps",
-             {{"sim", r.sim_time_ps},
-              {"clear", r.clear_ps},
-              {"load", r.load_ps},
-              {"advance", r.advance_ps},
-              {"drain", r.drain_ps}}},
-            {"traffic",
-             {{"a_read_bytes", t.a_read_bytes},
-              {"b_read_bytes", t.b_read_bytes},
-              {"c_write_bytes", t.c_write_bytes},
-              {"c_read_bytes", t.c_read_bytes},
-              {"partial_read_bytes", t.partial_read_bytes},
-              {"partial_write_bytes", t.partial_write_bytes},
-              {"other_bytes", t.other_bytes},
-              {"reads", t.reads},
-              {"writes", t.writes}}}};
+    nlohmann::json j =
+        io::job_json({r.m, r.k, r.p, r.advance_edges, r.macs_padded, r.macs_real, r.tiles, r.real_outputs,
+                      r.masked_outputs, io::scoreboard_counts{r.checked, r.mismatches, r.scoreboard_errors}});
+    j.update({{"topology", r.topology},
+              {"layers_in_topology", r.layers_in_topology},
+              {"sweep", r.sweep},
+              {"layer_id", r.layer_id},
+              {"layer", r.layer},
+              {"kind", r.kind},
+              {"conv", r.conv},
+              {"array", r.array_name()},
+              {"array_rows", r.array_rows},
+              {"array_cols", r.array_cols},
+              {"dtype", r.dtype},
+              {"engine", r.engine},
+              {"seed", r.seed},
+              {"data", r.data},
+              {"k_tile", r.k_tile},
+              {"inject", r.inject},
+              {"status", r.status},
+              {"error", r.error},
+              {"pass", r.pass},
+              {"folds", folds},
+              {"clock_ps", r.clock_ps},
+              {"time_ps",
+               {{"sim", r.sim_time_ps},
+                {"clear", r.clear_ps},
+                {"load", r.load_ps},
+                {"advance", r.advance_ps},
+                {"drain", r.drain_ps}}},
+              {"traffic",
+               {{"a_read_bytes", t.a_read_bytes},
+                {"b_read_bytes", t.b_read_bytes},
+                {"c_write_bytes", t.c_write_bytes},
+                {"c_read_bytes", t.c_read_bytes},
+                {"partial_read_bytes", t.partial_read_bytes},
+                {"partial_write_bytes", t.partial_write_bytes},
+                {"other_bytes", t.other_bytes},
+                {"reads", t.reads},
+                {"writes", t.writes}}}});
+    return j;
 }
 
 namespace {

@@ -14,7 +14,7 @@
 #include <tuple>
 #include <vector>
 
-#include "npy.h"
+#include "io/npy.h"
 #include "run_report.h"
 #include "systolic/job.h"
 #include "systolic/verify/fault.h"
@@ -60,13 +60,13 @@ std::string file_dtype() {
 template <class Format>
 void check_data_files(const layer& l, const std::string& dir) {
     const auto a =
-        tb::read_matrix_header(data_file(dir, l.name, 'a'), Format::operand_descr, file_dtype<Format>());
+        io::read_matrix_header(data_file(dir, l.name, 'a'), Format::operand_descr, file_dtype<Format>());
     const auto b =
-        tb::read_matrix_header(data_file(dir, l.name, 'b'), Format::operand_descr, file_dtype<Format>());
-    auto expect = [&](const std::string& path, const tb::npy_array& arr, std::uint64_t rows,
+        io::read_matrix_header(data_file(dir, l.name, 'b'), Format::operand_descr, file_dtype<Format>());
+    auto expect = [&](const std::string& path, const io::npy_array& arr, std::uint64_t rows,
                       std::uint64_t cols, const char* what) {
         if (arr.shape[0] != rows || arr.shape[1] != cols)
-            throw tb::npy_error(path + " is " + std::to_string(arr.shape[0]) + "x" +
+            throw io::npy_error(path + " is " + std::to_string(arr.shape[0]) + "x" +
                                 std::to_string(arr.shape[1]) + " but layer " + l.name + " needs " + what +
                                 " of " + std::to_string(rows) + "x" + std::to_string(cols));
     };
@@ -77,14 +77,14 @@ void check_data_files(const layer& l, const std::string& dir) {
 template <class Format>
 std::vector<typename Format::operand_type> read_operand_file(const std::string& path) {
     using T = typename Format::operand_type;
-    const tb::npy_array arr = tb::read_matrix(path, Format::operand_descr, file_dtype<Format>());
+    const io::npy_array arr = io::read_matrix(path, Format::operand_descr, file_dtype<Format>());
     if constexpr (std::is_same_v<T, bf16>) {
         std::vector<T> out;
-        for (float f : tb::as_vector<float>(arr))
+        for (float f : io::as_vector<float>(arr))
             out.push_back(bf16::from_float(f));
         return out;
     } else {
-        return tb::as_vector<T>(arr);
+        return io::as_vector<T>(arr);
     }
 }
 

@@ -27,10 +27,10 @@
 
 #include "allocating.h"
 #include "cli_options.h"
+#include "io/npy.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "memory_estimate.h"
-#include "npy.h"
 #include "progress.h"
 #include "run_options.h"
 #include "run_report.h"

@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "systolic/feeder.h"
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
 #include "systolic/token.h"
@@ -286,7 +287,7 @@ private:
     // Whether a stream of kc terms that starts on edge `delay` is in range on edge e; lowers end
     // to the next edge at which that changes.
     static bool stream_live(std::uint64_t delay, std::uint64_t kc, std::uint64_t e, std::uint64_t& end) {
-        const std::uint64_t k = e - delay;  // wraps to a huge value before the stream starts
+        const std::uint64_t k = skewed_term(e, delay);  // huge before the stream starts
         if (k < kc) {
             end = std::min(end, e + (kc - k));
             return true;

@@ -4,6 +4,8 @@
 
 #include <cstdint>
 
+#include "systolic/feeder.h"
+
 namespace systolic {
 
 constexpr std::uint64_t ceil_div(std::uint64_t a, std::uint64_t b) {
@@ -41,11 +43,10 @@ struct expected_counts {
     std::uint64_t outputs_masked = 0;  // tiles x R x C - M x P PE results that are never written
 };
 
-// A token entering row i at edge i reaches PE(i, j) j edges later, and the last of kc terms
-// reaches PE(R-1, C-1) at edge (kc-1) + (R-1) + (C-1); hence kc + R + C - 2 edges per tile, or per
-// chunk.
+// The feeder's skew rule: the last of kc terms reaches PE(R-1, C-1) at edge (kc-1) + (R-1) + (C-1);
+// hence kc + R + C - 2 edges per tile, or per chunk.
 constexpr std::uint64_t advance_edges_per_tile(std::uint64_t rows, std::uint64_t cols, std::uint64_t kc) {
-    return kc + rows + cols - 2;
+    return skewed_edges(kc, rows, cols);
 }
 // The square N x N array: K + 2(N-1).
 constexpr std::uint64_t advance_edges_per_tile(std::uint64_t n, std::uint64_t k) {

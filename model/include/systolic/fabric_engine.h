@@ -327,8 +327,8 @@ private:
     // Term k of the K range that a face stream with extra delay `delay` carries into an array at
     // depth d on edge e, or nothing (a bubble).
     bool term_at(std::uint64_t e, std::uint64_t delay, std::size_t d, std::uint64_t& k) const {
-        const std::uint64_t t = e - delay;  // wraps to a huge value before the stream starts
-        if (m_geo.shape.depth == 1) {       // one depth: the blocks follow each other without a gap
+        const std::uint64_t t = skewed_term(e, delay);  // huge before the stream starts
+        if (m_geo.shape.depth == 1) {  // one depth: the blocks follow each other without a gap
             k = t;
             return t < m_kc;
         }

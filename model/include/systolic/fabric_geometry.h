@@ -62,7 +62,7 @@ struct fabric_geometry {
     std::uint64_t advance_edges(std::uint64_t rows, std::uint64_t cols, std::uint64_t kc) const {
         const std::uint64_t ra = active_rows(rows), ca = active_cols(cols), nb = blocks(kc);
         if (ra == 0 || ca == 0) return 0;
-        return kc + (ra * n - 1) + (ca * n - 1) + (ra + ca - 2) * link_extra() +
+        return skewed_edges(kc, ra * n, ca * n) + (ra + ca - 2) * link_extra() +
                (nb > 0 ? (nb - 1) * (block_stride() - n) : 0);
     }
 

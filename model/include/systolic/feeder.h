@@ -15,6 +15,22 @@
 
 namespace systolic {
 
+// The skew rule, the one place it is written. Stream i (row i of A, column i of B) starts
+// skew_delay(i) = i edges late. A stream that starts on edge `delay` carries term
+// skewed_term(e, delay) = e - delay on edge e while that is below the chunk's kc; before the
+// stream starts it wraps to a huge value, so `skewed_term(e, delay) < kc` is the whole test. So
+// term k meets PE(i, j) on edge k + i + j, and the last of kc terms reaches PE(R-1, C-1) after
+// skewed_edges(kc, R, C) = kc + R + C - 2 edges.
+constexpr std::uint64_t skew_delay(std::uint64_t i) {
+    return i;
+}
+constexpr std::uint64_t skewed_term(std::uint64_t e, std::uint64_t delay) {
+    return e - delay;
+}
+constexpr std::uint64_t skewed_edges(std::uint64_t kc, std::uint64_t rows, std::uint64_t cols) {
+    return kc + skew_delay(rows - 1) + skew_delay(cols - 1);
+}
+
 // When each stream starts (its delay in edges) and whether its tokens are valid. plan() fills the
 // correct tables; a fault hook may change them.
 struct feed_tables {
@@ -42,11 +58,11 @@ public:
     // The correct tables for a tile: local skew, every stream valid (padding is a valid zero).
     void plan(const tile&) {
         for (std::size_t i = 0; i < m_rows; ++i) {
-            m_tables.row_delay[i] = i;
+            m_tables.row_delay[i] = skew_delay(i);
             m_tables.row_valid[i] = 1;
         }
         for (std::size_t j = 0; j < m_cols; ++j) {
-            m_tables.col_delay[j] = j;
+            m_tables.col_delay[j] = skew_delay(j);
             m_tables.col_valid[j] = 1;
         }
     }

@@ -65,6 +65,14 @@ inline std::uint64_t output_size(const quantization& quant, std::uint64_t accumu
 // would overwrite operands that later tiles still read).
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size);
 
+// Parts of validate_job that the accelerator's register decoding (decode_job) also runs, each at
+// its place in the order of the register checks, so that it can give each its error code; empty
+// when the rule holds. Dimensions: all positive; K: within the PE term counters; overlaps: C and
+// the partial-sum buffer overlap neither A, B nor each other.
+std::string check_dimensions(const problem_shape& s);
+std::string check_k_limit(const problem_shape& s);
+std::string check_overlaps(const matmul_job& job);
+
 enum class job_status { idle, running, completed, watchdog, bus_error, rejected, aborted };
 const char* to_string(job_status status);
 

@@ -1,4 +1,4 @@
-#include "npy.h"
+#include "io/npy.h"
 
 #include <cstdio>
 #include <cstring>
@@ -12,7 +12,7 @@
 #include "io/output_set.h"
 #include "io/text.h"
 
-namespace systolic::tb {
+namespace systolic::io {
 
 namespace {
 
@@ -27,7 +27,7 @@ constexpr std::size_t kGrowthAxisMaxDigits = 21;       // numpy's GROWTH_AXIS_MA
 
 // Escaped whole: a header's NUL or newline must not cut the one-line message short.
 [[noreturn]] void fail(const std::string& path, const std::string& message) {
-    throw npy_error(io::printable(path + ": " + message));
+    throw npy_error(printable(path + ": " + message));
 }
 
 bool host_is_little_endian() {
@@ -426,14 +426,14 @@ class file_source : public byte_source {
 public:
     explicit file_source(const std::string& path) try : m_file(path) {
         m_size = m_file.known_size();
-    } catch (const io::io_error& e) {
+    } catch (const io_error& e) {
         throw npy_error(e.what());
     }
     std::uint64_t size() const override { return m_size; }
     bool read(void* dst, std::size_t n) override { return m_file.read(dst, n); }
 
 private:
-    io::input_file m_file;
+    input_file m_file;
     std::uint64_t m_size = 0;
 };
 
@@ -652,10 +652,10 @@ void write_npy(const std::string& path, const std::string& descr, std::uint64_t 
     const std::string header = make_header(canonical_descr(*dtype), rows, cols);
 
     try {
-        io::write_file({"", path}, {header, std::string_view(static_cast<const char*>(data), bytes)});
-    } catch (const io::io_error& e) {
+        write_file({"", path}, {header, std::string_view(static_cast<const char*>(data), bytes)});
+    } catch (const io_error& e) {
         throw npy_error(e.what());
     }
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::io

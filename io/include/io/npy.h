@@ -12,7 +12,7 @@
 #include <type_traits>
 #include <vector>
 
-namespace systolic::tb {
+namespace systolic::io {
 
 // Thrown for any unreadable, malformed or unsupported input, and for failed writes. what() is one line that
 // starts with the file path, e.g. "A.npy: dtype '<f8' is not supported, expected int32 ('<i4')".
@@ -57,7 +57,7 @@ npy_array parse_matrix(const void* data, std::size_t size, const std::string& na
 std::string npy_header(const std::string& path, const std::string& descr, std::uint64_t rows,
                        std::uint64_t cols);
 
-// Writes a rows x cols C-order array through io::write_file: checked as every output is, written to
+// Writes a rows x cols C-order array through write_file: checked as every output is, written to
 // a temporary beside it, synced and renamed over `path`, so a failed write never leaves a partial
 // file. The header is version 1.0, laid out exactly as numpy.save does. `bytes` must equal
 // rows * cols * itemsize(descr).
@@ -78,4 +78,4 @@ std::vector<T> as_vector(const npy_array& a) {
     return out;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::io
