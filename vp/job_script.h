@@ -17,6 +17,7 @@
 #include <string_view>
 #include <vector>
 
+#include "systolic/accelerator_map.h"
 #include "systolic/matrix_layout.h"
 #include "systolic/number_format.h"
 
@@ -41,19 +42,13 @@ struct job_layout {
     std::uint64_t scratch = 0;
 };
 
-// Calls f(Format{}) with the number format that a DTYPE code names (a parsed job's code is valid).
+// Calls f(Format{}) with the number format that a DTYPE code names (a parsed job's code is one of
+// the register map's DTYPE values).
 template <class F>
-auto visit_format(std::uint32_t dtype, F&& f) {
-    switch (dtype) {
-        case SYSTOLIC_DTYPE_INT8:
-            return f(int8_format{});
-        case SYSTOLIC_DTYPE_FP32:
-            return f(fp32_format{});
-        case SYSTOLIC_DTYPE_BF16:
-            return f(bf16_format{});
-        default:
-            return f(int32_format{});
-    }
+decltype(auto) visit_format(std::uint32_t code, F&& f) {
+    const auto d = regmap::from_code(regmap::dtype_values, dtype_names, code);
+    if (!d) throw std::invalid_argument("no number format has DTYPE " + std::to_string(code));
+    return with_format(*d, std::forward<F>(f));
 }
 
 // One `job` command's options, as register codes of the accelerator's map where it has them. The
