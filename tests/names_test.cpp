@@ -39,7 +39,8 @@ TEST(Names, EveryValueReadsBackFromItsName) {
     expect_round_trip(rounding_mode_names, parse_rounding_mode);
     expect_round_trip(dtype_names, parse_dtype);
     expect_round_trip(tb::fault_names, tb::parse_fault);
-    expect_round_trip(output_dtype_names, [](std::string_view s) { return parse_name(output_dtype_names, s); });
+    expect_round_trip(output_dtype_names,
+                      [](std::string_view s) { return parse_name(output_dtype_names, s); });
     expect_round_trip(step_kind_names, [](std::string_view s) { return parse_name(step_kind_names, s); });
 }
 

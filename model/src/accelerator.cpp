@@ -196,9 +196,8 @@ void accelerator::start() {
     d.job.engine = m_cfg.engine;
     m_pending = std::move(d);
     m_regs.set(SYSTOLIC_REG_ERROR, 0);
-    for (const std::uint32_t r :
-         {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO, SYSTOLIC_REG_MACS_REAL_LO,
-          SYSTOLIC_REG_CYCLES_LO})
+    for (const std::uint32_t r : {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO,
+                                  SYSTOLIC_REG_MACS_REAL_LO, SYSTOLIC_REG_CYCLES_LO})
         m_regs.set64(r, 0);
     m_busy = true;
     m_done = false;

@@ -285,6 +285,16 @@ constexpr std::optional<Enum> from_code(const value (&set)[M], const name_table<
     return std::nullopt;
 }
 
+// The code of an enum value in a register's value set; none when the register has no such value
+// (ORDER has no random order).
+template <class Enum, std::size_t N, std::size_t M>
+constexpr std::optional<std::uint32_t> code_for(const value (&set)[M], const name_table<Enum, N>& table,
+                                                Enum v) {
+    for (const auto& s : set)
+        if (detail::register_spelling(s.name, name_of(table, v))) return s.code;
+    return std::nullopt;
+}
+
 template <class Enum, std::size_t N, std::size_t M>
 constexpr bool every_code_named(const value (&set)[M], const name_table<Enum, N>& table) {
     for (const auto& v : set)
@@ -297,6 +307,5 @@ static_assert(every_code_named(order_values, tile_order_names));
 static_assert(every_code_named(k_policy_values, k_policy_names));
 static_assert(every_code_named(overflow_values, overflow_mode_names));
 static_assert(every_code_named(rounding_values, rounding_mode_names));
-
 
 }  // namespace systolic::regmap

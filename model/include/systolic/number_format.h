@@ -223,6 +223,19 @@ constexpr bool formats_in_dtype_order(std::index_sequence<I...>) {
 }
 static_assert(formats_in_dtype_order(std::make_index_sequence<formats::size>{}));
 
+namespace detail {
+template <class F, class... Formats>
+void for_each_in(type_list<Formats...>, F& f) {
+    (f(Formats{}), ...);
+}
+}  // namespace detail
+
+// f(Format{}) for every format, in the list's order.
+template <class F>
+void for_each_format(F&& f) {
+    detail::for_each_in(formats{}, f);
+}
+
 // f(Format{}) for the format d names; its result is f's (the same type for every format).
 // E.g. with_format(d, [&](auto format) { return run<decltype(format)>(o); }).
 template <class F, std::size_t I = 0>
