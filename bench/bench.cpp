@@ -400,7 +400,8 @@ void print_verilator(const std::vector<std::unique_ptr<rig_base>>& rigs, const s
                      std::FILE* out) {
     std::fprintf(out, "\nRTL anchor (%s), same run:\n", script.c_str());
     for (const auto& rig : rigs) {
-        if (rig->format_name() != "int32" || !rig->model.ran() || rig->shape().m != rig->n()) continue;
+        if (rig->format_name() != int32_format::name || !rig->model.ran() || rig->shape().m != rig->n())
+            continue;
         const std::string cmd = "'" + script + "' " + std::to_string(rig->n()) + " 2>&1";
         std::FILE* p = ::popen(cmd.c_str(), "r");
         std::string text;
@@ -466,9 +467,10 @@ int sc_main(int argc, char* argv[]) {
 
     std::vector<std::unique_ptr<rig_base>> rigs;
     add_rigs<int32_format>(rigs, headline_specs, k);
-    add_rigs<int8_format>(rigs, format_specs, k);
-    add_rigs<fp32_format>(rigs, format_specs, k);
-    add_rigs<bf16_format>(rigs, format_specs, k);
+    for_each_format([&](auto format) {
+        using Format = decltype(format);
+        if constexpr (!std::is_same_v<Format, int32_format>) add_rigs<Format>(rigs, format_specs, k);
+    });
     build_fabric_rigs(k);
 
     // One untimed run per rig: it elaborates, and it shows the model computes the right product,

@@ -216,12 +216,6 @@ void register_functional_benchmarks() {
         ->UseRealTime()
         ->MinTime(0.5);
 #endif
-    register_format<fp32_format>();
-    register_format<bf16_format>();
-    register_format<int8_format>();
-    register_format<int32_format>();
-    register_reference<fp32_format>();
-    register_reference<bf16_format>();
-    register_reference<int8_format>();
-    register_reference<int32_format>();
+    for_each_format([](auto format) { register_format<decltype(format)>(); });
+    for_each_format([](auto format) { register_reference<decltype(format)>(); });
 }

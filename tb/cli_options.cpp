@@ -1,5 +1,6 @@
 #include "cli_options.h"
 
+#include "cli_choice.h"
 #include "cli_suggest.h"
 #include "io/text.h"
 #include "option_rules.h"
@@ -31,6 +32,7 @@ bool all_digits(const std::string& s, std::size_t from) {
 struct raw_options {
     std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
     std::string fabric = "1x1x1", link_latency = "1", threads = "1";
+    std::string out_dtype = "acc";
     bool progress = false, no_progress = false;
 };
 
@@ -53,20 +55,20 @@ const std::vector<option_rule<options>>& tb_option_rules() {
         {"--k-policy", "--k-tile", "without a K split each tile is one chunk, which both policies run alike",
          [](const options& o) { return bool(o.k_tile); }},
         {"--quantize-partials", "--k-policy partials", "only that policy combines partial sums in memory",
-         [](const options& o) { return o.k_policy == "partials"; }},
+         [](const options& o) { return o.k_policy == k_policy::partials; }},
         {"--quantize-partials", "--out-dtype int8", "it quantizes each partial as int8 output",
-         [](const options& o) { return o.out_dtype == "int8"; }},
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--scale", "--out-dtype int8", "it scales the accumulators into int8 output",
-         [](const options& o) { return o.out_dtype == "int8"; }},
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--zero-point", "--out-dtype int8", "it offsets the int8 output",
-         [](const options& o) { return o.out_dtype == "int8"; }},
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--rounding", "--out-dtype int8", "it rounds the accumulators into int8 output",
-         [](const options& o) { return o.out_dtype == "int8"; }},
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
-         [](const options& o) { return o.dtype == "int8" || o.dtype == "int32"; }},
+         [](const options& o) { return o.dtype == dtype::int8 || o.dtype == dtype::int32; }},
         {"--seed", "random data (--m --k --p) or --order random",
          "it seeds the random A and B and the random order",
-         [](const options& o) { return (o.m && o.a_path.empty()) || o.order == "random"; }},
+         [](const options& o) { return (o.m && o.a_path.empty()) || o.order == tile_order::random; }},
     };
     return rules;
 }
@@ -100,6 +102,13 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
     if (o.gtkw && o.gtkw->empty()) throw usage_error("--gtkw needs a file name, got ''");
     if (const auto broken = broken_option_rule(tb_option_rules(), o, given)) throw usage_error(*broken);
+    // acc, int8, or the accumulators' own dtype by name (int32 for int8, ...).
+    const char* accumulator_name =
+        with_format(o.dtype, [](auto format) { return decltype(format)::accumulator_name; });
+    if (raw.out_dtype != to_string(output_dtype::int8) && raw.out_dtype != to_string(output_dtype::acc) &&
+        raw.out_dtype != accumulator_name)
+        throw usage_error("--out-dtype must be int8 or acc (" + std::string(accumulator_name) + " for " +
+                          to_string(o.dtype) + "), got " + raw.out_dtype);
     if (raw.progress && raw.no_progress)
         throw usage_error("--progress and --no-progress contradict each other");
     if (raw.progress) o.progress = true;
@@ -229,9 +238,8 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     app.add_option("--m", raw.m, "Rows of A and C (random data when no --a/--b)")->type_name("INT");
     app.add_option("--k", raw.k, "Columns of A, rows of B (the reduction length)")->type_name("INT");
     app.add_option("--p", raw.p, "Columns of B and C")->type_name("INT");
-    app.add_option("--dtype", o.dtype,
-                   "Number format: int8 (int32 accumulators), int32 (int64), fp32, bf16 (fp32)")
-        ->check(CLI::IsMember({"int8", "int32", "fp32", "bf16"}));
+    add_choice(app, "--dtype", o.dtype, dtype_names,
+               "Number format: int8 (int32 accumulators), int32 (int64), fp32, bf16 (fp32)");
     app.add_option("--a", o.a_path,
                    "A as a 2-D C-order .npy file (int8, int32, or float32 for fp32 and bf16)")
         ->check(CLI::ExistingFile);
@@ -239,30 +247,36 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->check(CLI::ExistingFile);
     app.add_option("--c-out", o.c_out, "Write C to this .npy file (accumulator dtype, or int8)");
     app.add_option("--seed", raw.seed, "Seed for random data and for --order random")->type_name("UINT");
-    app.add_option("--order", o.order, "Tile order")->check(CLI::IsMember({"row", "col", "snake", "random"}));
+    add_choice(app, "--order", o.order, tile_order_names, "Tile order");
     app.add_option("--k-tile", raw.k_tile, "Split each tile's reduction into chunks of KT terms")
         ->type_name("INT");
-    app.add_option("--k-policy", o.k_policy,
-                   "preserve: keep accumulators between chunks; partials: combine wide "
-                   "partial sums in memory")
-        ->check(CLI::IsMember({"preserve", "partials"}));
-    app.add_option("--overflow", o.overflow, "Integer accumulator overflow")
-        ->check(CLI::IsMember({"wrap", "saturate"}));
-    app.add_option("--out-dtype", o.out_dtype, "C's dtype: acc (the accumulators) or int8 (requantized)");
+    add_choice(app, "--k-policy", o.k_policy, k_policy_names,
+               "preserve: keep accumulators between chunks; partials: combine wide "
+               "partial sums in memory");
+    add_choice(app, "--overflow", o.overflow, overflow_mode_names, "Integer accumulator overflow");
+    app.add_option_function<std::string>(
+           "--out-dtype",
+           [&](const std::string& typed) {
+               raw.out_dtype = typed;
+               o.out_dtype = typed == to_string(output_dtype::int8) ? output_dtype::int8 : output_dtype::acc;
+           },
+           "C's dtype: acc (the accumulators) or int8 (requantized)")
+        ->type_name("TEXT")
+        ->default_str(to_string(o.out_dtype));
     app.add_option("--scale", raw.scale, "int8 output: q = saturate(round(acc * scale) + zero_point) [1]")
         ->type_name("FLOAT");
     app.add_option("--zero-point", raw.zero_point, "int8 output zero point [0]")->type_name("INT");
-    app.add_option("--rounding", o.rounding, "int8 output rounding [nearest-even]")
-        ->check(CLI::IsMember({"nearest-even", "nearest-away", "toward-zero"}));
+    app.add_option_function<std::string>(
+           "--rounding", [&](const std::string& typed) { o.rounding = parse_rounding_mode(typed); },
+           std::string("int8 output rounding [") + to_string(rounding_mode::nearest_even) + "]")
+        ->check(CLI::IsMember(names(rounding_mode_names)))
+        ->type_name("TEXT");
     app.add_flag("--quantize-partials", o.quantize_partials,
                  "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
-    app.add_option("--inject", o.inject, "Plant a known defect to see the testbench catch it")
-        ->check(CLI::IsMember({"none", "clear-between-k", "invalid-padding", "no-mask", "global-skew",
-                               "skip-advance", "extra-advance"}));
-    app.add_option("--engine", o.engine,
-                   "cycle: step the array one advance edge at a time; functional: compute each chunk "
-                   "with a blocked loop nest (same C, counters modelled)")
-        ->check(CLI::IsMember({"cycle", "functional"}));
+    add_choice(app, "--inject", o.inject, fault_names, "Plant a known defect to see the testbench catch it");
+    add_choice(app, "--engine", o.engine, engine_kind_names,
+               "cycle: step the array one advance edge at a time; functional: compute each chunk "
+               "with a blocked loop nest (same C, counters modelled)");
     app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
     app.add_option("--vcd", o.vcd,
                    "Write a value-change dump (GTKWave) of every advance edge, the phases and the C writes "

@@ -9,6 +9,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "systolic/verify/fault_names.h"
+#include "systolic/job_names.h"
+#include "systolic/number_format.h"
+#include "systolic/quantize.h"
+#include "systolic/tiling.h"
+
 namespace systolic::tb {
 
 // Bad usage or bad input: one line on stderr, exit status 2.
@@ -23,20 +29,20 @@ struct options {
     std::string a_path, b_path;
     std::optional<std::string> c_out, json;  // set (possibly to "") when the option was given
     std::uint64_t seed = 1;
-    std::string order = "row";
+    tile_order order = tile_order::row_major;
     std::string log_level = "warn";
     bool packed = false;
-    std::string dtype = "int32";
+    systolic::dtype dtype = systolic::dtype::int32;
     std::optional<std::int64_t> k_tile;
-    std::string k_policy = "preserve";
-    std::string overflow = "wrap";
-    std::string out_dtype = "acc";
+    systolic::k_policy k_policy = systolic::k_policy::preserve;
+    overflow_mode overflow = overflow_mode::wrap;
+    output_dtype out_dtype = output_dtype::acc;  // --out-dtype acc, int8 or the accumulators' dtype
     std::optional<double> scale;
     std::optional<std::int64_t> zero_point;
-    std::optional<std::string> rounding;
+    std::optional<rounding_mode> rounding;
     bool quantize_partials = false;
-    std::string inject = "none";
-    std::string engine = "cycle";
+    verify::fault inject = verify::fault::none;
+    engine_kind engine = engine_kind::cycle;
     std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
     std::optional<std::string> gtkw;                 // the waveform's GTKWave save file
     std::optional<bool> progress;                    // unset: on when stderr is a terminal

@@ -112,9 +112,9 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.operand_bytes = sizeof(typename Format::operand_type);
     mj.file_bytes = o.a_path.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
     mj.accumulator_bytes = sizeof(typename Format::accumulator_type);
-    mj.output_bytes = o.out_dtype == "int8" ? 1 : mj.accumulator_bytes;
+    mj.output_bytes = o.out_dtype == output_dtype::int8 ? 1 : mj.accumulator_bytes;
     mj.k_tile = o.k_tile && *o.k_tile > 0 ? std::uint64_t(*o.k_tile) : 0;
-    mj.partial_buffer = o.k_policy == "partials" && mj.k_tile > 0 && mj.k_tile < s.k;
+    mj.partial_buffer = o.k_policy == k_policy::partials && mj.k_tile > 0 && mj.k_tile < s.k;
     mj.per_partial = o.quantize_partials;
     mj.packed = o.packed;
     mj.json_report = bool(o.json);
@@ -174,26 +174,22 @@ problem<Format> problem_from_options(const options& o) {
 template <class Format>
 job_options make_job_options(const options& o, const problem_shape& shape) {
     job_options ro;
-    ro.order = *parse_tile_order(o.order);
+    ro.order = o.order;
     ro.order_seed = o.seed;
     ro.packed = o.packed;
-    ro.policy = *parse_k_policy(o.k_policy);
-    ro.overflow = *parse_overflow_mode(o.overflow);
-    ro.inject = *parse_fault(o.inject);
-    ro.engine = *parse_engine_kind(o.engine);
+    ro.policy = o.k_policy;
+    ro.overflow = o.overflow;
+    ro.inject = o.inject;
+    ro.engine = o.engine;
     if (ro.engine == engine_kind::functional && needs_cycle_engine(ro.inject))
-        throw usage_error("--inject " + o.inject +
+        throw usage_error(std::string("--inject ") + to_string(o.inject) +
                           " changes how the array is stepped: it needs --engine cycle");
     if (o.k_tile) {
         if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
         ro.k_tile = std::uint64_t(*o.k_tile);
     }
 
-    const bool int8_out = o.out_dtype == "int8";
-    if (!int8_out && o.out_dtype != "acc" && o.out_dtype != Format::accumulator_name)
-        throw usage_error("--out-dtype must be int8 or acc (" + std::string(Format::accumulator_name) +
-                          " for " + Format::name + "), got " + o.out_dtype);
-    if (int8_out) {
+    if (o.out_dtype == output_dtype::int8) {
         ro.quant.enabled = true;
         ro.quant.scale = o.scale.value_or(1.0);
         if (!(ro.quant.scale > 0) || !std::isfinite(ro.quant.scale))
@@ -202,7 +198,7 @@ job_options make_job_options(const options& o, const problem_shape& shape) {
         if (zp < -128 || zp > 127)
             throw usage_error("--zero-point must be in [-128, 127], got " + std::to_string(zp));
         ro.quant.zero_point = static_cast<std::int32_t>(zp);
-        ro.quant.rounding = *parse_rounding_mode(o.rounding.value_or("nearest-even"));
+        ro.quant.rounding = o.rounding.value_or(rounding_mode::nearest_even);
         ro.quant.per_partial = o.quantize_partials;
         if (o.quantize_partials && !(ro.policy == k_policy::partials && k_chunks(shape.k, ro.k_tile) > 1))
             throw usage_error("--quantize-partials needs --k-policy partials and a --k-tile shorter than K");
@@ -248,8 +244,9 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
     os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a ";
     if (o.fabric()) os << o.fabric_rows << "x" << o.fabric_cols << "x" << o.fabric_depth << " fabric of ";
     os << o.array_rows << "x" << o.array_cols << (o.fabric() ? " arrays, " : " array, ") << Format::name
-       << " operands, " << Format::accumulator_name << " accumulators, " << o.order << " tile order\n";
-    if (o.inject != "none") os << "injected fault: " << o.inject << "\n";
+       << " operands, " << Format::accumulator_name << " accumulators, " << to_string(o.order)
+       << " tile order\n";
+    if (o.inject != fault::none) os << "injected fault: " << to_string(o.inject) << "\n";
     if (r.completed()) {
         if (s.m * s.p > max_printed_c) {
             os << "C: " << s.m << "x" << s.p << ", not printed (over " << max_printed_c << " elements); "
@@ -368,11 +365,11 @@ int run(const options& o) {
     memory_estimate estimate;
     if (const auto shape = planned_shape<Format>(o)) estimate = check_memory<Format>(o, *shape);
 
-    if (o.vcd && o.engine == "functional")
+    if (o.vcd && o.engine == engine_kind::functional)
         throw usage_error(
             "--vcd needs --engine cycle: the functional engine computes a chunk without "
             "stepping the array, so there are no edges to dump");
-    if (o.fabric() && o.engine == "functional")
+    if (o.fabric() && o.engine == engine_kind::functional)
         throw usage_error(
             "--fabric needs --engine cycle: the functional engine does not step arrays, so "
             "it could not count what crosses the links");
@@ -462,7 +459,7 @@ int run(const options& o) {
     in.job = &out.job;
     in.dtype = Format::name;
     in.accumulator_dtype = Format::accumulator_name;
-    in.inject = o.inject;
+    in.inject = to_string(o.inject);
     in.result = &out.result;
     in.scoreboard = &out.scoreboard;
     in.differs_from_quantize_once = out.differs_from_quantize_once;
@@ -479,10 +476,7 @@ int run(const options& o) {
 }
 
 int dispatch(const options& o) {
-    if (o.dtype == "int8") return run<int8_format>(o);
-    if (o.dtype == "fp32") return run<fp32_format>(o);
-    if (o.dtype == "bf16") return run<bf16_format>(o);
-    return run<int32_format>(o);
+    return with_format(o.dtype, [&](auto format) { return run<decltype(format)>(o); });
 }
 
 }  // namespace

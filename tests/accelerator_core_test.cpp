@@ -34,16 +34,16 @@ TEST(RegisterMap, OffsetsAreUniqueAlignedAndInsideTheBlock) {
 // The committed C header is what the map generates (CTest also diffs the whole text); spot-check
 // that its names carry the map's numbers.
 TEST(RegisterMap, TheCHeaderAgreesWithTheMap) {
-    EXPECT_EQ(SYSTOLIC_REG_ID, regmap::offset_of("ID"));
-    EXPECT_EQ(SYSTOLIC_REG_CTRL, regmap::offset_of("CTRL"));
-    EXPECT_EQ(SYSTOLIC_REG_IRQ_STATUS, regmap::offset_of("IRQ_STATUS"));
-    EXPECT_EQ(SYSTOLIC_REG_SCALE, regmap::offset_of("SCALE"));
-    EXPECT_EQ(SYSTOLIC_REG_CYCLES_HI, regmap::offset_of("CYCLES_HI"));
+    EXPECT_EQ(SYSTOLIC_REG_ID, regmap::find("ID").offset);
+    EXPECT_EQ(SYSTOLIC_REG_CTRL, regmap::find("CTRL").offset);
+    EXPECT_EQ(SYSTOLIC_REG_IRQ_STATUS, regmap::find("IRQ_STATUS").offset);
+    EXPECT_EQ(SYSTOLIC_REG_SCALE, regmap::find("SCALE").offset);
+    EXPECT_EQ(SYSTOLIC_REG_CYCLES_HI, regmap::find("CYCLES_HI").offset);
     EXPECT_EQ(SYSTOLIC_CTRL_IRQ_EN, regmap::bit_of(regmap::find("CTRL"), "IRQ_EN"));
     EXPECT_EQ(SYSTOLIC_STATUS_ERROR, regmap::bit_of(regmap::find("STATUS"), "ERROR"));
     EXPECT_EQ(SYSTOLIC_IRQ_ERROR, regmap::bit_of(regmap::find("IRQ_STATUS"), "ERROR"));
     EXPECT_EQ(SYSTOLIC_ERR_DMA, std::uint32_t(regmap::error_code::dma));
-    EXPECT_EQ(SYSTOLIC_DTYPE_BF16, std::uint32_t(dtype_code::bf16));
+    EXPECT_EQ(regmap::from_code(regmap::dtype_values, dtype_names, SYSTOLIC_DTYPE_BF16), dtype::bf16);
     EXPECT_EQ(SYSTOLIC_ID_MAGIC, regmap::id_magic);
 }
 

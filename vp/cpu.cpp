@@ -214,7 +214,7 @@ void cpu::exec(const command& c) {
     } else if (c.verb == "job") {
         job_record rec;
         rec.name = a[0];
-        visit_format(c.job.dtype, [&](auto format) {
+        with_format(c.job.dtype, [&](auto format) {
             using Format = decltype(format);
             rec.dtype = Format::name;
             run_job<Format>(c, rec);
@@ -243,15 +243,16 @@ void cpu::run_job(const command& c, job_record& rec) {
 
     systolic_job job;
     systolic_job_init(&job);
-    job.dtype = spec.dtype;
+    // The parser takes only the values whose registers have codes.
+    job.dtype = regmap::code_for(regmap::dtype_values, dtype_names, spec.dtype).value();
     job.m = std::uint32_t(s.m);
     job.k = std::uint32_t(s.k);
     job.p = std::uint32_t(s.p);
-    job.order = spec.order;
-    job.k_policy = spec.k_policy;
-    job.overflow = spec.overflow;
-    job.out_dtype = spec.out_dtype;
-    job.rounding = spec.rounding;
+    job.order = regmap::code_for(regmap::order_values, tile_order_names, spec.order).value();
+    job.k_policy = regmap::code_for(regmap::k_policy_values, k_policy_names, spec.k_policy).value();
+    job.overflow = regmap::code_for(regmap::overflow_values, overflow_mode_names, spec.overflow).value();
+    job.out_dtype = regmap::code_for(regmap::out_dtype_values, output_dtype_names, spec.out_dtype).value();
+    job.rounding = regmap::code_for(regmap::rounding_values, rounding_mode_names, spec.rounding).value();
     job.k_tile = spec.k_tile;
     job.scale = spec.scale;
     job.zero_point = spec.zero_point;
@@ -326,7 +327,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     m_out << "job " << io::printable(rec.name) << ": C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p
           << " on a " << m_cfg.array_size << "x" << m_cfg.array_size << " array, " << Format::name
           << " operands, " << Format::accumulator_name << " accumulators"
-          << (job.out_dtype ? ", int8 output" : "") << "\n";
+          << (spec.out_dtype == output_dtype::int8 ? ", int8 output" : "") << "\n";
     if (rec.expected != "ok") {
         rec.pass = rec.outcome == rec.expected && changed == 0;
         m_out << "expected " << rec.expected << ", got " << rec.outcome << "; "
@@ -348,23 +349,21 @@ void cpu::run_job(const command& c, job_record& rec) {
     // C against the reference, element by element; the counters against the counting rules.
     verify::reference_options ref;
     ref.k_tile = job.k_tile;
-    ref.policy = job.k_policy ? k_policy::partials : k_policy::preserve;
-    ref.overflow = job.overflow ? overflow_mode::saturate : overflow_mode::wrap;
+    ref.policy = spec.k_policy;
+    ref.overflow = spec.overflow;
     quantization q;
-    q.enabled = job.out_dtype != 0;
+    q.enabled = spec.out_dtype == output_dtype::int8;
     q.scale = job.scale;
     q.zero_point = job.zero_point;
-    static const rounding_mode roundings[] = {rounding_mode::nearest_even, rounding_mode::nearest_away,
-                                              rounding_mode::toward_zero};
-    q.rounding = roundings[job.rounding];
+    q.rounding = spec.rounding;
     const std::vector<std::uint8_t> expected =
         verify::encode_c<Format>(verify::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
     rec.c.resize(s.m * s.p * csz);
     for (std::uint64_t r = 0; r < s.m; ++r)
         std::memcpy(&rec.c[r * s.p * csz], after.at(lay.c.address(r, 0), s.p * csz), s.p * csz);
-    rec.c_descr = job.out_dtype ? "|i1" : Format::accumulator_descr;
+    rec.c_descr = q.enabled ? "|i1" : Format::accumulator_descr;
     const auto show = [&](const std::uint8_t* p) {
-        return job.out_dtype ? element<std::int8_t>(p) : element<acc_t>(p);
+        return q.enabled ? element<std::int8_t>(p) : element<acc_t>(p);
     };
     std::uint64_t mismatches = 0;
     std::string first;

@@ -84,12 +84,6 @@ std::string choices_of(const regmap::value_set& set) {
     return s;
 }
 
-std::optional<std::uint32_t> option_code(const char* reg_name, std::string_view text) {
-    for (const auto& v : value_set_of(reg_name).values)
-        if (text == option_spelling(v.name)) return v.code;
-    return std::nullopt;
-}
-
 std::optional<std::uint64_t> parse_in(std::string_view s, std::uint64_t max) {
     const auto v = parse_number(s);
     if (!v || *v > max) return std::nullopt;
@@ -121,17 +115,25 @@ std::optional<float> parse_float(std::string_view s) {
     return f;
 }
 
-// How a job option's text is read into the job: a name from one of the register map's value sets
-// (DTYPE, ORDER, ...), or other values through `read`. `fallback` is read as if it were given
-// (nullptr: the option has no default).
+// How a job option's text is read into the job, by `read`: a name of one of the model's enums that
+// has a code in one of the register map's value sets (DTYPE, ORDER, ...; `value_set` names the
+// register, for the message), or other values. `fallback` is read as if it were given (nullptr:
+// the option has no default).
 struct job_key {
     const char* name;
     const char* fallback;
-    const char* value_set = nullptr;          // the register whose named values the key takes
-    std::uint32_t job_spec::*code = nullptr;  // where the value's code goes
+    const char* value_set = nullptr;  // the register whose named values the key takes
     bool (*read)(job_spec&, std::string_view) = nullptr;
-    const char* choices = nullptr;  // what `read` accepts, for the message
+    const char* choices = nullptr;  // what `read` accepts, when not a value set's names
 };
+
+template <auto field, const auto& set, const auto& table>
+bool read_choice(job_spec& j, std::string_view s) {
+    const auto v = parse_name(table, s);
+    if (!v || !regmap::code_for(set, table, *v)) return false;
+    j.*field = *v;
+    return true;
+}
 
 template <std::uint32_t job_spec::*field>
 bool read_u32(job_spec& j, std::string_view s) {
@@ -202,30 +204,34 @@ bool placed_later(job_spec&, std::string_view) {
 constexpr const char* k_u32 = "0 to 2^32 - 1";
 
 const job_key job_keys[] = {
-    {"dtype", "int32", "DTYPE", &job_spec::dtype},
-    {"data", "random", nullptr, nullptr, read_data, "random, seed"},
-    {"m", nullptr, nullptr, nullptr, read_dim<&job_spec::m>, k_u32},
-    {"k", nullptr, nullptr, nullptr, read_dim<&job_spec::k>, k_u32},
-    {"p", nullptr, nullptr, nullptr, read_dim<&job_spec::p>, k_u32},
-    {"seed", nullptr, nullptr, nullptr, read_seed, "0 to 2^64 - 1"},
-    {"k_tile", "0", nullptr, nullptr, read_u32<&job_spec::k_tile>, k_u32},
-    {"policy", "preserve", "K_POLICY", &job_spec::k_policy},
-    {"order", "row", "ORDER", &job_spec::order},
-    {"overflow", "wrap", "OVERFLOW", &job_spec::overflow},
-    {"out", "acc", "OUT_DTYPE", &job_spec::out_dtype},
-    {"rounding", "nearest-even", "ROUNDING", &job_spec::rounding},
-    {"scale", "1", nullptr, nullptr, read_scale, "a finite float"},
-    {"zero_point", "0", nullptr, nullptr, read_zero_point, "-2^31 to 2^31 - 1"},
-    {"a_stride", "0", nullptr, nullptr, read_u32<&job_spec::a_stride>, k_u32},
-    {"b_stride", "0", nullptr, nullptr, read_u32<&job_spec::b_stride>, k_u32},
-    {"c_stride", "0", nullptr, nullptr, read_u32<&job_spec::c_stride>, k_u32},
-    {"wait", "irq", nullptr, nullptr, read_wait, "irq, poll"},
-    {"timeout", nullptr, nullptr, nullptr, read_timeout, "a time with its unit, e.g. 10ms"},
-    {"expect", "ok", nullptr, nullptr, read_expect, "ok, or an ERROR name such as OVERLAP or ERR_OVERLAP"},
+    {"dtype", "int32", "DTYPE", read_choice<&job_spec::dtype, regmap::dtype_values, dtype_names>},
+    {"data", "random", nullptr, read_data, "random, seed"},
+    {"m", nullptr, nullptr, read_dim<&job_spec::m>, k_u32},
+    {"k", nullptr, nullptr, read_dim<&job_spec::k>, k_u32},
+    {"p", nullptr, nullptr, read_dim<&job_spec::p>, k_u32},
+    {"seed", nullptr, nullptr, read_seed, "0 to 2^64 - 1"},
+    {"k_tile", "0", nullptr, read_u32<&job_spec::k_tile>, k_u32},
+    {"policy", "preserve", "K_POLICY",
+     read_choice<&job_spec::k_policy, regmap::k_policy_values, k_policy_names>},
+    {"order", "row", "ORDER", read_choice<&job_spec::order, regmap::order_values, tile_order_names>},
+    {"overflow", "wrap", "OVERFLOW",
+     read_choice<&job_spec::overflow, regmap::overflow_values, overflow_mode_names>},
+    {"out", "acc", "OUT_DTYPE",
+     read_choice<&job_spec::out_dtype, regmap::out_dtype_values, output_dtype_names>},
+    {"rounding", "nearest-even", "ROUNDING",
+     read_choice<&job_spec::rounding, regmap::rounding_values, rounding_mode_names>},
+    {"scale", "1", nullptr, read_scale, "a finite float"},
+    {"zero_point", "0", nullptr, read_zero_point, "-2^31 to 2^31 - 1"},
+    {"a_stride", "0", nullptr, read_u32<&job_spec::a_stride>, k_u32},
+    {"b_stride", "0", nullptr, read_u32<&job_spec::b_stride>, k_u32},
+    {"c_stride", "0", nullptr, read_u32<&job_spec::c_stride>, k_u32},
+    {"wait", "irq", nullptr, read_wait, "irq, poll"},
+    {"timeout", nullptr, nullptr, read_timeout, "a time with its unit, e.g. 10ms"},
+    {"expect", "ok", nullptr, read_expect, "ok, or an ERROR name such as OVERLAP or ERR_OVERLAP"},
     // Read by the layout, which knows where a, b and c are.
-    {"a_addr", nullptr, nullptr, nullptr, placed_later},
-    {"b_addr", nullptr, nullptr, nullptr, placed_later},
-    {"c_addr", nullptr, nullptr, nullptr, placed_later},
+    {"a_addr", nullptr, nullptr, placed_later},
+    {"b_addr", nullptr, nullptr, placed_later},
+    {"c_addr", nullptr, nullptr, placed_later},
 };
 
 const job_key* job_key_named(std::string_view name) {
@@ -267,14 +273,7 @@ public:
             if (given == c.keys.end() && !k.fallback) continue;
             const std::string_view text =
                 given == c.keys.end() ? std::string_view(k.fallback) : given->second;
-            bool ok = false;
-            if (k.value_set) {
-                const auto code = option_code(k.value_set, text);
-                if ((ok = code.has_value())) j.*k.code = *code;
-            } else {
-                ok = k.read(j, text);
-            }
-            if (!ok)
+            if (!k.read(j, text))
                 fail(std::string("bad ") + k.name + " '" + io::printable(text) + "' (" +
                      (k.value_set ? choices_of(value_set_of(k.value_set)) : std::string(k.choices)) + ")");
         }
@@ -298,12 +297,12 @@ public:
     // addresses the script moves on purpose. Sums in 128 bits, so no size wraps.
     void lay_out(command& c, const ram_window& ram) const {
         job_spec& j = c.job;
-        const auto [osz, asz] = visit_format(j.dtype, [](auto f) {
+        const auto [osz, asz] = with_format(j.dtype, [](auto f) {
             using F = decltype(f);
             return std::pair<std::uint64_t, std::uint64_t>(sizeof(typename F::operand_type),
                                                            sizeof(typename F::accumulator_type));
         });
-        const std::uint64_t csz = j.out_dtype ? 1 : asz;
+        const std::uint64_t csz = j.out_dtype == output_dtype::int8 ? 1 : asz;
         const std::uint64_t a_row = j.a_stride ? j.a_stride : j.k * osz;
         const std::uint64_t b_row = j.b_stride ? j.b_stride : j.p * osz;
         const std::uint64_t c_row = j.c_stride ? j.c_stride : j.p * csz;
@@ -327,7 +326,7 @@ public:
         l.a = make_layout(alloc(wide{j.m} * a_row), j.m, j.k, osz, a_row);
         l.b = make_layout(alloc(wide{j.k} * b_row), j.k, j.p, osz, b_row);
         l.c = make_layout(alloc(wide{j.m} * c_row), j.m, j.p, csz, c_row);
-        if (j.k_policy == SYSTOLIC_K_POLICY_PARTIALS && k_chunks(j.k, j.k_tile) > 1)
+        if (j.k_policy == k_policy::partials && k_chunks(j.k, j.k_tile) > 1)
             l.partial = make_layout(alloc(wide{j.m} * j.p * asz), j.m, j.p, asz);
         l.scratch = std::uint64_t(next - ram.base);
 

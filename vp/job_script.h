@@ -17,8 +17,12 @@
 #include <string_view>
 #include <vector>
 
+#include "systolic/accelerator_map.h"
+#include "systolic/job_names.h"
 #include "systolic/matrix_layout.h"
 #include "systolic/number_format.h"
+#include "systolic/quantize.h"
+#include "systolic/tiling.h"
 
 namespace systolic::vp {
 
@@ -41,28 +45,18 @@ struct job_layout {
     std::uint64_t scratch = 0;
 };
 
-// Calls f(Format{}) with the number format that a DTYPE code names (a parsed job's code is valid).
-template <class F>
-auto visit_format(std::uint32_t dtype, F&& f) {
-    switch (dtype) {
-        case SYSTOLIC_DTYPE_INT8:
-            return f(int8_format{});
-        case SYSTOLIC_DTYPE_FP32:
-            return f(fp32_format{});
-        case SYSTOLIC_DTYPE_BF16:
-            return f(bf16_format{});
-        default:
-            return f(int32_format{});
-    }
-}
-
-// One `job` command's options, as register codes of the accelerator's map where it has them. The
-// parser sets every field, from the option or from its default (docs/virtual-platform.md).
+// One `job` command's options. The parser sets every field, from the option or from its default
+// (docs/virtual-platform.md); a named option takes only the values its register has a code for.
 struct job_spec {
-    std::uint32_t dtype = SYSTOLIC_DTYPE_INT32;
+    systolic::dtype dtype = systolic::dtype::int32;
     bool seed_data = false;  // the seeds' 3x3 example instead of seeded random data
     std::uint64_t m = 0, k = 0, p = 0, seed = 1;
-    std::uint32_t k_tile = 0, order = 0, k_policy = 0, overflow = 0, out_dtype = 0, rounding = 0;
+    std::uint32_t k_tile = 0;
+    tile_order order = tile_order::row_major;
+    systolic::k_policy k_policy = systolic::k_policy::preserve;
+    overflow_mode overflow = overflow_mode::wrap;
+    output_dtype out_dtype = output_dtype::acc;
+    rounding_mode rounding = rounding_mode::nearest_even;
     float scale = 1;
     std::int32_t zero_point = 0;
     std::uint32_t a_stride = 0, b_stride = 0, c_stride = 0;

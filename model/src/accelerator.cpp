@@ -1,7 +1,11 @@
 #include "systolic/accelerator.h"
 
+#include <systolic/accelerator_regs.h>
+
 #include <cstring>
 #include <stdexcept>
+#include <tuple>
+#include <type_traits>
 
 #include "systolic/log.h"
 
@@ -9,19 +13,7 @@ namespace systolic {
 
 namespace {
 
-using regmap::bit_of;
 using regmap::error_code;
-using regmap::find;
-using regmap::offset_of;
-
-constexpr std::uint32_t ctrl_start = bit_of(find("CTRL"), "START");
-constexpr std::uint32_t ctrl_reset = bit_of(find("CTRL"), "RESET");
-constexpr std::uint32_t ctrl_irq_en = bit_of(find("CTRL"), "IRQ_EN");
-constexpr std::uint32_t status_busy = bit_of(find("STATUS"), "BUSY");
-constexpr std::uint32_t status_done = bit_of(find("STATUS"), "DONE");
-constexpr std::uint32_t status_error = bit_of(find("STATUS"), "ERROR");
-constexpr std::uint32_t irq_done = bit_of(find("IRQ_STATUS"), "DONE");
-constexpr std::uint32_t irq_error = bit_of(find("IRQ_STATUS"), "ERROR");
 
 }  // namespace
 
@@ -36,14 +28,16 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
       m_funnel("dma_funnel") {
     if (cfg.array_size == 0 || cfg.array_size > 1024)
         throw std::invalid_argument(std::string(this->name()) + ": array size must be 1 to 1024");
-    m_int8 = std::make_unique<lane<int8_format>>("int8", cfg);
-    m_int32 = std::make_unique<lane<int32_format>>("int32", cfg);
-    m_fp32 = std::make_unique<lane<fp32_format>>("fp32", cfg);
-    m_bf16 = std::make_unique<lane<bf16_format>>("bf16", cfg);
-    m_int8->ctrl->initiator_socket.bind(m_funnel);
-    m_int32->ctrl->initiator_socket.bind(m_funnel);
-    m_fp32->ctrl->initiator_socket.bind(m_funnel);
-    m_bf16->ctrl->initiator_socket.bind(m_funnel);
+    std::apply(
+        [&](auto&... lanes) {
+            auto make = [&](auto& l) {
+                using lane_type = typename std::decay_t<decltype(l)>::element_type;
+                l = std::make_unique<lane_type>(to_string(dtype_of<typename lane_type::format>), cfg);
+                l->ctrl->initiator_socket.bind(m_funnel);
+            };
+            (make(lanes), ...);
+        },
+        m_lanes);
 
     regs.register_b_transport(this, &accelerator::b_transport);
     regs.register_transport_dbg(this, &accelerator::transport_dbg);
@@ -53,8 +47,8 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
     m_funnel.register_get_direct_mem_ptr(this, &accelerator::funnel_get_direct_mem_ptr);
     dma.register_invalidate_direct_mem_ptr(this, &accelerator::invalidate_direct_mem_ptr);
 
-    m_regs.on_write(regmap::off::ctrl, [this](std::uint32_t v) { write_ctrl(v); });
-    m_regs.on_write(regmap::off::irq_status, [this](std::uint32_t) { update_irq(); });
+    m_regs.on_write(SYSTOLIC_REG_CTRL, [this](std::uint32_t v) { write_ctrl(v); });
+    m_regs.on_write(SYSTOLIC_REG_IRQ_STATUS, [this](std::uint32_t) { update_irq(); });
 
     SC_THREAD(run);
     SC_METHOD(drive_irq);
@@ -69,25 +63,21 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
 // front that the newest modules fill; then every module newest first, so that each one is found in
 // one of those holes.
 accelerator::~accelerator() {
-    m_int8->array->destroy_oldest_pes(64);
-    m_bf16.reset();
-    m_fp32.reset();
-    m_int32.reset();
-    m_int8.reset();
+    std::get<0>(m_lanes)->array->destroy_oldest_pes(64);
+    reset_lanes_from<std::tuple_size_v<decltype(m_lanes)>>();
+}
+
+template <std::size_t I>
+void accelerator::reset_lanes_from() {
+    if constexpr (I > 0) {
+        std::get<I - 1>(m_lanes).reset();
+        reset_lanes_from<I - 1>();
+    }
 }
 
 template <class F>
-void accelerator::with_lane(dtype_code d, F&& f) {
-    switch (d) {
-        case dtype_code::int8:
-            return f(*m_int8);
-        case dtype_code::int32:
-            return f(*m_int32);
-        case dtype_code::fp32:
-            return f(*m_fp32);
-        case dtype_code::bf16:
-            return f(*m_bf16);
-    }
+void accelerator::with_lane(dtype d, F&& f) {
+    with_format(d, [&](auto format) { f(*std::get<std::unique_ptr<lane<decltype(format)>>>(m_lanes)); });
 }
 
 // ---- regs ------------------------------------------------------------------------------------------
@@ -184,12 +174,12 @@ void accelerator::invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 e
 // ---- register side effects ----------------------------------------------------------------------
 
 void accelerator::write_ctrl(std::uint32_t value) {
-    if (value & ctrl_reset) {
+    if (value & SYSTOLIC_CTRL_RESET) {
         soft_reset();
         return;
     }
-    m_regs.set(regmap::off::ctrl, value & ctrl_irq_en);  // START reads as 0
-    if (value & ctrl_start) start();
+    m_regs.set(SYSTOLIC_REG_CTRL, value & SYSTOLIC_CTRL_IRQ_EN);  // START reads as 0
+    if (value & SYSTOLIC_CTRL_START) start();
     update_irq();
 }
 
@@ -205,9 +195,10 @@ void accelerator::start() {
     }
     d.job.engine = m_cfg.engine;
     m_pending = std::move(d);
-    m_regs.set(regmap::off::error, 0);
-    for (const char* r : {"ERROR_ADDR_LO", "EDGES_LO", "MACS_LO", "MACS_REAL_LO", "CYCLES_LO"})
-        m_regs.set64(offset_of(r), 0);
+    m_regs.set(SYSTOLIC_REG_ERROR, 0);
+    for (const std::uint32_t r : {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO,
+                                  SYSTOLIC_REG_MACS_REAL_LO, SYSTOLIC_REG_CYCLES_LO})
+        m_regs.set64(r, 0);
     m_busy = true;
     m_done = false;
     m_dma_failed = false;
@@ -219,14 +210,14 @@ void accelerator::start() {
     if (status != sc_core::SC_ELABORATION && status != sc_core::SC_BEFORE_END_OF_ELABORATION)
         m_start_event.notify(m_access_delay);
     m_log->info("START: M={} K={} P={} dtype {}", m_pending.job.shape.m, m_pending.job.shape.k,
-                m_pending.job.shape.p, static_cast<unsigned>(m_pending.dtype));
+                m_pending.job.shape.p, to_string(m_pending.dtype));
     update_status();
 }
 
 void accelerator::refuse(error_code code, const std::string& message) {
     m_log->info("START refused (error {}): {}", static_cast<unsigned>(code), message);
-    m_regs.set(regmap::off::error, static_cast<std::uint32_t>(code));
-    m_regs.set(regmap::off::irq_status, m_regs.get(regmap::off::irq_status) | irq_error);
+    m_regs.set(SYSTOLIC_REG_ERROR, static_cast<std::uint32_t>(code));
+    m_regs.set(SYSTOLIC_REG_IRQ_STATUS, m_regs.get(SYSTOLIC_REG_IRQ_STATUS) | SYSTOLIC_IRQ_ERROR);
     update_status();
     update_irq();
 }
@@ -248,17 +239,17 @@ void accelerator::soft_reset() {
 
 void accelerator::update_status() {
     std::uint32_t s = 0;
-    if (m_busy) s |= status_busy;
-    if (m_done) s |= status_done;
-    if (m_regs.get(regmap::off::error) != 0) s |= status_error;
-    m_regs.set(regmap::off::status, s);
+    if (m_busy) s |= SYSTOLIC_STATUS_BUSY;
+    if (m_done) s |= SYSTOLIC_STATUS_DONE;
+    if (m_regs.get(SYSTOLIC_REG_ERROR) != 0) s |= SYSTOLIC_STATUS_ERROR;
+    m_regs.set(SYSTOLIC_REG_STATUS, s);
 }
 
 // ---- processes ----------------------------------------------------------------------------------
 
 void accelerator::drive_irq() {
-    const bool level = (m_regs.get(regmap::off::ctrl) & ctrl_irq_en) &&
-                       (m_regs.get(regmap::off::irq_status) & (irq_done | irq_error));
+    const bool level = (m_regs.get(SYSTOLIC_REG_CTRL) & SYSTOLIC_CTRL_IRQ_EN) &&
+                       (m_regs.get(SYSTOLIC_REG_IRQ_STATUS) & (SYSTOLIC_IRQ_DONE | SYSTOLIC_IRQ_ERROR));
     irq.write(level);
 }
 
@@ -293,23 +284,23 @@ void accelerator::finish(const job_result& r) {
         update_status();
         return;
     }
-    m_regs.set64(offset_of("EDGES_LO"), r.advance_edges);
-    m_regs.set64(offset_of("MACS_LO"), r.macs_padded);
-    m_regs.set64(offset_of("MACS_REAL_LO"), r.macs_real);
+    m_regs.set64(SYSTOLIC_REG_EDGES_LO, r.advance_edges);
+    m_regs.set64(SYSTOLIC_REG_MACS_LO, r.macs_padded);
+    m_regs.set64(SYSTOLIC_REG_MACS_REAL_LO, r.macs_real);
     const sc_core::sc_time took = sc_core::sc_time_stamp() - m_start_time;
-    m_regs.set64(offset_of("CYCLES_LO"), static_cast<std::uint64_t>(took / m_cfg.clock_period + 0.5));
-    std::uint32_t cause = irq_done;
+    m_regs.set64(SYSTOLIC_REG_CYCLES_LO, static_cast<std::uint64_t>(took / m_cfg.clock_period + 0.5));
+    std::uint32_t cause = SYSTOLIC_IRQ_DONE;
     if (r.completed()) {
         m_done = true;
         m_log->info("job done: {} advance edges, {} MACs", r.advance_edges, r.macs_padded);
     } else {
         const error_code e = r.status == job_status::bus_error ? error_code::dma : error_code::internal;
-        m_regs.set(regmap::off::error, static_cast<std::uint32_t>(e));
-        if (e == error_code::dma) m_regs.set64(offset_of("ERROR_ADDR_LO"), m_dma_fail_address);
-        cause = irq_error;
+        m_regs.set(SYSTOLIC_REG_ERROR, static_cast<std::uint32_t>(e));
+        if (e == error_code::dma) m_regs.set64(SYSTOLIC_REG_ERROR_ADDR_LO, m_dma_fail_address);
+        cause = SYSTOLIC_IRQ_ERROR;
         m_log->warn("job failed: {}", r.error);
     }
-    m_regs.set(regmap::off::irq_status, m_regs.get(regmap::off::irq_status) | cause);
+    m_regs.set(SYSTOLIC_REG_IRQ_STATUS, m_regs.get(SYSTOLIC_REG_IRQ_STATUS) | cause);
     update_status();
     update_irq();
 }

@@ -1,5 +1,7 @@
 #include "systolic/accelerator_job.h"
 
+#include <systolic/accelerator_regs.h>
+
 #include <cmath>
 #include <cstring>
 #include <sstream>
@@ -27,85 +29,76 @@ std::string hex(std::uint64_t v) {
 
 }  // namespace
 
-std::uint64_t operand_size(dtype_code d) {
-    switch (d) {
-        case dtype_code::int8:
-            return 1;
-        case dtype_code::bf16:
-            return 2;
-        default:
-            return 4;
-    }
+std::uint64_t operand_size(dtype d) {
+    return with_format(d, [](auto format) { return sizeof(typename decltype(format)::operand_type); });
 }
 
-std::uint64_t accumulator_size(dtype_code d) {
-    return d == dtype_code::int32 ? 8 : 4;
+std::uint64_t accumulator_size(dtype d) {
+    return with_format(d, [](auto format) { return sizeof(typename decltype(format)::accumulator_type); });
 }
 
 job_request read_request(const register_block& regs) {
-    using regmap::offset_of;
     job_request r;
-    r.m = regs.get(offset_of("M"));
-    r.k = regs.get(offset_of("K"));
-    r.p = regs.get(offset_of("P"));
-    r.a = regs.get64(offset_of("A_ADDR_LO"));
-    r.b = regs.get64(offset_of("B_ADDR_LO"));
-    r.c = regs.get64(offset_of("C_ADDR_LO"));
-    r.partial = regs.get64(offset_of("PARTIAL_ADDR_LO"));
-    r.a_stride = regs.get(offset_of("A_STRIDE"));
-    r.b_stride = regs.get(offset_of("B_STRIDE"));
-    r.c_stride = regs.get(offset_of("C_STRIDE"));
-    r.partial_stride = regs.get(offset_of("PARTIAL_STRIDE"));
-    r.dtype = regs.get(offset_of("DTYPE"));
-    r.out_dtype = regs.get(offset_of("OUT_DTYPE"));
-    r.order = regs.get(offset_of("ORDER"));
-    r.k_tile = regs.get(offset_of("K_TILE"));
-    r.k_policy = regs.get(offset_of("K_POLICY"));
-    r.overflow = regs.get(offset_of("OVERFLOW"));
-    r.rounding = regs.get(offset_of("ROUNDING"));
-    r.scale_bits = regs.get(offset_of("SCALE"));
-    r.zero_point = regs.get(offset_of("ZERO_POINT"));
+    r.m = regs.get(SYSTOLIC_REG_M);
+    r.k = regs.get(SYSTOLIC_REG_K);
+    r.p = regs.get(SYSTOLIC_REG_P);
+    r.a = regs.get64(SYSTOLIC_REG_A_ADDR_LO);
+    r.b = regs.get64(SYSTOLIC_REG_B_ADDR_LO);
+    r.c = regs.get64(SYSTOLIC_REG_C_ADDR_LO);
+    r.partial = regs.get64(SYSTOLIC_REG_PARTIAL_ADDR_LO);
+    r.a_stride = regs.get(SYSTOLIC_REG_A_STRIDE);
+    r.b_stride = regs.get(SYSTOLIC_REG_B_STRIDE);
+    r.c_stride = regs.get(SYSTOLIC_REG_C_STRIDE);
+    r.partial_stride = regs.get(SYSTOLIC_REG_PARTIAL_STRIDE);
+    r.dtype = regs.get(SYSTOLIC_REG_DTYPE);
+    r.out_dtype = regs.get(SYSTOLIC_REG_OUT_DTYPE);
+    r.order = regs.get(SYSTOLIC_REG_ORDER);
+    r.k_tile = regs.get(SYSTOLIC_REG_K_TILE);
+    r.k_policy = regs.get(SYSTOLIC_REG_K_POLICY);
+    r.overflow = regs.get(SYSTOLIC_REG_OVERFLOW);
+    r.rounding = regs.get(SYSTOLIC_REG_ROUNDING);
+    r.scale_bits = regs.get(SYSTOLIC_REG_SCALE);
+    r.zero_point = regs.get(SYSTOLIC_REG_ZERO_POINT);
     return r;
 }
 
 decoded_job decode_job(const job_request& req, const job_limits& limits) {
     if (auto err = check_dimensions({req.m, req.k, req.p}); !err.empty())
         return refuse(error_code::zero_dim, std::move(err));
-    if (req.dtype > 3) return refuse(error_code::dtype, "unknown DTYPE " + std::to_string(req.dtype));
-    if (req.out_dtype > 1)
-        return refuse(error_code::dtype, "unknown OUT_DTYPE " + std::to_string(req.out_dtype));
-    if (req.order > 2) return refuse(error_code::option, "unknown ORDER " + std::to_string(req.order));
-    if (req.k_policy > 1)
-        return refuse(error_code::option, "unknown K_POLICY " + std::to_string(req.k_policy));
-    if (req.overflow > 1)
-        return refuse(error_code::option, "unknown OVERFLOW " + std::to_string(req.overflow));
-    if (req.rounding > 2)
-        return refuse(error_code::option, "unknown ROUNDING " + std::to_string(req.rounding));
+    const auto format = regmap::from_code(regmap::dtype_values, dtype_names, req.dtype);
+    if (!format) return refuse(error_code::dtype, "unknown DTYPE " + std::to_string(req.dtype));
+    const auto out = regmap::from_code(regmap::out_dtype_values, output_dtype_names, req.out_dtype);
+    if (!out) return refuse(error_code::dtype, "unknown OUT_DTYPE " + std::to_string(req.out_dtype));
+    const auto order = regmap::from_code(regmap::order_values, tile_order_names, req.order);
+    if (!order) return refuse(error_code::option, "unknown ORDER " + std::to_string(req.order));
+    const auto policy = regmap::from_code(regmap::k_policy_values, k_policy_names, req.k_policy);
+    if (!policy) return refuse(error_code::option, "unknown K_POLICY " + std::to_string(req.k_policy));
+    const auto overflow = regmap::from_code(regmap::overflow_values, overflow_mode_names, req.overflow);
+    if (!overflow) return refuse(error_code::option, "unknown OVERFLOW " + std::to_string(req.overflow));
+    const auto rounding = regmap::from_code(regmap::rounding_values, rounding_mode_names, req.rounding);
+    if (!rounding) return refuse(error_code::option, "unknown ROUNDING " + std::to_string(req.rounding));
+    const bool int8_out = *out == output_dtype::int8;
     float scale;
     std::memcpy(&scale, &req.scale_bits, sizeof scale);
-    if (req.out_dtype == 1 && !(scale > 0 && std::isfinite(scale)))
+    if (int8_out && !(scale > 0 && std::isfinite(scale)))
         return refuse(error_code::option,
                       "SCALE must be a positive finite float, got bits " + hex(req.scale_bits));
 
     decoded_job d;
-    d.dtype = static_cast<dtype_code>(req.dtype);
+    d.dtype = *format;
     const std::uint64_t osz = operand_size(d.dtype), asz = accumulator_size(d.dtype);
-    const std::uint64_t csz = req.out_dtype == 1 ? 1 : asz;
+    const std::uint64_t csz = int8_out ? 1 : asz;
     matmul_job& job = d.job;
     job = make_job({req.m, req.k, req.p}, osz, csz, req.a, req.b, req.c, req.a_stride, req.b_stride,
                    req.c_stride);
-    static constexpr tile_order orders[] = {tile_order::row_major, tile_order::col_major,
-                                            tile_order::serpentine};
-    job.order = orders[req.order];
+    job.order = *order;
     job.k_tile = req.k_tile;
-    job.policy = req.k_policy == 1 ? k_policy::partials : k_policy::preserve;
-    job.overflow = req.overflow == 1 ? overflow_mode::saturate : overflow_mode::wrap;
-    job.quant.enabled = req.out_dtype == 1;
+    job.policy = *policy;
+    job.overflow = *overflow;
+    job.quant.enabled = int8_out;
     job.quant.scale = scale;
     job.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
-    static constexpr rounding_mode roundings[] = {rounding_mode::nearest_even, rounding_mode::nearest_away,
-                                                  rounding_mode::toward_zero};
-    job.quant.rounding = roundings[req.rounding];
+    job.quant.rounding = *rounding;
     const bool partial = job.uses_partial_buffer();
     if (partial) {
         if (req.partial == 0)

@@ -3,8 +3,6 @@
 #include <cmath>
 #include <sstream>
 
-#include "systolic/names.h"
-
 namespace systolic {
 
 namespace {
@@ -84,14 +82,6 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
     return {};
 }
 
-std::string_view to_string(k_policy policy) {
-    return policy == k_policy::preserve ? "preserve" : "partials";
-}
-
-std::optional<k_policy> parse_k_policy(std::string_view name) {
-    return parse_name(name, {k_policy::preserve, k_policy::partials});
-}
-
 std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r) {
     if (r.tiles.empty()) return std::nullopt;
     for (const auto& t : r.tiles)
@@ -101,34 +91,6 @@ std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r) {
 
 const char* counts_kind(engine_kind kind) {
     return kind == engine_kind::cycle ? "stepped" : "modelled";
-}
-
-std::string_view to_string(engine_kind kind) {
-    return kind == engine_kind::cycle ? "cycle" : "functional";
-}
-
-std::optional<engine_kind> parse_engine_kind(std::string_view name) {
-    return parse_name(name, {engine_kind::cycle, engine_kind::functional});
-}
-
-const char* to_string(job_status status) {
-    switch (status) {
-        case job_status::idle:
-            return "idle";
-        case job_status::running:
-            return "running";
-        case job_status::completed:
-            return "completed";
-        case job_status::watchdog:
-            return "watchdog";
-        case job_status::bus_error:
-            return "bus_error";
-        case job_status::rejected:
-            return "rejected";
-        case job_status::aborted:
-            return "aborted";
-    }
-    return "?";
 }
 
 }  // namespace systolic

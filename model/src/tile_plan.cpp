@@ -7,20 +7,6 @@
 
 namespace systolic {
 
-const char* to_string(step_kind kind) {
-    switch (kind) {
-        case step_kind::clear:
-            return "clear";
-        case step_kind::load:
-            return "load";
-        case step_kind::advance:
-            return "advance";
-        case step_kind::drain:
-            return "drain";
-    }
-    return "?";
-}
-
 tile_plan::tile_plan(const matmul_job& job, std::size_t n) : tile_plan(job, n, n) {}
 
 tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols)

@@ -5,28 +5,8 @@
 #include <utility>
 
 #include "systolic/counting.h"
-#include "systolic/names.h"
 
 namespace systolic {
-
-std::string_view to_string(tile_order order) {
-    switch (order) {
-        case tile_order::row_major:
-            return "row";
-        case tile_order::col_major:
-            return "col";
-        case tile_order::serpentine:
-            return "snake";
-        case tile_order::random:
-            return "random";
-    }
-    return "?";
-}
-
-std::optional<tile_order> parse_tile_order(std::string_view name) {
-    return parse_name(
-        name, {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random});
-}
 
 namespace {
 

@@ -119,20 +119,6 @@ std::array<std::uint64_t, 2> block_range(const partition_spec& spec, int axis, s
     return {lo, lo + chunk_length(spec.extent[axis], spec.block[axis], b)};
 }
 
-std::string_view to_string(edge_class c) {
-    switch (c) {
-        case edge_class::internal:
-            return "internal";
-        case edge_class::halo:
-            return "halo";
-        case edge_class::long_range:
-            return "long-range";
-        case edge_class::collective:
-            return "collective";
-    }
-    return "?";
-}
-
 edge_class classify(const offset3& block_delta) {
     std::int64_t far = 0;
     for (auto d : block_delta)

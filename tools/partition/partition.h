@@ -56,7 +56,16 @@ index3 block_grid(const partition_spec& spec);
 std::array<std::uint64_t, 2> block_range(const partition_spec& spec, int axis, std::uint64_t b);
 
 enum class edge_class { internal, halo, long_range, collective };
-std::string_view to_string(edge_class c);
+inline constexpr enum_name<edge_class> edge_class_names[] = {
+    {edge_class::internal, "internal", "source and consumer in the same block"},
+    {edge_class::halo, "halo", "the source in a neighbouring block"},
+    {edge_class::long_range, "long-range", "the source two or more blocks away"},
+    {edge_class::collective, "collective", "a whole line along an axis (a reduction)"},
+};
+static_assert(names_in_order(edge_class_names));
+constexpr const char* to_string(edge_class c) {
+    return name_of(edge_class_names, c);
+}
 // The one rule for a uniform edge: by the block offset of its source from its consumer's block.
 // All zero: inside; at most 1 on every axis: halo (a neighbour); 2 or more anywhere: long-range.
 edge_class classify(const offset3& block_delta);

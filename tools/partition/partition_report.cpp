@@ -4,25 +4,7 @@
 #include <sstream>
 #include <stdexcept>
 
-#include "systolic/names.h"
-
 namespace systolic {
-
-std::string_view to_string(count_method m) {
-    switch (m) {
-        case count_method::automatic:
-            return "auto";
-        case count_method::enumerate:
-            return "enumerate";
-        case count_method::closed_form:
-            return "closed-form";
-    }
-    return "?";
-}
-
-std::optional<count_method> parse_count_method(std::string_view name) {
-    return parse_name(name, {count_method::automatic, count_method::enumerate, count_method::closed_form});
-}
 
 partition_report analyse(const partition_spec& spec, const analysis_options& options) {
     validate(spec);

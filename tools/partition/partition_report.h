@@ -7,12 +7,23 @@
 #include <ostream>
 
 #include "partition.h"
+#include "systolic/names.h"
 
 namespace systolic {
 
 enum class count_method { automatic, enumerate, closed_form };
-std::string_view to_string(count_method m);  // "auto", "enumerate", "closed-form"
-std::optional<count_method> parse_count_method(std::string_view name);
+inline constexpr enum_name<count_method> count_method_names[] = {
+    {count_method::automatic, "auto", "enumerate up to ~10^7 points, closed forms beyond"},
+    {count_method::enumerate, "enumerate", "visit every point and edge"},
+    {count_method::closed_form, "closed-form", "count with the closed forms"},
+};
+static_assert(names_in_order(count_method_names));
+constexpr const char* to_string(count_method m) {
+    return name_of(count_method_names, m);
+}
+constexpr std::optional<count_method> parse_count_method(std::string_view name) {
+    return parse_name(count_method_names, name);
+}
 
 // Automatic counting enumerates up to about 10^7 points (and a bounded number of edge visits).
 constexpr std::uint64_t enumeration_point_limit = 10'000'000;

@@ -10,6 +10,7 @@
 #include <string>
 #include <vector>
 
+#include "cli_choice.h"
 #include "cli_suggest.h"
 #include "io/output_set.h"
 #include "io/process.h"
@@ -61,14 +62,15 @@ index3 parse_block(const std::string& text) {
 
 // What the option rules look at.
 struct rule_inputs {
-    std::string order, json;
+    tile_order order;
+    std::string json;
 };
 
 // Options that change nothing without another (README's "Options that need another" lists them).
 const std::vector<tb::option_rule<rule_inputs>>& partition_option_rules() {
     static const std::vector<tb::option_rule<rule_inputs>> rules = {
         {"--seed", "--order random", "it seeds only the random block order",
-         [](const rule_inputs& v) { return v.order == "random"; }},
+         [](const rule_inputs& v) { return v.order == tile_order::random; }},
         {"--edges", "--json", "the crossing edges are listed in the JSON report only",
          [](const rule_inputs& v) { return !v.json.empty(); }},
     };
@@ -86,7 +88,9 @@ extern "C" int sc_main(int, char*[]) {
 int main(int argc, char* argv[]) {
     if (const int status = io::start("systolic-partition"); status != 0) return status;
     std::int64_t m = 0, k = 0, p = 0;
-    std::string block, json, order = "row", method = "auto";
+    std::string block, json;
+    tile_order order = tile_order::row_major;
+    count_method method = count_method::automatic;
     std::vector<std::string> deps;
     std::uint64_t seed = 1;
     bool edges = false;
@@ -104,11 +108,11 @@ int main(int argc, char* argv[]) {
     app.add_option("--dep", deps,
                    "Another dependence: NAME:di,dj,dk (point reads point + offset) or NAME:reduce-i|j|k "
                    "(reads its whole line along that axis, a collective); repeatable");
-    app.add_option("--order", order, "systolic-tb's tile order for the block schedule")
-        ->check(CLI::IsMember({"row", "col", "snake", "random"}));
+    tb::add_choice(app, "--order", order, tile_order_names,
+                   "systolic-tb's tile order for the block schedule");
     app.add_option("--seed", seed, "Seed for --order random");
-    app.add_option("--method", method, "auto: enumerate up to ~10^7 points, closed forms beyond")
-        ->check(CLI::IsMember({"auto", "enumerate", "closed-form"}));
+    tb::add_choice(app, "--method", method, count_method_names,
+                   "auto: enumerate up to ~10^7 points, closed forms beyond");
     app.add_option("--json", json, "Write the report as JSON to FILE ('-' for stdout)");
     app.add_flag("--edges", edges, "List every crossing edge in the JSON (for drawing; small spaces only)");
     app.footer(tb::option_rules_help(partition_option_rules()));
@@ -144,9 +148,9 @@ int main(int argc, char* argv[]) {
         for (const auto& d : deps)
             spec.deps.push_back(parse_dependence(d));
         analysis_options opt;
-        opt.order = *parse_tile_order(order);
+        opt.order = order;
         opt.seed = seed;
-        opt.method = *parse_count_method(method);
+        opt.method = method;
         opt.list_edges = edges;
         const partition_report r = analyse(spec, opt);
 

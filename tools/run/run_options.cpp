@@ -19,6 +19,8 @@ namespace {
 
 struct raw {
     std::string seed = "1", jobs = "1", max_memory;
+    std::string dtype = to_string(dtype::int8), engine = to_string(engine_kind::cycle);
+    std::string inject = to_string(verify::fault::none);
 };
 
 // Options that change nothing without another (README's "Options that need another" lists them).
@@ -52,8 +54,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                    "array size N (an NxN grid) or RxC (R rows of C PEs), or a comma list for a sweep "
                    "(default 32)");
     app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
-    app.add_option("--dtype", o.dtype, "int8 (default), int32, fp32 or bf16");
-    app.add_option("--engine", o.engine, "cycle (default) or functional");
+    app.add_option("--dtype", r.dtype, "int8 (default), int32, fp32 or bf16");
+    app.add_option("--engine", r.engine, "cycle (default) or functional");
     app.add_option("--seed", r.seed, "seed of the random operands (default 1)");
     app.add_option("--data", o.data, "directory of <layer>.a.npy and <layer>.b.npy operands");
     app.add_option("--out", o.out, "directory for COMPUTE_REPORT.csv, TRAFFIC_REPORT.csv and report.json");
@@ -66,7 +68,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
     app.add_flag("--no-progress", o.no_progress, "no progress bar even on a terminal");
     app.add_option(
-        "--inject", o.inject,
+        "--inject", r.inject,
         "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
         "global-skew, skip-advance, extra-advance");
     app.footer(tb::option_rules_help(run_option_rules()));
@@ -78,17 +80,23 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         const std::int64_t jobs = tb::parse_int("--jobs", r.jobs, 1, 1024);
         o.jobs = std::uint64_t(jobs);
         if (app.count("--max-memory")) o.max_memory = tb::parse_size("--max-memory", r.max_memory);
-        if (o.dtype != "int8" && o.dtype != "int32" && o.dtype != "fp32" && o.dtype != "bf16")
-            throw usage_error("--dtype must be int8, int32, fp32 or bf16, got '" + tb::one_line(o.dtype) +
-                              "'");
-        if (o.engine != "cycle" && o.engine != "functional")
-            throw usage_error("--engine must be cycle or functional, got '" + tb::one_line(o.engine) + "'");
-        const auto f = verify::parse_fault(o.inject);
-        if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(o.inject) + "'");
+        const auto dtype = parse_dtype(r.dtype);
+        if (!dtype)
+            throw usage_error("--dtype must be " + names_text(dtype_names) + ", got '" +
+                              tb::one_line(r.dtype) + "'");
+        o.dtype = *dtype;
+        const auto engine = parse_engine_kind(r.engine);
+        if (!engine)
+            throw usage_error("--engine must be " + names_text(engine_kind_names) + ", got '" +
+                              tb::one_line(r.engine) + "'");
+        o.engine = *engine;
+        const auto f = verify::parse_fault(r.inject);
+        if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(r.inject) + "'");
+        o.inject = *f;
         if (*f == verify::fault::clear_between_k)
             throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
-        if (verify::needs_cycle_engine(*f) && o.engine == "functional")
-            throw usage_error("--inject " + o.inject +
+        if (verify::needs_cycle_engine(*f) && o.engine == engine_kind::functional)
+            throw usage_error("--inject " + r.inject +
                               " changes how the array is stepped: it needs --engine cycle");
         if (o.merge) {
             if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)

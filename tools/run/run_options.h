@@ -7,7 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "systolic/verify/fault_names.h"
 #include "systolic/counting.h"
+#include "systolic/job_names.h"
+#include "systolic/number_format.h"
 
 namespace systolic::run {
 
@@ -15,8 +18,8 @@ struct run_cli {
     std::string topology;
     std::string array = "32";          // --array: "N", "RxC" or a comma list of them
     std::optional<std::string> sweep;  // --sweep FILE: the same, one or more per line, # comments
-    std::string dtype = "int8";
-    std::string engine = "cycle";
+    systolic::dtype dtype = systolic::dtype::int8;
+    engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
     std::optional<std::string> data;  // --data DIR
     std::optional<std::string> out;   // --out DIR
@@ -28,7 +31,7 @@ struct run_cli {
     std::optional<std::uint64_t> max_memory;
     std::string log_level = "warn";
     bool no_progress = false;
-    std::string inject = "none";  // a known defect planted in every layer (testbench use)
+    verify::fault inject = verify::fault::none;  // a known defect planted in every layer (testbench use)
 };
 
 struct cli_outcome {

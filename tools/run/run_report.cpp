@@ -197,16 +197,6 @@ bool is_array_name(const std::string& s) {
     return true;
 }
 
-constexpr const char* dtype_names[] = {int8_format::name, int32_format::name, fp32_format::name,
-                                       bf16_format::name};
-
-std::vector<std::string> status_names() {
-    std::vector<std::string> v;
-    for (int s = 0; s <= int(job_status::aborted); ++s)  // aborted is the last status
-        v.emplace_back(to_string(job_status(s)));
-    return v;
-}
-
 }  // namespace
 
 layer_record record_from_json(const nlohmann::json& j, const std::string& source) {
@@ -227,8 +217,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.layer_id = f.number(j, "layer_id", 0, r.layers_in_topology - 1);
     r.layer = f.text(j, "layer");
     if (r.layer.empty()) f.fail("layer", "is empty");
-    r.kind =
-        f.name(j, "kind", std::vector<std::string>{to_string(layer_kind::gemm), to_string(layer_kind::conv)});
+    r.kind = f.name(j, "kind", names(layer_kind_names));
     for (const auto& v : f.array(j, "conv"))
         r.conv.push_back(f.number_value(v, "conv", 1, max_dimension));
     r.array_rows = f.number(j, "array_rows", 1, max_array);
@@ -254,7 +243,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
             f.fail("conv", "the convolution does not lower to M=" + std::to_string(r.m) +
                                " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p));
     }
-    r.dtype = f.name(j, "dtype", dtype_names);
+    r.dtype = f.name(j, "dtype", names(dtype_names));
     r.engine = f.text(j, "engine");
     if (!parse_engine_kind(r.engine))
         f.fail("engine",
@@ -266,7 +255,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     if (!verify::parse_fault(r.inject))
         f.fail("inject",
                "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
-    r.status = f.name(j, "status", status_names());
+    r.status = f.name(j, "status", names(job_status_names));
     r.error = f.text(j, "error");
     r.pass = f.flag(j, "pass");
     const auto& sb = f.at(j, "scoreboard");

@@ -86,10 +86,10 @@ plan make_plan(const run_cli& o) {
     p.settings.layers_in_topology = p.topo.layers.size();
     for (const auto& a : p.arrays)
         p.settings.sweep.push_back(array_name(a));
-    p.settings.dtype = o.dtype;
-    p.settings.engine = *parse_engine_kind(o.engine);
+    p.settings.dtype = to_string(o.dtype);
+    p.settings.engine = o.engine;
     p.settings.seed = o.seed;
-    p.settings.inject = *verify::parse_fault(o.inject);
+    p.settings.inject = o.inject;
     if (o.data) {
         p.settings.data_dir = *o.data;
         struct stat st {};
@@ -239,17 +239,11 @@ bool runs_in_one_process(const plan& p, const run_cli& o) {
 
 void check_inputs(const plan& p, const run_cli& o) {
     const bool one = runs_in_one_process(p, o);
-    if (o.dtype == "int8") return check_jobs<int8_format>(p, o, one);
-    if (o.dtype == "fp32") return check_jobs<fp32_format>(p, o, one);
-    if (o.dtype == "bf16") return check_jobs<bf16_format>(p, o, one);
-    return check_jobs<int32_format>(p, o, one);
+    with_format(o.dtype, [&](auto format) { check_jobs<decltype(format)>(p, o, one); });
 }
 
 std::vector<layer_record> run_in_process(const plan& p, const run_cli& o, bool progress) {
-    if (o.dtype == "int8") return run_here<int8_format>(p, progress);
-    if (o.dtype == "fp32") return run_here<fp32_format>(p, progress);
-    if (o.dtype == "bf16") return run_here<bf16_format>(p, progress);
-    return run_here<int32_format>(p, progress);
+    return with_format(o.dtype, [&](auto format) { return run_here<decltype(format)>(p, progress); });
 }
 
 std::string self_exe() {
@@ -278,9 +272,9 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
                                   "--array",
                                   arrays,
                                   "--dtype",
-                                  o.dtype,
+                                  to_string(o.dtype),
                                   "--engine",
-                                  o.engine,
+                                  to_string(o.engine),
                                   "--job",
                                   array_name(j.array) + ":" + std::to_string(j.l->id),
                                   "--job-out",
@@ -292,7 +286,7 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
         a.insert(a.end(), {"--seed", std::to_string(o.seed)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
     if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
-    if (o.inject != "none") a.insert(a.end(), {"--inject", o.inject});
+    if (o.inject != verify::fault::none) a.insert(a.end(), {"--inject", to_string(o.inject)});
     return a;
 }
 

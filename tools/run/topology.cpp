@@ -9,10 +9,6 @@
 
 namespace systolic::run {
 
-const char* to_string(layer_kind kind) {
-    return kind == layer_kind::gemm ? "gemm" : "conv";
-}
-
 namespace {
 
 constexpr const char* gemm_fields[] = {"Layer", "M", "N", "K"};

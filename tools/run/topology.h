@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "systolic/counting.h"
+#include "systolic/names.h"
 
 namespace systolic::run {
 
@@ -26,7 +27,14 @@ struct topology_error : std::runtime_error {
 };
 
 enum class layer_kind { gemm, conv };
-const char* to_string(layer_kind kind);  // "gemm", "conv"
+inline constexpr enum_name<layer_kind> layer_kind_names[] = {
+    {layer_kind::gemm, "gemm", "a GEMM layer: M, N, K"},
+    {layer_kind::conv, "conv", "a convolution, lowered to a GEMM (im2col)"},
+};
+static_assert(names_in_order(layer_kind_names));
+constexpr const char* to_string(layer_kind kind) {
+    return name_of(layer_kind_names, kind);
+}
 
 struct conv_params {
     std::uint64_t ifmap_h = 0, ifmap_w = 0;

@@ -20,7 +20,7 @@
 #include <memory>
 #include <systemc>
 #include <tlm>
-#include <type_traits>
+#include <tuple>
 
 #include "systolic/accelerator_job.h"
 #include "systolic/job.h"
@@ -81,6 +81,7 @@ private:
     // (rows newest first), the array module.
     template <class Format>
     struct lane {
+        using format = Format;
         std::unique_ptr<systolic_array<Format>> array;
         std::unique_ptr<tile_controller<Format>> ctrl;
         lane(const std::string& format, const config& cfg)
@@ -99,21 +100,22 @@ private:
         }
     };
 
+    // One lane per format of the closed set, in its order.
+    template <class List>
+    struct lane_set;
+    template <class... Formats>
+    struct lane_set<type_list<Formats...>> {
+        using type = std::tuple<std::unique_ptr<lane<Formats>>...>;
+    };
+
     template <class F>
-    void with_lane(dtype_code d, F&& f);
+    void with_lane(dtype d, F&& f);
+    template <std::size_t I>
+    void reset_lanes_from();
     // (const: the lanes are the accelerator's parts, not its state)
     template <class Format>
     lane<Format>& lane_of() const {
-        if constexpr (std::is_same_v<Format, int8_format>)
-            return *m_int8;
-        else if constexpr (std::is_same_v<Format, int32_format>)
-            return *m_int32;
-        else if constexpr (std::is_same_v<Format, fp32_format>)
-            return *m_fp32;
-        else {
-            static_assert(std::is_same_v<Format, bf16_format>, "a lane per format: int8, int32, fp32, bf16");
-            return *m_bf16;
-        }
+        return *std::get<std::unique_ptr<lane<Format>>>(m_lanes);
     }
 
     // regs
@@ -145,10 +147,7 @@ private:
     std::shared_ptr<spdlog::logger> m_log;
     register_block m_regs;
     tlm_utils::multi_passthrough_target_socket<accelerator> m_funnel;
-    std::unique_ptr<lane<int8_format>> m_int8;
-    std::unique_ptr<lane<int32_format>> m_int32;
-    std::unique_ptr<lane<fp32_format>> m_fp32;
-    std::unique_ptr<lane<bf16_format>> m_bf16;
+    typename lane_set<formats>::type m_lanes;
 
     sc_core::sc_time m_access_delay = sc_core::SC_ZERO_TIME;  // of the register write being handled
     bool m_busy = false;      // START accepted, and the job has not ended (or stopped after a reset)

@@ -8,11 +8,10 @@
 
 #include "systolic/accelerator_map.h"
 #include "systolic/job.h"
+#include "systolic/number_format.h"
 #include "systolic/register_block.h"
 
 namespace systolic {
-
-enum class dtype_code : std::uint32_t { int8 = 0, int32 = 1, fp32 = 2, bf16 = 3 };
 
 // The configuration registers' values.
 struct job_request {
@@ -35,7 +34,7 @@ struct job_limits {
 struct decoded_job {
     regmap::error_code error = regmap::error_code::none;
     std::string message;  // one line when refused
-    dtype_code dtype = dtype_code::int8;
+    systolic::dtype dtype = systolic::dtype::int8;
     matmul_job job;
 
     bool ok() const { return error == regmap::error_code::none; }
@@ -44,7 +43,7 @@ struct decoded_job {
 decoded_job decode_job(const job_request& req, const job_limits& limits);
 
 // Operand and accumulator sizes of a format in bytes.
-std::uint64_t operand_size(dtype_code d);
-std::uint64_t accumulator_size(dtype_code d);
+std::uint64_t operand_size(dtype d);
+std::uint64_t accumulator_size(dtype d);
 
 }  // namespace systolic

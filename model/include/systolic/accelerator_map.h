@@ -10,6 +10,13 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <optional>
+
+#include "systolic/job_names.h"
+#include "systolic/names.h"
+#include "systolic/number_format.h"
+#include "systolic/quantize.h"
+#include "systolic/tiling.h"
 
 namespace systolic::regmap {
 
@@ -206,19 +213,16 @@ inline constexpr value_set value_sets[] = {
 
 // clang-format on
 
-// Offsets by name, for C++ code of the model and its tests (the C header gives SYSTOLIC_REG_*).
+// Look-ups by name, for constant expressions and the tests that hold the generated header to the
+// map. Code that reads or writes a register uses the generated SYSTOLIC_REG_* constants of
+// <systolic/accelerator_regs.h>, so a misspelt name does not compile.
 constexpr bool same(const char* a, const char* b) {
-    while (*a && *a == *b)
-        ++a, ++b;
-    return *a == *b;
+    return systolic::detail::same_name(a, b);
 }
 constexpr const reg& find(const char* name) {
     for (const reg& r : registers)
         if (same(r.name, name)) return r;
     throw "no such register";  // a compile-time error in constant evaluation
-}
-constexpr std::uint32_t offset_of(const char* name) {
-    return find(name).offset;
 }
 template <std::size_t N>
 constexpr std::uint32_t code_of(const value (&set)[N], const char* name) {
@@ -257,9 +261,51 @@ constexpr bool error_codes_in_order() {
 static_assert(error_codes_in_order(), "error_code must list error_values in order");
 static_assert(code_of(error_values, "DMA") == std::uint32_t(error_code::dma));
 
-namespace off {
-inline constexpr std::uint32_t id = offset_of("ID"), ctrl = offset_of("CTRL"), status = offset_of("STATUS"),
-                               error = offset_of("ERROR"), irq_status = offset_of("IRQ_STATUS");
-}  // namespace off
+// A register's value set names the values of one of the model's enums: each value's name is the
+// enum's name in upper case with '_' for '-' (ORDER's SNAKE is tile_order "snake", ROUNDING's
+// NEAREST_EVEN is rounding_mode "nearest-even"). So a code maps to the enum through the two tables,
+// and the static_asserts below hold every code of a set to a name of its enum.
+namespace detail {
+constexpr bool register_spelling(const char* reg, const char* name) {
+    for (; *reg != '\0' && *name != '\0'; ++reg, ++name) {
+        const char n = *name == '-' ? '_' : (*name >= 'a' && *name <= 'z') ? char(*name - 'a' + 'A') : *name;
+        if (*reg != n) return false;
+    }
+    return *reg == *name;
+}
+}  // namespace detail
+
+template <class Enum, std::size_t N, std::size_t M>
+constexpr std::optional<Enum> from_code(const value (&set)[M], const name_table<Enum, N>& table,
+                                        std::uint32_t code) {
+    for (const auto& v : set)
+        if (v.code == code)
+            for (const auto& e : table)
+                if (detail::register_spelling(v.name, e.name)) return e.value;
+    return std::nullopt;
+}
+
+// The code of an enum value in a register's value set; none when the register has no such value
+// (ORDER has no random order).
+template <class Enum, std::size_t N, std::size_t M>
+constexpr std::optional<std::uint32_t> code_for(const value (&set)[M], const name_table<Enum, N>& table,
+                                                Enum v) {
+    for (const auto& s : set)
+        if (detail::register_spelling(s.name, name_of(table, v))) return s.code;
+    return std::nullopt;
+}
+
+template <class Enum, std::size_t N, std::size_t M>
+constexpr bool every_code_named(const value (&set)[M], const name_table<Enum, N>& table) {
+    for (const auto& v : set)
+        if (!from_code(set, table, v.code)) return false;
+    return true;
+}
+static_assert(every_code_named(dtype_values, dtype_names));
+static_assert(every_code_named(out_dtype_values, output_dtype_names));
+static_assert(every_code_named(order_values, tile_order_names));
+static_assert(every_code_named(k_policy_values, k_policy_names));
+static_assert(every_code_named(overflow_values, overflow_mode_names));
+static_assert(every_code_named(rounding_values, rounding_mode_names));
 
 }  // namespace systolic::regmap

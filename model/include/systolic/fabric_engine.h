@@ -34,13 +34,20 @@
 #include "systolic/engine.h"
 #include "systolic/fabric_geometry.h"
 #include "systolic/format_instances.h"
+#include "systolic/names.h"
 #include "systolic/worker_pool.h"
 
 namespace systolic {
 
 enum class link_kind { a, b, c };
-inline const char* to_string(link_kind k) {
-    return k == link_kind::a ? "a" : k == link_kind::b ? "b" : "c";
+inline constexpr enum_name<link_kind> link_kind_names[] = {
+    {link_kind::a, "a", "A tokens, passed east"},
+    {link_kind::b, "b", "B tokens, passed south"},
+    {link_kind::c, "c", "partial sums, passed along K"},
+};
+static_assert(names_in_order(link_kind_names));
+constexpr const char* to_string(link_kind k) {
+    return name_of(link_kind_names, k);
 }
 
 // One link between two arrays (indices into the fabric's arrays) and what it carried.

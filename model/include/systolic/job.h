@@ -9,24 +9,13 @@
 #include <vector>
 
 #include "systolic/counting.h"
+#include "systolic/job_names.h"
 #include "systolic/matrix_layout.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
-
-// How a tile's reduction is split into chunks (see counting.h): keep the PE accumulators between
-// chunks, or drain each chunk's wide partial sums to a buffer and combine them there.
-enum class k_policy { preserve, partials };
-std::string_view to_string(k_policy policy);
-std::optional<k_policy> parse_k_policy(std::string_view name);
-
-// How a chunk runs (see engine.h): stepped one advance edge at a time (counters are what the PEs
-// did), or computed by a blocked loop nest with the same result (counters from the counting rules).
-enum class engine_kind { cycle, functional };
-std::string_view to_string(engine_kind kind);  // "cycle", "functional"
-std::optional<engine_kind> parse_engine_kind(std::string_view name);
 
 struct matmul_job {
     problem_shape shape;
@@ -72,9 +61,6 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
 std::string check_dimensions(const problem_shape& s);
 std::string check_k_limit(const problem_shape& s);
 std::string check_overlaps(const matmul_job& job);
-
-enum class job_status { idle, running, completed, watchdog, bus_error, rejected, aborted };
-const char* to_string(job_status status);
 
 struct tile_report {
     tile where;                       // index in visiting order, origin, real rows/cols

@@ -10,16 +10,31 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
 #include <optional>
+#include <stdexcept>
+#include <string>
 #include <string_view>
 #include <type_traits>
+#include <utility>
+
+#include "systolic/names.h"
 
 namespace systolic {
 
 enum class overflow_mode { wrap, saturate };
-std::string_view to_string(overflow_mode mode);
-std::optional<overflow_mode> parse_overflow_mode(std::string_view name);
+inline constexpr enum_name<overflow_mode> overflow_mode_names[] = {
+    {overflow_mode::wrap, "wrap", "integer accumulators wrap modulo 2^bits"},
+    {overflow_mode::saturate, "saturate", "integer accumulators saturate at the range's end"},
+};
+static_assert(names_in_order(overflow_mode_names));
+constexpr const char* to_string(overflow_mode mode) {
+    return name_of(overflow_mode_names, mode);
+}
+constexpr std::optional<overflow_mode> parse_overflow_mode(std::string_view name) {
+    return parse_name(overflow_mode_names, name);
+}
 
 // bfloat16: the top half of an IEEE-754 binary32. Conversion from float rounds to nearest, ties
 // to even; NaNs stay NaNs (quiet), infinities stay infinities.
@@ -151,5 +166,87 @@ struct bf16_format : float_arithmetic<bf16> {
     static constexpr const char* operand_descr = "<f4";
     static constexpr const char* accumulator_descr = "<f4";
 };
+
+// The four formats are a closed set: one list of types, one enum in the same order, one dispatch
+// from a run-time dtype to the template code. Code that needs "the format named X" calls
+// with_format, never compares names.
+template <class... Formats>
+struct type_list {
+    static constexpr std::size_t size = sizeof...(Formats);
+};
+using formats = type_list<int8_format, int32_format, fp32_format, bf16_format>;
+
+enum class dtype { int8, int32, fp32, bf16 };
+inline constexpr enum_name<dtype> dtype_names[] = {
+    {dtype::int8, int8_format::name, "int8 operands, int32 accumulators"},
+    {dtype::int32, int32_format::name, "int32 operands, int64 accumulators"},
+    {dtype::fp32, fp32_format::name, "fp32 operands and accumulators"},
+    {dtype::bf16, bf16_format::name, "bf16 operands, fp32 accumulators"},
+};
+static_assert(names_in_order(dtype_names));
+constexpr const char* to_string(dtype d) {
+    return name_of(dtype_names, d);
+}
+constexpr std::optional<dtype> parse_dtype(std::string_view name) {
+    return parse_name(dtype_names, name);
+}
+
+namespace detail {
+template <std::size_t I, class List>
+struct type_at;
+template <std::size_t I, class First, class... Rest>
+struct type_at<I, type_list<First, Rest...>> : type_at<I - 1, type_list<Rest...>> {};
+template <class First, class... Rest>
+struct type_at<0, type_list<First, Rest...>> {
+    using type = First;
+};
+template <class Format, std::size_t I, class List>
+struct index_of;
+template <class Format, std::size_t I, class First, class... Rest>
+struct index_of<Format, I, type_list<First, Rest...>> : index_of<Format, I + 1, type_list<Rest...>> {};
+template <class Format, std::size_t I, class... Rest>
+struct index_of<Format, I, type_list<Format, Rest...>> {
+    static constexpr std::size_t value = I;
+};
+}  // namespace detail
+
+template <dtype D>
+using format_of = typename detail::type_at<std::size_t(D), formats>::type;
+template <class Format>
+inline constexpr dtype dtype_of = dtype(detail::index_of<Format, 0, formats>::value);
+
+// The type list and the enum name the formats in the same order.
+template <std::size_t... I>
+constexpr bool formats_in_dtype_order(std::index_sequence<I...>) {
+    return formats::size == std::size(dtype_names) &&
+           (detail::same_name(detail::type_at<I, formats>::type::name, dtype_names[I].name) && ...);
+}
+static_assert(formats_in_dtype_order(std::make_index_sequence<formats::size>{}));
+
+namespace detail {
+template <class F, class... Formats>
+void for_each_in(type_list<Formats...>, F& f) {
+    (f(Formats{}), ...);
+}
+}  // namespace detail
+
+// f(Format{}) for every format, in the list's order.
+template <class F>
+void for_each_format(F&& f) {
+    detail::for_each_in(formats{}, f);
+}
+
+// f(Format{}) for the format d names; its result is f's (the same type for every format).
+// E.g. with_format(d, [&](auto format) { return run<decltype(format)>(o); }).
+template <class F, std::size_t I = 0>
+decltype(auto) with_format(dtype d, F&& f) {
+    using Format = typename detail::type_at<I, formats>::type;
+    if constexpr (I + 1 < formats::size) {
+        if (d != dtype(I)) return with_format<F, I + 1>(d, std::forward<F>(f));
+    } else if (d != dtype(I)) {
+        throw std::invalid_argument("with_format: no number format " + std::to_string(int(d)));
+    }
+    return std::forward<F>(f)(Format{});
+}
 
 }  // namespace systolic

@@ -18,11 +18,34 @@
 #include <string_view>
 #include <type_traits>
 
+#include "systolic/names.h"
+
 namespace systolic {
 
 enum class rounding_mode { nearest_even, nearest_away, toward_zero };
-std::string_view to_string(rounding_mode mode);
-std::optional<rounding_mode> parse_rounding_mode(std::string_view name);  // "nearest-even", ...
+inline constexpr enum_name<rounding_mode> rounding_mode_names[] = {
+    {rounding_mode::nearest_even, "nearest-even", "round half to even"},
+    {rounding_mode::nearest_away, "nearest-away", "round half away from zero"},
+    {rounding_mode::toward_zero, "toward-zero", "truncate"},
+};
+static_assert(names_in_order(rounding_mode_names));
+constexpr const char* to_string(rounding_mode mode) {
+    return name_of(rounding_mode_names, mode);
+}
+constexpr std::optional<rounding_mode> parse_rounding_mode(std::string_view name) {
+    return parse_name(rounding_mode_names, name);
+}
+
+// What C holds: the accumulators, or int8 codes requantized from them (the OUT_DTYPE register).
+enum class output_dtype { acc, int8 };
+inline constexpr enum_name<output_dtype> output_dtype_names[] = {
+    {output_dtype::acc, "acc", "the accumulators"},
+    {output_dtype::int8, "int8", "int8 codes: saturate(round(acc x scale) + zero_point)"},
+};
+static_assert(names_in_order(output_dtype_names));
+constexpr const char* to_string(output_dtype d) {
+    return name_of(output_dtype_names, d);
+}
 
 struct quantization {
     bool enabled = false;  // false: C holds the accumulators themselves

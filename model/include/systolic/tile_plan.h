@@ -12,12 +12,23 @@
 #include <vector>
 
 #include "systolic/job.h"
+#include "systolic/names.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
 
+// The phases of a chunk; their names label the trace's and the waveform's phases.
 enum class step_kind { clear, load, advance, drain };
-const char* to_string(step_kind kind);
+inline constexpr enum_name<step_kind> step_kind_names[] = {
+    {step_kind::clear, "clear", "zero the accumulators"},
+    {step_kind::load, "load", "read the chunk's A rows and B columns into the feeders"},
+    {step_kind::advance, "advance", "step the array, one advance edge at a time"},
+    {step_kind::drain, "drain", "write the sums to C or to the partial-sum buffer"},
+};
+static_assert(names_in_order(step_kind_names));
+constexpr const char* to_string(step_kind kind) {
+    return name_of(step_kind_names, kind);
+}
 
 // Where a drain sends the sums.
 enum class drain_target {

@@ -8,13 +8,26 @@
 #include <string_view>
 #include <vector>
 
+#include "systolic/names.h"
+
 namespace systolic {
 
 enum class tile_order { row_major, col_major, serpentine, random };
 
-// "row", "col", "snake", "random" - the names the command line and the JSON report use.
-std::string_view to_string(tile_order order);
-std::optional<tile_order> parse_tile_order(std::string_view name);
+// The names the command line and the JSON report use.
+inline constexpr enum_name<tile_order> tile_order_names[] = {
+    {tile_order::row_major, "row", "row by row, each row left to right"},
+    {tile_order::col_major, "col", "column by column, each column top to bottom"},
+    {tile_order::serpentine, "snake", "row by row, every other row right to left"},
+    {tile_order::random, "random", "a shuffle drawn from the seed"},
+};
+static_assert(names_in_order(tile_order_names));
+constexpr const char* to_string(tile_order order) {
+    return name_of(tile_order_names, order);
+}
+constexpr std::optional<tile_order> parse_tile_order(std::string_view name) {
+    return parse_name(tile_order_names, name);
+}
 
 struct tile {
     std::uint64_t index = 0;  // position in the visiting order

@@ -34,9 +34,21 @@
 
 namespace systolic::observe {
 
-// The phase signal's values, also the legend in the file's header and in docs/waveforms.md.
-enum class vcd_phase : std::uint8_t { idle = 0, clear = 1, load = 2, advance = 3, drain = 4 };
-inline constexpr const char* vcd_phase_legend = "phase: 0 idle, 1 clear, 2 load, 3 advance, 4 drain";
+// The phase signal's values: 0 while idle, 1 + the step's kind while a step runs (step_kind_names'
+// order). The legend in the file's header and in docs/waveforms.md says the same.
+constexpr std::uint8_t idle_phase = 0;
+constexpr std::uint8_t phase_of(step_kind k) {
+    return static_cast<std::uint8_t>(1 + static_cast<int>(k));
+}
+constexpr const char* phase_name(std::uint8_t phase) {
+    return phase == idle_phase ? "idle" : to_string(static_cast<step_kind>(phase - 1));
+}
+inline std::string vcd_phase_legend() {
+    std::string legend = "phase: " + std::to_string(idle_phase) + " " + phase_name(idle_phase);
+    for (const auto& e : step_kind_names)
+        legend += ", " + std::to_string(phase_of(e.value)) + " " + e.name;
+    return legend;
+}
 
 template <class Format>
 class vcd_observer final : public edge_observer<Format> {
@@ -68,7 +80,7 @@ public:
         const auto res = sc_core::sc_get_time_resolution();
         m_half = std::max<std::uint64_t>(1, clock.value() / 2);
         m_w.set_timescale(res.to_string());
-        m_w.add_comment(vcd_phase_legend);
+        m_w.add_comment(vcd_phase_legend());
         m_w.add_comment("advance: one pulse per advance edge, rising at the edge (one clock of " +
                         clock.to_string() + " after the previous edge), falling half a clock later");
         m_view.clock = clock.value();
@@ -133,11 +145,11 @@ public:
     // a name that places it, the view on the first tile with markers A and B at its first and last
     // advance edge. Complete after finish().
     std::string save_file(const std::string& dumpfile) const {
-        return gtkw_file(dumpfile, m_save, m_view,
-                         {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
-                          "Times are in the VCD's units (1 advance edge = 1 clock). " +
-                              std::string(vcd_phase_legend) + ".",
-                          "Markers A and B: the first tile's first and last advance edge."});
+        return gtkw_file(
+            dumpfile, m_save, m_view,
+            {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
+             "Times are in the VCD's units (1 advance edge = 1 clock). " + vcd_phase_legend() + ".",
+             "Markers A and B: the first tile's first and last advance edge."});
     }
 
     void on_edge(const edge_event<Format>& e) override {
@@ -202,26 +214,7 @@ public:
         at(end);
         flush_falls(never);
         m_w.set_time(end.value());
-        set_phase(vcd_phase::idle);
-    }
-
-    static const char* name_of(vcd_phase p) {
-        static const char* const names[] = {"idle", "clear", "load", "advance", "drain"};
-        return names[static_cast<int>(p)];
-    }
-
-    static vcd_phase phase_of(step_kind k) {
-        switch (k) {
-            case step_kind::clear:
-                return vcd_phase::clear;
-            case step_kind::load:
-                return vcd_phase::load;
-            case step_kind::advance:
-                return vcd_phase::advance;
-            case step_kind::drain:
-                return vcd_phase::drain;
-        }
-        return vcd_phase::idle;
+        set_phase(idle_phase);
     }
 
 private:
@@ -230,9 +223,9 @@ private:
     };
     static constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 
-    void set_phase(vcd_phase ph) {
+    void set_phase(std::uint8_t ph) {
         m_w.set(m_phase, std::uint64_t(ph));
-        m_w.set_string(m_phase_name, name_of(ph));
+        m_w.set_string(m_phase_name, phase_name(ph));
     }
 
     // A wire in the VCD, and its row in the save file's group.

@@ -4,25 +4,11 @@
 // the drain; none touches the per-edge path.
 #pragma once
 
-#include <optional>
-#include <string_view>
-
+#include "systolic/verify/fault_names.h"
 #include "systolic/engine.h"
 #include "systolic/fault_hooks.h"
 
 namespace systolic::verify {
-
-enum class fault {
-    none,
-    clear_between_k,  // zero the accumulators between K chunks (k_policy::preserve)
-    invalid_padding,  // feed padding rows and columns as invalid tokens instead of valid zeros
-    no_mask,          // drain all R x C results, in range or not
-    global_skew,      // skew the streams by global row/column instead of local
-    skip_advance,     // issue one advance edge too few per tile
-    extra_advance,    // issue one advance edge too many per tile (only the edge count shows it)
-};
-std::string_view to_string(fault f);
-std::optional<fault> parse_fault(std::string_view name);  // "clear-between-k", ...
 
 // Faults that change how the array is stepped, which the functional engine does not do.
 bool needs_cycle_engine(fault f);
