@@ -100,7 +100,7 @@ SC_MODULE(platform) {
         register_dut::config cfg;
         cfg.array_size = n;
         cfg.irq = &irq;
-        register_dut d(sw.dev(), dtype_code::int32, cfg);
+        register_dut d(sw.dev(), dtype::int32, cfg);
         const auto pr = random_problem<int32_format>({7, 5, 4}, 3);
         r.irq_job = env32.check(d, pr);
         job_options split;
@@ -113,7 +113,7 @@ SC_MODULE(platform) {
         d.set_config(polled);
         r.polled_job = env32.check(d, pr);
 
-        register_dut f(sw.dev(), dtype_code::fp32, cfg);
+        register_dut f(sw.dev(), dtype::fp32, cfg);
         r.fp32_job = env_fp32.check(f, random_problem<fp32_format>({5, 6, 7}, 5));
 
         matmul_job overlap = env32.plan_memory(pr.shape, {});
@@ -160,7 +160,7 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     job.quant.scale = 0.5;
     job.quant.zero_point = -3;
     job.quant.rounding = rounding_mode::toward_zero;
-    const systolic_job j = driver_job(job, dtype_code::int8);
+    const systolic_job j = driver_job(job, dtype::int8);
     EXPECT_EQ(j.m, 3u);
     EXPECT_EQ(j.k, 4u);
     EXPECT_EQ(j.p, 5u);
@@ -182,7 +182,7 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     EXPECT_EQ(j.scale, 0.5f);
     EXPECT_EQ(j.zero_point, -3);
     job.order = tile_order::random;
-    EXPECT_THROW(driver_job(job, dtype_code::int8), std::invalid_argument);
+    EXPECT_THROW(driver_job(job, dtype::int8), std::invalid_argument);
     EXPECT_EQ(error_name(SYSTOLIC_ERR_OVERLAP), "ERR_OVERLAP");
     EXPECT_EQ(error_name(99), "99");
 }

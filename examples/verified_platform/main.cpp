@@ -127,7 +127,7 @@ struct platform : sc_core::sc_module {
         verify::register_dut::config cfg;
         cfg.array_size = accel.cfg().array_size;
         cfg.irq = &irq;
-        verify::register_dut dut({this, &read32, &write32}, dtype_code::int32, cfg);
+        verify::register_dut dut({this, &read32, &write32}, dtype::int32, cfg);
         // Jobs the environment places in RAM, fills, runs and checks: every write of C, the memory
         // outside C, the edge counts and the TLM protocol.
         for (std::uint64_t seed = 1; seed <= 3; ++seed) {

@@ -58,7 +58,7 @@ job_status status_of(std::uint32_t error) {
 
 }  // namespace
 
-systolic_job driver_job(const matmul_job& job, dtype_code dtype) {
+systolic_job driver_job(const matmul_job& job, dtype format) {
     if (job.quant.per_partial)
         throw std::invalid_argument("register_dut: the accelerator quantizes the complete sum only");
     systolic_job j;
@@ -72,7 +72,7 @@ systolic_job driver_job(const matmul_job& job, dtype_code dtype) {
     j.a_stride = narrow(job.a.row_stride, "A's stride");
     j.b_stride = narrow(job.b.row_stride, "B's stride");
     j.c_stride = narrow(job.c.row_stride, "C's stride");
-    j.dtype = static_cast<std::uint32_t>(dtype);
+    j.dtype = *regmap::code_for(regmap::dtype_values, dtype_names, format);
     j.out_dtype = job.quant.enabled ? SYSTOLIC_OUT_DTYPE_INT8 : SYSTOLIC_OUT_DTYPE_ACC;
     j.order = order_code(job.order);
     j.k_tile = narrow(job.k_tile, "K_TILE");
@@ -95,8 +95,8 @@ std::string error_name(std::uint32_t code) {
     return std::to_string(code);
 }
 
-register_dut::register_dut(const systolic_dev& dev, dtype_code dtype, const config& cfg)
-    : m_dev(dev), m_dtype(dtype), m_cfg(cfg) {}
+register_dut::register_dut(const systolic_dev& dev, dtype format, const config& cfg)
+    : m_dev(dev), m_dtype(format), m_cfg(cfg) {}
 
 void register_dut::start(const matmul_job& job) {
     const systolic_job j = driver_job(job, m_dtype);

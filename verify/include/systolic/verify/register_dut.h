@@ -19,8 +19,8 @@
 
 namespace systolic::verify {
 
-// The driver's registers for `job` in format `dtype`: the one translation from a matmul_job.
-systolic_job driver_job(const matmul_job& job, dtype_code dtype);
+// The driver's registers for `job` in format `format`: the one translation from a matmul_job.
+systolic_job driver_job(const matmul_job& job, dtype format);
 
 // "ERR_OVERLAP": the name of an ERROR register value, or its number when it has none.
 std::string error_name(std::uint32_t code);
@@ -36,7 +36,7 @@ public:
         sc_core::sc_time time_limit = sc_core::SC_ZERO_TIME;
     };
 
-    register_dut(const systolic_dev& dev, dtype_code dtype, const config& cfg);
+    register_dut(const systolic_dev& dev, dtype format, const config& cfg);
 
     void start(const matmul_job& job) override;
     const sc_core::sc_event& done_event() const override { return m_done; }
@@ -53,14 +53,14 @@ public:
     std::uint64_t cycles() const { return m_cycles; }
     sc_core::sc_time took() const { return m_ended - m_started; }
 
-    void set_dtype(dtype_code dtype) { m_dtype = dtype; }
+    void set_dtype(dtype format) { m_dtype = format; }
     void set_config(const config& cfg) { m_cfg = cfg; }
 
 private:
     void watch(std::uint64_t generation);
 
     systolic_dev m_dev;
-    dtype_code m_dtype;
+    dtype m_dtype;
     config m_cfg;
     bool m_busy = false;
     std::uint64_t m_generation = 0;  // jobs started; a watcher of an older job stops unheard
