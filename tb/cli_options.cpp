@@ -273,7 +273,8 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->type_name("TEXT");
     app.add_flag("--quantize-partials", o.quantize_partials,
                  "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
-    add_choice(app, "--inject", o.inject, fault_names, "Plant a known defect to see the testbench catch it");
+    add_choice(app, "--inject", o.inject, verify::fault_names,
+               "Plant a known defect to see the testbench catch it");
     add_choice(app, "--engine", o.engine, engine_kind_names,
                "cycle: step the array one advance edge at a time; functional: compute each chunk "
                "with a blocked loop nest (same C, counters modelled)");
