@@ -646,8 +646,11 @@ TEST(SoftReset, StopsARunningJobWithinOneChunkAndANewJobThenRuns) {
     ASSERT_TRUE(b.accel.busy());
     const sc_core::sc_time reset_at = sc_core::sc_time_stamp();
     systolic_reset(&dev);
-    for (const auto& r : regmap::registers)  // back to reset values at once
-        if (r.offset != SYSTOLIC_REG_STATUS) EXPECT_EQ(rd(r.offset), r.reset_doc ? k_n : r.reset) << r.name;
+    for (const auto& r : regmap::registers) {  // back to reset values at once
+        if (r.offset != SYSTOLIC_REG_STATUS) {
+            EXPECT_EQ(rd(r.offset), r.reset_doc ? k_n : r.reset) << r.name;
+        }
+    }
     EXPECT_EQ(rd(SYSTOLIC_REG_STATUS), std::uint32_t{SYSTOLIC_STATUS_BUSY});  // still stopping
     settle();
     EXPECT_FALSE(b.accel.busy());

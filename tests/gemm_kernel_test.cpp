@@ -535,8 +535,12 @@ TEST(GemmKernel, ReportsItsPath) {
     const std::string isa = systolic::gemm_kernel_isa();
     EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "generic") << isa;
     const char* forced = std::getenv("SYSTOLIC_GEMM_ISA");
-    if (forced != nullptr && std::string(forced) == "generic") EXPECT_EQ(isa, "generic");
-    if (forced != nullptr && std::string(forced) == "avx2") EXPECT_NE(isa, "avx512");
+    if (forced != nullptr && std::string(forced) == "generic") {
+        EXPECT_EQ(isa, "generic");
+    }
+    if (forced != nullptr && std::string(forced) == "avx2") {
+        EXPECT_NE(isa, "avx512");
+    }
 }
 
 }  // namespace

@@ -69,8 +69,9 @@ void check_vcd(const std::string& args, const json& rep, const vcd_data& v,
         EXPECT_EQ(v.at(ctl + "phase", edges[i]), 3u) << "edge " << i << " at " << edges[i];
         EXPECT_EQ(v.text_at(ctl + "phase_name", edges[i]), "advance") << "edge " << i;
         if (i > 0 && v.at(ctl + "tile", edges[i]) == v.at(ctl + "tile", edges[i - 1]) &&
-            v.at(ctl + "chunk", edges[i]) == v.at(ctl + "chunk", edges[i - 1]))
+            v.at(ctl + "chunk", edges[i]) == v.at(ctl + "chunk", edges[i - 1])) {
             EXPECT_EQ(edges[i] - edges[i - 1], 1 * ps_per_ns) << "edge " << i;
+        }
     }
     // Each C write: the accumulators of the written row of PEs equal the C that was written.
     const std::uint64_t m = rep["m"], p = rep["p"];
@@ -340,15 +341,17 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
         for (std::size_t i = 0; i < ph.size(); ++i) {
             EXPECT_GE(ph[i].begin, t.begin);
             EXPECT_LE(ph[i].end, t.end);
-            if (i > 0)
+            if (i > 0) {
                 EXPECT_EQ(ph[i].begin, ph[i - 1].end) << "phases of tile " << index << " overlap or gap";
+            }
             if (ph[i].name == "advance") {
                 ++advances;
                 EXPECT_EQ(ph[i].end - ph[i].begin, ph[i].args.at("edges").get<std::uint64_t>() * ps_per_ns);
             }
-            if (i > 0 && ph[i].name == "load")
+            if (i > 0 && ph[i].name == "load") {
                 EXPECT_TRUE(ph[i - 1].name == "clear" || ph[i - 1].name == "advance" ||
                             ph[i - 1].name == "drain");
+            }
         }
         EXPECT_EQ(advances, k_chunks);
         for (const auto& c : chunks[index]) {
