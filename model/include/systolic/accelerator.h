@@ -101,7 +101,7 @@ private:
 
     template <class F>
     void with_lane(dtype_code d, F&& f);
-    // (const: the lanes are the accelerator's parts, not its state)
+    // The lane of `Format`; const, as array() and controller() give const views of it.
     template <class Format>
     lane<Format>& lane_of() const {
         if constexpr (std::is_same_v<Format, int8_format>)
