@@ -8,11 +8,12 @@
 #include <sstream>
 
 #include "io/text.h"
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/accelerator_job.h"
 #include "systolic/counting.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
+#include "systolic/verify/register_dut.h"
 #include "time_text.h"
 
 namespace systolic::vp {
@@ -41,10 +42,6 @@ std::string element(const std::uint8_t* p) {
     os.precision(9);
     os << +v;
     return os.str();
-}
-
-std::string error_name(std::uint32_t code) {
-    return value_name(SYSTOLIC_REG_ERROR, code);
 }
 
 bool in_ram(const matrix_layout& l, const cpu::config& cfg) {
@@ -234,8 +231,9 @@ void cpu::run_job(const command& c, job_record& rec) {
     const job_layout& lay = spec.layout;
 
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
-    verify::problem<Format> pr = spec.seed_data ? verify::seed_example<Format>()
-                                            : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
+    verify::problem<Format> pr = spec.seed_data
+                                     ? verify::seed_example<Format>()
+                                     : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
@@ -312,7 +310,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs_real = cnt.macs_real;
     rec.cycles = cnt.cycles;
     rec.expected = spec.expected;
-    rec.outcome = outcome == 1 ? "ok" : error_name(error);
+    rec.outcome = outcome == 1 ? "ok" : verify::error_name(error);
 
     // Every byte of RAM, before against after.
     const ram_snapshot after = snapshot(m_ram_after);

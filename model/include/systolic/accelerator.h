@@ -112,7 +112,7 @@ private:
     void with_lane(dtype d, F&& f);
     template <std::size_t I>
     void reset_lanes_from();
-    // (const: the lanes are the accelerator's parts, not its state)
+    // The lane of `Format`; const, as array() and controller() give const views of it.
     template <class Format>
     lane<Format>& lane_of() const {
         return *std::get<std::unique_ptr<lane<Format>>>(m_lanes);
