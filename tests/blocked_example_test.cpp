@@ -25,7 +25,6 @@ namespace {
 
 namespace fs = std::filesystem;
 using namespace systolic;
-using namespace systolic::tb;
 using namespace systolic::verify;
 using systolic::io::as_vector;
 using systolic::io::read_matrix;
