@@ -64,7 +64,7 @@ std::uint32_t error_code(const std::string& name) {
 }  // namespace
 
 cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
-         dma_checks& checks, std::ostream& out)
+         verify::format_environments& checks, std::ostream& out)
     : sc_core::sc_module(name),
       initiator_socket("initiator_socket"),
       irq("irq"),

@@ -15,11 +15,10 @@
 #include <string>
 #include <systemc>
 #include <tlm>
-#include <type_traits>
 #include <vector>
 
 #include "job_script.h"
-#include "systolic/verify/environment.h"
+#include "systolic/verify/format_environments.h"
 #include "systolic/verify/register_dut.h"
 
 namespace systolic::vp {
@@ -38,45 +37,6 @@ struct job_record {
     std::vector<std::uint8_t> c;  // C as read back (row-major, packed), when the job completed
 };
 
-// The verification environments in the accelerator's DMA path, one per number format, chained:
-//   accel.dma -> target_socket [int8 -> int32 -> fp32 -> bf16] initiator_socket -> bus
-// A scoreboard counts writes only while its own job runs, so each job is checked by its format's
-// environment alone; each reaches the RAM with debug transport through the bus.
-struct dma_checks : sc_core::sc_module {
-    verify::environment<int8_format> int8;
-    verify::environment<int32_format> int32;
-    verify::environment<fp32_format> fp32;
-    verify::environment<bf16_format> bf16;
-
-    dma_checks(const sc_core::sc_module_name& name, const ram_window& ram)
-        : sc_core::sc_module(name),
-          int8("int8", ram.base, ram.size),
-          int32("int32", ram.base, ram.size),
-          fp32("fp32", ram.base, ram.size),
-          bf16("bf16", ram.base, ram.size) {
-        int8.initiator_socket.bind(int32.target_socket);
-        int32.initiator_socket.bind(fp32.target_socket);
-        fp32.initiator_socket.bind(bf16.target_socket);
-    }
-    tlm::tlm_target_socket<>& target_socket() { return int8.target_socket; }
-    tlm::tlm_initiator_socket<>& initiator_socket() { return bf16.initiator_socket; }
-    // The DMA transactions checked: the first checker in the chain sees all of them and no debug
-    // access of an environment.
-    std::uint64_t checked() const { return int8.checker.checked(); }
-
-    template <class Format>
-    verify::environment<Format>& of() {
-        if constexpr (std::is_same_v<Format, int8_format>)
-            return int8;
-        else if constexpr (std::is_same_v<Format, int32_format>)
-            return int32;
-        else if constexpr (std::is_same_v<Format, fp32_format>)
-            return fp32;
-        else
-            return bf16;
-    }
-};
-
 class cpu : public sc_core::sc_module {
 public:
     struct config {
@@ -93,7 +53,7 @@ public:
 
     SC_HAS_PROCESS(cpu);
     cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
-        dma_checks& checks, std::ostream& out);
+        verify::format_environments& checks, std::ostream& out);
 
     bool finished() const { return m_finished; }
     int failures() const { return m_failures; }
@@ -129,7 +89,7 @@ private:
     std::vector<command> m_script;
     std::ostream& m_out;
     std::vector<job_record> m_jobs;
-    dma_checks& m_envs;
+    verify::format_environments& m_envs;
     verify::register_dut m_dut;  // the accelerator, programmed through this CPU's register accesses
     std::uint64_t m_dma_violations = 0;
     bool m_finished = false;

@@ -37,6 +37,7 @@
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/trace_observer.h"
 #include "systolic/observe/vcd_writer.h"
+#include "systolic/verify/format_environments.h"
 #include "systolic/verify/protocol_checker.h"
 #include "time_text.h"
 
@@ -54,7 +55,7 @@ struct platform : sc_core::sc_module {
     accelerator accel;
     // The accelerator reaches the bus through the environments' protocol checker and bus monitor,
     // the CPU through a protocol checker of its own.
-    vp::dma_checks checks;
+    verify::format_environments checks;
     vp::cpu cpu;
     verify::protocol_checker cpu_checker;
     sc_core::sc_signal<bool> irq;
@@ -68,7 +69,7 @@ struct platform : sc_core::sc_module {
           bus("bus"),
           ram("ram", memory::config{0, cc.ram_size}),
           accel("accel", ac),
-          checks("checks", vp::ram_window{cc.ram_base, cc.ram_size}),
+          checks("checks", cc.ram_base, cc.ram_size),
           cpu("cpu", cc, std::move(script), checks, out),
           cpu_checker("cpu_checker"),
           irq("irq") {
