@@ -156,6 +156,20 @@ std::vector<std::uint8_t> snapshot() {
     return {core.data(), core.data() + core.size()};
 }
 
+// The job options of the rig's jobs: K-splitting, partial sums, and int8 output at scale 0.25 and
+// zero point -3.
+verify::job_options job_options(std::uint32_t k_tile, bool partials, bool int8_out) {
+    verify::job_options opt;
+    opt.k_tile = k_tile;
+    opt.policy = partials ? k_policy::partials : k_policy::preserve;
+    if (int8_out) {
+        opt.quant.enabled = true;
+        opt.quant.scale = 0.25;
+        opt.quant.zero_point = -3;
+    }
+    return opt;
+}
+
 // Operands placed in memory: A at +0x100, B after it, C after B, all with padded rows, and a guard
 // pattern everywhere else so that a stray write shows.
 template <class Format>
@@ -206,15 +220,7 @@ placed<Format> place(const problem_shape& s, std::uint32_t dtype, std::uint64_t 
         core.write(j.a_addr + r * j.a_stride, &p.pr.a[r * s.k], s.k * osz);
     for (std::uint64_t r = 0; r < s.k; ++r)
         core.write(j.b_addr + r * j.b_stride, &p.pr.b[r * s.p], s.p * osz);
-    verify::job_options opt;  // C as the environment's reference has it
-    opt.k_tile = k_tile;
-    opt.policy = partials ? k_policy::partials : k_policy::preserve;
-    if (int8_out) {
-        opt.quant.enabled = true;
-        opt.quant.scale = 0.25;
-        opt.quant.zero_point = -3;
-    }
-    p.expected_c = verify::expected_c_bytes(p.pr, opt);
+    p.expected_c = verify::expected_c_bytes(p.pr, job_options(k_tile, partials, int8_out));
     return p;
 }
 
@@ -428,16 +434,9 @@ void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t se
                    std::uint32_t order = SYSTOLIC_ORDER_ROW) {
     fresh();
     auto& b = bench();
-    verify::job_options opt;
+    verify::job_options opt = job_options(k_tile, partials, int8_out);
     static const tile_order orders[] = {tile_order::row_major, tile_order::col_major, tile_order::serpentine};
     opt.order = orders[order];
-    opt.k_tile = k_tile;
-    opt.policy = partials ? k_policy::partials : k_policy::preserve;
-    if (int8_out) {
-        opt.quant.enabled = true;
-        opt.quant.scale = 0.25;
-        opt.quant.zero_point = -3;
-    }
     opt.guard = k_mem_size;  // the whole memory, not only the job's span
     verify::register_dut::config cfg;
     cfg.array_size = k_n;
