@@ -41,7 +41,7 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 // The shared end-of-test checks, plus: every write landed on C, C equals a reference computed
 // here (not the scoreboard's copy), and the masked outputs follow the counting rule.
 void expect_pass(const job_check<fmt>& out, const problem<fmt>& pr) {
-    tb::expect_pass(out);
+    verify::expect_pass(out);
     EXPECT_EQ(out.scoreboard.writes, pr.shape.m * pr.shape.p);
     EXPECT_EQ(out.c_as<acc_t>(), reference_gemm<fmt>(pr.shape, pr.a, pr.b));
     EXPECT_EQ(out.result.masked_outputs, out.expected.outputs_masked);

@@ -1,6 +1,7 @@
 // Hooks through which a testbench plants known defects in the controller, to prove that its
 // checks catch them. The model only offers the points; the defects themselves live in the
-// testbench (tb/fault.h). A virtual platform never sets hooks. None is on the per-edge path.
+// verification environment (systolic/verify/fault.h). A virtual platform never sets hooks. None is
+// on the per-edge path.
 #pragma once
 
 #include <cstdint>

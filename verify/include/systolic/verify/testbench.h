@@ -59,6 +59,7 @@ public:
     tile_controller<Format> controller;
 
     testbench(const sc_core::sc_module_name& name, const config& cfg);
+    ~testbench() override;
 
     // The PEs the controller drives: one array's, or a fabric's R*N x C*N.
     std::size_t rows() const { return host().rows(); }

@@ -1,5 +1,10 @@
-// The testbench for the four formats, compiled here once (testbench.h declares them extern).
+// The testbench's members but make_host and the destructor, included by one source file per
+// format (testbench_<format>.cpp), each of which instantiates them once (testbench.h declares them
+// extern). Those two instantiate the array and the fabric and are compiled apart
+// (testbench_hosts.h): with the controller in one translation unit they would pass 15 CPU-s.
 // sc_spawn, for the checking thread, is declared only with dynamic processes switched on.
+#pragma once
+
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "systolic/verify/testbench.h"
 
@@ -22,18 +27,6 @@ testbench<Format>::testbench(const sc_core::sc_module_name& name, const config& 
     const sc_core::sc_time slowest = std::max(cfg.mem.read_latency, cfg.mem.write_latency);
     m_dut = m_fabric ? std::make_unique<controller_dut<Format>>(controller, *m_fabric, slowest)
                      : std::make_unique<controller_dut<Format>>(controller, *m_array, slowest);
-}
-
-template <class Format>
-engine_host<Format>& testbench<Format>::make_host(const config& cfg) {
-    if (cfg.fabric.single()) {
-        m_array = std::make_unique<systolic_array<Format>>("array", cfg.rows, cfg.cols);
-        return *m_array;
-    }
-    if (cfg.rows != cfg.cols) throw std::invalid_argument("a fabric of arrays needs square arrays");
-    m_fabric = std::make_unique<fabric<Format>>(
-        "fabric", fabric_geometry{cfg.fabric, cfg.rows, cfg.link_latency}, cfg.threads);
-    return *m_fabric;
 }
 
 template <class Format>
@@ -66,12 +59,5 @@ job_check<Format> testbench<Format>::run(const problem<Format>& pr, const job_op
     if (!out) throw std::logic_error("testbench: the checking thread did not finish");
     return std::move(*out);
 }
-
-#define SYSTOLIC_TESTBENCH_INSTANTIATE(F) template class testbench<F>;
-SYSTOLIC_TESTBENCH_INSTANTIATE(int8_format)
-SYSTOLIC_TESTBENCH_INSTANTIATE(int32_format)
-SYSTOLIC_TESTBENCH_INSTANTIATE(fp32_format)
-SYSTOLIC_TESTBENCH_INSTANTIATE(bf16_format)
-#undef SYSTOLIC_TESTBENCH_INSTANTIATE
 
 }  // namespace systolic::verify

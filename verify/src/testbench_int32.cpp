@@ -1,0 +1,3 @@
+#include "testbench_impl.h"
+
+template class systolic::verify::testbench<systolic::int32_format>;
