@@ -2043,6 +2043,8 @@ struct job_fixture {
     explicit job_fixture(u64 memory_size = kMemSize) : before(memory_size, 0xee), memory(before) {
         result.status = systolic::job_status::completed;
         result.advance_edges = counts.advance_edges;
+        result.macs_padded = counts.macs_padded;
+        result.macs_real = counts.macs_real;
         systolic::tile_report t;
         t.where = plan_tiles(2, 2, 2, tile_order::row_major).at(0);
         t.advance_edges = counts.advance_edges_per_tile;
@@ -2238,6 +2240,25 @@ TEST(Scoreboard, WrongEdgeCount) {
     EXPECT_FALSE(s.edges_ok);
     EXPECT_FALSE(s.pass());
     EXPECT_TRUE(contains_text(s.errors, "advance edges: expected 5")) << joined(s.errors);
+}
+
+// The MAC counters a DUT reports (MACS and MACS_REAL on the accelerator) against the counting rule.
+TEST(Scoreboard, WrongMacCounts) {
+    for (const bool padded : {true, false}) {
+        board sb;
+        job_fixture fx;
+        sb.expect(kC, bytes_of(kExpected), print_i64);
+        write_all_of_c(sb, fx);
+        (padded ? fx.result.macs_padded : fx.result.macs_real) += 1;
+        const auto& s = fx.finish(sb);
+        EXPECT_FALSE(s.macs_ok);
+        EXPECT_TRUE(s.edges_ok);
+        EXPECT_FALSE(s.pass());
+        const std::string want = padded
+                                     ? "MACs with padding: expected " + std::to_string(fx.counts.macs_padded)
+                                     : "real MACs: expected " + std::to_string(fx.counts.macs_real);
+        EXPECT_TRUE(contains_text(s.errors, want)) << joined(s.errors);
+    }
 }
 
 TEST(Scoreboard, WrongPerTileEdgeCount) {

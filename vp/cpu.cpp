@@ -9,11 +9,9 @@
 
 #include "io/text.h"
 #include "systolic/accelerator_job.h"
-#include "systolic/counting.h"
+#include "systolic/accelerator_map.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
-#include "systolic/verify/register_dut.h"
 #include "time_text.h"
 
 namespace systolic::vp {
@@ -33,50 +31,45 @@ std::string hex(std::uint64_t v) {
     return os.str();
 }
 
-// The accumulator (or int8) element at p as text: integers exactly, floats with 9 digits.
-template <class T>
-std::string element(const std::uint8_t* p) {
-    T v;
-    std::memcpy(&v, p, sizeof v);
-    std::ostringstream os;
-    os.precision(9);
-    os << +v;
-    return os.str();
+// The matmul_job a parsed `job` command describes, at the script's addresses (a job the
+// accelerator must refuse keeps the fields that make it wrong).
+matmul_job job_of(const job_spec& spec, const problem_shape& s) {
+    matmul_job job;
+    job.shape = s;
+    job.a = spec.layout.a;
+    job.b = spec.layout.b;
+    job.c = spec.layout.c;
+    job.order = spec.order;
+    job.k_tile = spec.k_tile;
+    job.policy = spec.k_policy;
+    if (spec.layout.partial.rows != 0) job.partial = spec.layout.partial;
+    job.overflow = spec.overflow;
+    job.quant.enabled = spec.out_dtype == output_dtype::int8;
+    job.quant.scale = spec.scale;
+    job.quant.zero_point = spec.zero_point;
+    job.quant.rounding = spec.rounding;
+    return job;
 }
 
-bool in_ram(const matrix_layout& l, const cpu::config& cfg) {
-    const address_range r = l.range();
-    return !r.empty() && r.base >= cfg.ram_base && r.end <= address_range::wide{cfg.ram_base} + cfg.ram_size;
+// The ERROR code a script's expectation names ("ERR_OVERLAP").
+std::uint32_t error_code(const std::string& name) {
+    for (const regmap::value& v : regmap::error_values)
+        if (verify::error_name(v.code) == name) return v.code;
+    return ~std::uint32_t{0};
 }
 
 }  // namespace
 
-// A copy of the whole RAM, read by bus address. Every access is bounds-checked: an address outside
-// the copy is a failure, never a stray read.
-class cpu::ram_snapshot {
-public:
-    ram_snapshot(std::uint64_t base, const std::vector<std::uint8_t>& bytes) : m_base(base), m_bytes(bytes) {}
-    const std::uint8_t* at(std::uint64_t addr, std::uint64_t len) const {
-        if (addr < m_base || len > m_bytes.size() || addr - m_base > m_bytes.size() - len)
-            throw std::out_of_range(std::to_string(len) + " bytes at " + hex(addr) + " lie outside RAM");
-        return m_bytes.data() + (addr - m_base);
-    }
-    std::uint64_t size() const { return m_bytes.size(); }
-    std::uint8_t operator[](std::uint64_t i) const { return m_bytes[i]; }
-
-private:
-    std::uint64_t m_base;
-    const std::vector<std::uint8_t>& m_bytes;
-};
-
 cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
-         std::ostream& out)
+         verify::format_environments& checks, std::ostream& out)
     : sc_core::sc_module(name),
       initiator_socket("initiator_socket"),
       irq("irq"),
       m_cfg(cfg),
       m_script(std::move(script)),
-      m_out(out) {
+      m_out(out),
+      m_envs(checks),
+      m_dut(systolic_dev{this, drv_read32, drv_write32}, dtype::int32, {}) {
     SC_THREAD(run);
 }
 
@@ -127,13 +120,6 @@ void cpu::debug_read(std::uint64_t addr, void* data, std::uint64_t len) {
     t.set_streaming_width(static_cast<unsigned int>(len));
     if (len && initiator_socket->transport_dbg(t) != len)
         throw step_failure{"cannot read " + std::to_string(len) + " bytes at " + hex(addr)};
-}
-
-// The buffers are kept from job to job: a fresh 16 MiB twice per job cost more than the job.
-cpu::ram_snapshot cpu::snapshot(std::vector<std::uint8_t>& buffer) {
-    buffer.resize(m_cfg.ram_size);
-    debug_read(m_cfg.ram_base, buffer.data(), buffer.size());
-    return ram_snapshot(m_cfg.ram_base, buffer);
 }
 
 bool cpu::wait_irq(const sc_core::sc_time& timeout) {
@@ -224,185 +210,120 @@ void cpu::exec(const command& c) {
 
 template <class Format>
 void cpu::run_job(const command& c, job_record& rec) {
-    using op_t = typename Format::operand_type;
-    using acc_t = typename Format::accumulator_type;
-    const systolic_dev dev{this, drv_read32, drv_write32};
     const job_spec& spec = c.job;
-    const job_layout& lay = spec.layout;
-
+    const systolic_dev dev{this, drv_read32, drv_write32};
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
-    verify::problem<Format> pr = spec.seed_data
-                                     ? verify::seed_example<Format>()
-                                     : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
+    const verify::problem<Format> pr =
+        spec.seed_data ? verify::seed_example<Format>()
+                       : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
     rec.p = s.p;
-
-    systolic_job job;
-    systolic_job_init(&job);
-    // The parser takes only the values whose registers have codes.
-    job.dtype = regmap::code_for(regmap::dtype_values, dtype_names, spec.dtype).value();
-    job.m = std::uint32_t(s.m);
-    job.k = std::uint32_t(s.k);
-    job.p = std::uint32_t(s.p);
-    job.order = regmap::code_for(regmap::order_values, tile_order_names, spec.order).value();
-    job.k_policy = regmap::code_for(regmap::k_policy_values, k_policy_names, spec.k_policy).value();
-    job.overflow = regmap::code_for(regmap::overflow_values, overflow_mode_names, spec.overflow).value();
-    job.out_dtype = regmap::code_for(regmap::out_dtype_values, output_dtype_names, spec.out_dtype).value();
-    job.rounding = regmap::code_for(regmap::rounding_values, rounding_mode_names, spec.rounding).value();
-    job.k_tile = spec.k_tile;
-    job.scale = spec.scale;
-    job.zero_point = spec.zero_point;
-    job.a_stride = spec.a_stride;
-    job.b_stride = spec.b_stride;
-    job.c_stride = spec.c_stride;
-    job.a_addr = lay.a.base;
-    job.b_addr = lay.b.base;
-    job.c_addr = lay.c.base;
-    const bool partials = lay.partial.rows != 0;
-    if (partials) job.partial_addr = lay.partial.base;
-    const std::uint64_t csz = lay.c.elem_size;
-
-    // Mark the job's scratch span and C, so that an unwritten element shows; load the operands that
-    // lie in RAM (as a debugger's loader would; a job expected to be refused may point elsewhere).
-    const std::vector<std::uint8_t> mark(lay.scratch, 0xcd);
-    debug_write(m_cfg.ram_base, mark.data(), mark.size());
-    if (in_ram(lay.c, m_cfg) && lay.c.range().end > m_cfg.ram_base + lay.scratch) {  // C moved away
-        const std::vector<std::uint8_t> c_mark(std::uint64_t(lay.c.range().end - lay.c.base), 0xcd);
-        debug_write(lay.c.base, c_mark.data(), c_mark.size());
-    }
-    if (in_ram(lay.a, m_cfg))
-        for (std::uint64_t r = 0; r < s.m; ++r)
-            debug_write(lay.a.address(r, 0), &pr.a[r * s.k], s.k * sizeof(op_t));
-    if (in_ram(lay.b, m_cfg))
-        for (std::uint64_t r = 0; r < s.k; ++r)
-            debug_write(lay.b.address(r, 0), &pr.b[r * s.p], s.p * sizeof(op_t));
-    const ram_snapshot before = snapshot(m_ram_before);
-
-    // The driver's part: program, start, wait (interrupt or polling), read the outcome.
-    const bool use_irq = spec.use_irq;
-    const sc_core::sc_time timeout = from_now(spec.timeout_ps.value_or(m_cfg.timeout.value()));
-    systolic_program(&dev, &job);
-    const sc_core::sc_time t0 = sc_core::sc_time_stamp();
-    systolic_start(&dev, use_irq);
-    bool ended = false;
-    if (use_irq) {
-        ended = wait_irq(timeout);
-    } else {
-        const sc_core::sc_time until = t0 + timeout;
-        while (!(ended = systolic_outcome(&dev) != 0) && sc_core::sc_time_stamp() < until)
-            sc_core::wait(m_cfg.poll_interval);
-    }
-    const sc_core::sc_time took = sc_core::sc_time_stamp() - t0;
-    if (!ended) {
-        systolic_reset(&dev);
-        rec.message = "the job did not end within " + timeout.to_string();
-        return;
-    }
-    const int outcome = systolic_outcome(&dev);
-    const std::uint32_t error = systolic_error(&dev);
-    systolic_counters cnt{};
-    systolic_read_counters(&dev, &cnt);
-    if (use_irq) systolic_irq_ack(&dev);
-    rec.edges = cnt.edges;
-    rec.macs = cnt.macs;
-    rec.macs_real = cnt.macs_real;
-    rec.cycles = cnt.cycles;
     rec.expected = spec.expected;
-    rec.outcome = outcome == 1 ? "ok" : verify::error_name(error);
+    const matmul_job job = job_of(spec, s);
 
-    // Every byte of RAM, before against after.
-    const ram_snapshot after = snapshot(m_ram_after);
-    std::uint64_t changed_outside = 0, changed = 0;
-    for (std::uint64_t i = 0; i < after.size(); ++i) {
-        if (after[i] == before[i]) continue;
-        ++changed;
-        const std::uint64_t addr = m_cfg.ram_base + i;
-        changed_outside += !lay.c.covers(addr) && !(partials && lay.partial.range().contains(addr));
-    }
+    verify::register_dut::config dc;
+    dc.array_size = m_cfg.array_size;
+    dc.irq = spec.use_irq ? irq.operator->() : nullptr;
+    dc.poll_interval = m_cfg.poll_interval;
+    m_dut.set_config(dc);
+    m_dut.set_dtype(spec.dtype);
+    verify::job_options opt;
+    opt.time_limit = from_now(spec.timeout_ps.value_or(m_cfg.timeout.value()));
+    opt.guard = m_cfg.ram_size;  // the whole RAM stays as it was, outside C and the partial sums
+    verify::environment<Format>& env = m_envs.of<Format>();
 
-    m_out << "job " << io::printable(rec.name) << ": C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p
-          << " on a " << m_cfg.array_size << "x" << m_cfg.array_size << " array, " << Format::name
-          << " operands, " << Format::accumulator_name << " accumulators"
-          << (spec.out_dtype == output_dtype::int8 ? ", int8 output" : "") << "\n";
+    const auto header = [&] {
+        m_out << "job " << io::printable(rec.name) << ": C = A*B with M=" << s.m << " K=" << s.k
+              << " P=" << s.p << " on a " << m_cfg.array_size << "x" << m_cfg.array_size << " array, "
+              << Format::name << " operands, " << Format::accumulator_name << " accumulators"
+              << (job.quant.enabled ? ", int8 output" : "") << "\n";
+    };
+    const auto hung = [&](const job_result& r) {
+        if (r.status != job_status::running) return false;
+        systolic_reset(&dev);
+        rec.message = "the job did not end within " + opt.time_limit.to_string();
+        return true;
+    };
+
     if (rec.expected != "ok") {
-        rec.pass = rec.outcome == rec.expected && changed == 0;
+        const std::uint32_t code = error_code(rec.expected);
+        const verify::refusal_check r =
+            env.check_refused(m_dut, job, verify::error_status(code), m_cfg.ram_size);
+        if (hung(r.result)) return;
+        rec.outcome = r.result.completed() ? "ok" : verify::error_name(m_dut.error_code());
+        m_dma_violations += r.protocol_violations;
+        header();
+        rec.pass = r.pass() && m_dut.error_code() == code;
         m_out << "expected " << rec.expected << ", got " << rec.outcome << "; "
-              << (changed == 0 ? "memory untouched" : std::to_string(changed) + " bytes of memory changed")
-              << "\n";
-        if (!rec.pass)
-            rec.message = "expected " + rec.expected + " and no memory change, got " + rec.outcome + " and " +
-                          std::to_string(changed) + " changed bytes";
+              << (r.untouched_ok && r.writes == 0 ? "memory untouched" : "memory changed") << "\n";
+        if (!rec.pass) {
+            rec.message = "expected " + rec.expected + " and no memory change, got " + rec.outcome;
+            for (const auto& e : r.errors)
+                rec.message += "; " + e;
+        }
         m_out << (rec.pass ? "PASS" : "FAIL") << "\n";
         return;
     }
-    if (outcome != 1) {
-        rec.message = "the job failed with " + rec.outcome;
-        if (error == SYSTOLIC_ERR_DMA) rec.message += " at " + hex(systolic_error_address(&dev));
+
+    const verify::job_check<Format> out = env.check(m_dut, pr, opt, job);
+    if (hung(out.result)) return;
+    const job_result& r = out.result;
+    rec.edges = r.advance_edges;
+    rec.macs = r.macs_padded;
+    rec.macs_real = r.macs_real;
+    rec.cycles = m_dut.cycles();
+    rec.outcome = r.completed() ? "ok" : verify::error_name(m_dut.error_code());
+    m_dma_violations += out.scoreboard.protocol_violations;
+    header();
+    if (!r.completed()) {
+        rec.message = "the job failed with " + r.error;
         m_out << rec.message << "\nFAIL\n";
         return;
     }
 
-    // C against the reference, element by element; the counters against the counting rules.
-    verify::reference_options ref;
-    ref.k_tile = job.k_tile;
-    ref.policy = spec.k_policy;
-    ref.overflow = spec.overflow;
-    quantization q;
-    q.enabled = spec.out_dtype == output_dtype::int8;
-    q.scale = job.scale;
-    q.zero_point = job.zero_point;
-    q.rounding = spec.rounding;
-    const std::vector<std::uint8_t> expected =
-        verify::encode_c<Format>(verify::reference_gemm<Format>(s, pr.a, pr.b, ref), q);
-    rec.c.resize(s.m * s.p * csz);
-    for (std::uint64_t r = 0; r < s.m; ++r)
-        std::memcpy(&rec.c[r * s.p * csz], after.at(lay.c.address(r, 0), s.p * csz), s.p * csz);
-    rec.c_descr = q.enabled ? "|i1" : Format::accumulator_descr;
+    rec.c = out.c;
+    rec.c_descr = job.quant.enabled ? "|i1" : Format::accumulator_descr;
+    const std::uint64_t csz = job.c.elem_size;
     const auto show = [&](const std::uint8_t* p) {
-        return q.enabled ? element<std::int8_t>(p) : element<acc_t>(p);
+        std::ostringstream os;
+        os.precision(9);
+        if (job.quant.enabled) {
+            os << int(std::int8_t(*p));
+        } else {
+            typename Format::accumulator_type v;
+            std::memcpy(&v, p, sizeof v);
+            os << +v;
+        }
+        return os.str();
     };
-    std::uint64_t mismatches = 0;
-    std::string first;
-    for (std::uint64_t i = 0; i < s.m * s.p; ++i) {
-        if (std::memcmp(&rec.c[i * csz], &expected[i * csz], csz) == 0) continue;
-        if (mismatches++ == 0)
-            first = "C(" + std::to_string(i / s.p) + "," + std::to_string(i % s.p) + ") expected " +
-                    show(&expected[i * csz]) + ", got " + show(&rec.c[i * csz]);
-    }
-    const expected_counts e = count_job(s, m_cfg.array_size, job.k_tile);
+    std::uint64_t matches = 0;
+    for (std::uint64_t i = 0; i < s.m * s.p; ++i)
+        matches += std::memcmp(&out.c[i * csz], &out.reference[i * csz], csz) == 0;
     if (s.m * s.p <= 64) {
         m_out << "C=[";
-        for (std::uint64_t r = 0; r < s.m; ++r) {
-            m_out << (r ? ",[" : "[");
+        for (std::uint64_t row = 0; row < s.m; ++row) {
+            m_out << (row ? ",[" : "[");
             for (std::uint64_t col = 0; col < s.p; ++col)
-                m_out << (col ? "," : "") << show(&rec.c[(r * s.p + col) * csz]);
+                m_out << (col ? "," : "") << show(&out.c[(row * s.p + col) * csz]);
             m_out << "]";
         }
         m_out << "]\n";
     }
-    m_out << "advance edges: " << cnt.edges << ", MACs: " << cnt.macs << " with padding, " << cnt.macs_real
-          << " real (utilization "
-          << std::round(10000.0 * double(cnt.macs_real) / double(std::max<std::uint64_t>(cnt.macs, 1))) / 100
+    m_out << "advance edges: " << r.advance_edges << ", MACs: " << r.macs_padded << " with padding, "
+          << r.macs_real << " real (utilization "
+          << std::round(10000.0 * double(r.macs_real) / double(std::max<std::uint64_t>(r.macs_padded, 1))) /
+                 100
           << "%)\n";
-    m_out << "cycles: " << cnt.cycles << " (" << (use_irq ? "interrupt " : "seen done ")
-          << tb::format_time(took) << " after systolic_start())\n";
-    m_out << "checked: " << s.m * s.p - mismatches << " of " << s.m * s.p
-          << " elements of C match the reference, "
-          << (changed_outside == 0 ? "the rest of RAM untouched"
-                                   : std::to_string(changed_outside) + " bytes of RAM outside C changed")
-          << "\n";
-    std::ostringstream why;
-    if (mismatches) why << mismatches << " elements of C differ, first " << first << "; ";
-    if (changed_outside) why << changed_outside << " bytes of RAM outside C changed; ";
-    if (cnt.edges != e.advance_edges)
-        why << "EDGES " << cnt.edges << ", expected " << e.advance_edges << "; ";
-    if (cnt.macs != e.macs_padded) why << "MACS " << cnt.macs << ", expected " << e.macs_padded << "; ";
-    if (cnt.macs_real != e.macs_real)
-        why << "MACS_REAL " << cnt.macs_real << ", expected " << e.macs_real << "; ";
-    rec.message = why.str();
-    rec.pass = rec.message.empty();
+    m_out << "cycles: " << m_dut.cycles() << " (" << (spec.use_irq ? "interrupt " : "seen done ")
+          << tb::format_time(m_dut.took()) << " after systolic_start())\n";
+    m_out << "checked: " << matches << " of " << s.m * s.p << " elements of C match the reference, "
+          << (out.scoreboard.untouched_ok ? "the rest of RAM untouched" : "RAM outside C changed") << "\n";
+    for (const auto& e : out.scoreboard.errors)
+        rec.message += (rec.message.empty() ? "" : "; ") + e;
+    rec.pass = out.pass();
+    if (rec.pass) rec.message.clear();
     m_out << (rec.pass ? "PASS" : "FAIL") << "\n";
 }
 

@@ -1,10 +1,11 @@
 // The example platform's CPU: an initiator with one thread that runs a job script (job_script.h)
 // as software would, through the interconnect: register reads and writes with the driver of
-// <systolic/accelerator_driver.h>, polling, and waits on the interrupt line. Operands are loaded and
-// results read back with debug transport, as a debugger's loader would, so they cost no simulated
-// time. Each `job` command is checked: C against a reference GEMM and the counters against the
-// counting rules, or the expected error code against ERROR with memory untouched. Every job compares
-// the whole RAM before and after, so what it reports about memory outside C is what it saw.
+// <systolic/accelerator_driver.h>, polling, and waits on the interrupt line. Each `job` command is
+// run and checked by the verification environment (<systolic/verify/environment.h>) through the
+// register DUT: the environment loads the operands with debug transport (no simulated time), the
+// register DUT programs, starts and waits for the job, and the scoreboard checks every write by
+// C's coordinates, the whole RAM outside C, the counters and the DMA path's protocol; a job that
+// must be refused is checked for its ERROR code, no write and RAM untouched.
 #pragma once
 
 #include <tlm_utils/simple_initiator_socket.h>
@@ -17,6 +18,8 @@
 #include <vector>
 
 #include "job_script.h"
+#include "systolic/verify/format_environments.h"
+#include "systolic/verify/register_dut.h"
 
 namespace systolic::vp {
 
@@ -50,12 +53,14 @@ public:
 
     SC_HAS_PROCESS(cpu);
     cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
-        std::ostream& out);
+        verify::format_environments& checks, std::ostream& out);
 
     bool finished() const { return m_finished; }
     int failures() const { return m_failures; }
     int checks() const { return m_checks; }
     const std::vector<job_record>& jobs() const { return m_jobs; }
+    // Broken TLM-2.0 rules on the DMA path, as the jobs' scoreboards counted them.
+    std::uint64_t dma_protocol_violations() const { return m_dma_violations; }
 
     // Register accesses for the driver (offsets from the block's base). A bus error is a failure.
     void reg_access(tlm::tlm_command cmd, std::uint32_t offset, std::uint32_t& value);
@@ -66,7 +71,6 @@ private:
     struct step_failure {
         std::string message;
     };
-    class ram_snapshot;  // a copy of the whole RAM, bounds-checked (cpu.cpp)
 
     void run();
     void exec(const command& c);
@@ -75,7 +79,6 @@ private:
 
     void debug_write(std::uint64_t addr, const void* data, std::uint64_t len);
     void debug_read(std::uint64_t addr, void* data, std::uint64_t len);
-    ram_snapshot snapshot(std::vector<std::uint8_t>& buffer);
     // A time from the script, cut to what is left of SystemC's range from now.
     sc_core::sc_time from_now(std::uint64_t ps) const;
     // Waits for the interrupt line to be high; false on timeout.
@@ -86,7 +89,9 @@ private:
     std::vector<command> m_script;
     std::ostream& m_out;
     std::vector<job_record> m_jobs;
-    std::vector<std::uint8_t> m_ram_before, m_ram_after;  // the RAM around the running job
+    verify::format_environments& m_envs;
+    verify::register_dut m_dut;  // the accelerator, programmed through this CPU's register accesses
+    std::uint64_t m_dma_violations = 0;
     bool m_finished = false;
     sc_core::sc_event m_never;  // never notified: run() ends waiting on it
     int m_failures = 0;

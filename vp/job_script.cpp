@@ -12,9 +12,9 @@
 #include <sstream>
 
 #include "io/text.h"
-#include "systolic/verify/problem.h"
 #include "systolic/accelerator_map.h"
 #include "systolic/counting.h"
+#include "systolic/verify/problem.h"
 
 namespace systolic::vp {
 

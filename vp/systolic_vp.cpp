@@ -1,7 +1,8 @@
 // systolic-vp: an example virtual platform around the accelerator.
-//   cpu (runs a job script) --+--> bus : router --> ram : memory      at 0x80000000
-//   accel.dma ----------------+                 --> accel.regs         at 0x40000000
-//   accel.irq -----------------------------------> cpu.irq
+//   cpu (runs a job script) -----------+--> bus : router --> ram : memory      at 0x80000000
+//   accel.dma --> checks (environment) -+                 --> accel.regs         at 0x40000000
+//   accel.irq --------------------------------------------> cpu.irq
+// The verification environment in the DMA path checks every job the CPU starts (cpu.h).
 // Without --script it runs the default script (vp/scripts/default.vps, built in). Exit status: 0
 // when every check passed, 1 when one failed, 2 for bad usage or a bad script.
 #include <CLI/CLI.hpp>
@@ -28,7 +29,7 @@
 #include "io/process.h"
 #include "io/text.h"
 #include "job_script.h"
-#include "systolic/verify/protocol_checker.h"
+#include "npy.h"
 #include "report.h"
 #include "router.h"
 #include "systolic/accelerator.h"
@@ -38,6 +39,8 @@
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/trace_observer.h"
 #include "systolic/observe/vcd_writer.h"
+#include "systolic/verify/format_environments.h"
+#include "systolic/verify/protocol_checker.h"
 #include "time_text.h"
 
 namespace systolic::vp {
@@ -52,10 +55,11 @@ struct platform : sc_core::sc_module {
     vp::router bus;
     memory ram;
     accelerator accel;
+    // The accelerator reaches the bus through the environments' protocol checker and bus monitor,
+    // the CPU through a protocol checker of its own.
+    verify::format_environments checks;
     vp::cpu cpu;
-    // Both initiators reach the bus through a TLM-2.0 base-protocol checker.
     verify::protocol_checker cpu_checker;
-    verify::protocol_checker dma_checker;
     sc_core::sc_signal<bool> irq;
     std::vector<std::string> violations;
 
@@ -67,16 +71,15 @@ struct platform : sc_core::sc_module {
           bus("bus"),
           ram("ram", memory::config{0, cc.ram_size}),
           accel("accel", ac),
-          cpu("cpu", cc, std::move(script), out),
+          checks("checks", cc.ram_base, cc.ram_size),
+          cpu("cpu", cc, std::move(script), checks, out),
           cpu_checker("cpu_checker"),
-          dma_checker("dma_checker"),
           irq("irq") {
         cpu.initiator_socket.bind(cpu_checker.target_socket);
         cpu_checker.initiator_socket.bind(bus.target_socket);
-        accel.dma.bind(dma_checker.target_socket);
-        dma_checker.initiator_socket.bind(bus.target_socket);
-        for (auto* c : {&cpu_checker, &dma_checker})
-            c->on_violation([this](const std::string& v) { violations.push_back(v); });
+        accel.dma.bind(checks.target_socket());
+        checks.initiator_socket().bind(bus.target_socket);
+        cpu_checker.on_violation([this](const std::string& v) { violations.push_back(v); });
         bus.initiator_socket.bind(ram.target_socket);  // port 0
         bus.initiator_socket.bind(accel.regs);         // port 1
         bus.map(cc.ram_base, cc.ram_size, 0, "ram");
@@ -266,13 +269,13 @@ int sc_main(int argc, char* argv[]) {
         failed_jobs += !j.pass;
         refusals += j.expected != "ok";
     }
-    const bool pass =
-        vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && vp.violations.empty();
+    const std::uint64_t violations = vp.violations.size() + vp.cpu.dma_protocol_violations();
+    const bool pass = vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && violations == 0;
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
               << tb::format_time(sc_core::sc_time_stamp()) << ", "
-              << vp.cpu_checker.checked() + vp.dma_checker.checked() << " bus transactions checked, "
-              << vp.violations.size() << " protocol violations\n"
+              << vp.cpu_checker.checked() + vp.checks.checked() << " bus transactions checked, " << violations
+              << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {

@@ -1,6 +1,7 @@
 // The environment for the four formats, compiled here once (environment.h declares them extern).
 #include "systolic/verify/environment.h"
 
+#include <algorithm>
 #include <future>
 #include <sstream>
 #include <stdexcept>
@@ -125,7 +126,9 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     checker.clear_violations();
     const std::uint64_t extent = memory_extent(out.job, m_mem->base(), opt.packed || placement.has_value());
     fill_memory(*m_mem, extent, out.job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
-    const std::vector<std::uint8_t> before = m_mem->snapshot(extent);
+    const std::uint64_t guarded = std::max(extent, opt.guard);
+    if (guarded > extent) m_mem->reserve(guarded);  // a fixed memory: throws if it is smaller
+    const std::vector<std::uint8_t> before = m_mem->snapshot(guarded);
     // The reference runs on its own thread beside the simulation: it shares nothing with the
     // model, and the scoreboard compares the recorded writes with it at the end.
     auto expected = std::async(std::launch::async, [&pr, run] { return expected_c_bytes(pr, run); }).share();
@@ -145,11 +148,12 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
         m_scoreboard.protocol_violation(line);
     out.fabric = d.fabric_result();
     {
-        const memory_image after(*m_mem, extent);
+        const memory_image after(*m_mem, guarded);
         out.scoreboard = m_scoreboard.finish(out.result, out.expected, after.bytes, m_mem->base(), before,
                                              d.tile_edges(s.k, out.job.k_tile));
     }
 
+    out.reference = expected.get();
     const std::uint64_t esz = out.job.c.elem_size;
     out.c.resize(s.m * s.p * esz);
     for (std::uint64_t r = 0; r < s.m; ++r)

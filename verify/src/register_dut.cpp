@@ -45,17 +45,6 @@ std::uint32_t rounding_code(rounding_mode r) {
     return SYSTOLIC_ROUNDING_NEAREST_EVEN;
 }
 
-job_status status_of(std::uint32_t error) {
-    switch (static_cast<regmap::error_code>(error)) {
-        case regmap::error_code::dma:
-            return job_status::bus_error;
-        case regmap::error_code::internal:
-            return job_status::watchdog;
-        default:
-            return job_status::rejected;
-    }
-}
-
 }  // namespace
 
 systolic_job driver_job(const matmul_job& job, dtype format) {
@@ -87,6 +76,17 @@ systolic_job driver_job(const matmul_job& job, dtype format) {
     j.scale = float(job.quant.scale);
     j.zero_point = job.quant.zero_point;
     return j;
+}
+
+job_status error_status(std::uint32_t error) {
+    switch (static_cast<regmap::error_code>(error)) {
+        case regmap::error_code::dma:
+            return job_status::bus_error;
+        case regmap::error_code::internal:
+            return job_status::watchdog;
+        default:
+            return job_status::rejected;
+    }
 }
 
 std::string error_name(std::uint32_t code) {
@@ -142,7 +142,7 @@ job_result register_dut::result() {
     } else if (outcome == 0) {
         r.status = job_status::running;
     } else {
-        r.status = status_of(m_error);
+        r.status = error_status(m_error);
         r.error = error_name(m_error);
         if (m_error == SYSTOLIC_ERR_DMA) {
             char at[32];

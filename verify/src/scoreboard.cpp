@@ -127,6 +127,14 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
                                     std::to_string(counts.advance_edges_per_tile) + ")") +
                   ", counted " + std::to_string(result.advance_edges));
         }
+        const auto count_macs = [&](const char* what, std::uint64_t expected, std::uint64_t counted) {
+            if (counted == expected) return;
+            m_summary.macs_ok = false;
+            error(std::string(what) + ": expected " + std::to_string(expected) + ", counted " +
+                  std::to_string(counted));
+        };
+        count_macs("MACs with padding", counts.macs_padded, result.macs_padded);
+        count_macs("real MACs", counts.macs_real, result.macs_real);
         for (const auto& t : result.tiles) {
             const std::uint64_t want = tile_edges ? tile_edges(t.where) : counts.advance_edges_per_tile;
             if (t.advance_edges != want) {

@@ -42,7 +42,8 @@ struct job_check {
     expected_counts expected;
     job_result result;
     scoreboard_summary scoreboard;
-    std::vector<std::uint8_t> c;  // C as read back from memory (M x P elements), whatever was written
+    std::vector<std::uint8_t> c;          // C as read back from memory (M x P elements), whatever was written
+    std::vector<std::uint8_t> reference;  // the bytes C must hold (expected_c_bytes)
     // int8 outputs that differ from quantizing each complete sum once (--quantize-partials).
     std::uint64_t differs_from_quantize_once = 0;
     std::optional<fabric_outcome> fabric;  // on a fabric of arrays: its links and passes for this job
@@ -95,7 +96,8 @@ public:
 
     // Thread side: runs one job on `d` and checks it: places it (or takes `placement`, whose
     // addresses and fields are used as they are), fills the memory, starts the job, waits for its
-    // end (at most the time limit) and checks every write, the memory outside C, the edge counts
+    // end (at most the time limit) and checks every write, the memory outside C (from the memory's
+    // base, over the job's extent or opt.guard bytes, whichever is more), the edge and MAC counts
     // and the protocol. Call from a SystemC thread. Throws std::invalid_argument for operands that
     // do not match the shape, or a fault the DUT cannot plant.
     job_check<Format> check(dut& d, const problem<Format>& pr, const job_options& opt = {},

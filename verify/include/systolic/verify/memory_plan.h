@@ -30,6 +30,9 @@ struct job_options {
     engine_kind engine = engine_kind::cycle;
     // How long to wait for the job before calling it hung; zero: the DUT's own limit (dut::time_limit).
     sc_core::sc_time time_limit = sc_core::SC_ZERO_TIME;
+    // The bytes from the memory's base that must be as they were after the job, outside C and the
+    // partial sums: a platform guards its whole RAM so. Zero, or less than the job's extent: the extent.
+    std::uint64_t guard = 0;
 };
 
 // The job fields that options set: tile order, K-splitting, overflow, output, engine.

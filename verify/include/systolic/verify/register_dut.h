@@ -25,6 +25,10 @@ systolic_job driver_job(const matmul_job& job, dtype format);
 // "ERR_OVERLAP": the name of an ERROR register value, or its number when it has none.
 std::string error_name(std::uint32_t code);
 
+// The status a job that ended with ERROR `code` has: bus_error (DMA), watchdog (INTERNAL), or
+// rejected (refused on START).
+job_status error_status(std::uint32_t code);
+
 class register_dut final : public dut {
 public:
     struct config {

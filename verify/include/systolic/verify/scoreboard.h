@@ -4,7 +4,8 @@
 //    padding, guard bytes or beyond),
 //  - every element of C is written exactly once, with the reference value (bit for bit),
 //  - nothing outside C and the partial-sum buffer changed (the whole memory against a shadow image),
-//  - the advance edges equal tiles x (K + chunks x (R + C - 2)) on an R x C array,
+//  - the advance edges equal tiles x (K + chunks x (R + C - 2)) on an R x C array, and the MACs,
+//    with padding and real, equal the counting rule's,
 //  - the job's traffic broke no TLM-2.0 base-protocol rule (the testbench's protocol checker reports
 //    here),
 //  - and the job really completed, with more than zero items checked.
@@ -36,12 +37,13 @@ struct scoreboard_summary {
     std::uint64_t protocol_violations = 0;  // TLM-2.0 base-protocol rules broken on the bus
     bool untouched_ok = true;               // memory outside C is byte-for-byte unchanged
     bool edges_ok = true;                   // advance edges match the counting rule
+    bool macs_ok = true;                    // MACs with padding and real match the counting rule
     bool completed = false;                 // the job finished (not just ran out of events)
     std::vector<std::string> errors;        // the first few problems, one line each
 
     bool pass() const {
         return completed && checked > 0 && mismatches == 0 && out_of_range_writes == 0 && missing == 0 &&
-               duplicates == 0 && protocol_violations == 0 && untouched_ok && edges_ok;
+               duplicates == 0 && protocol_violations == 0 && untouched_ok && edges_ok && macs_ok;
     }
 };
 
@@ -70,7 +72,7 @@ public:
     // on the tiles at C's edges); null: counts.advance_edges_per_tile for every tile.
     using tile_edge_rule = std::function<std::uint64_t(const tile&)>;
 
-    // End of job: completion, edge count, missing elements, and the memory outside C, which must
+    // End of job: completion, edge and MAC counts, missing elements, and the memory outside C, which must
     // equal `before` byte for byte (`before` is the image as it was when the job started).
     const scoreboard_summary& finish(const job_result& result, const expected_counts& counts,
                                      const std::uint8_t* memory, std::uint64_t memory_base,
