@@ -29,7 +29,6 @@
 #include "io/process.h"
 #include "io/text.h"
 #include "job_script.h"
-#include "npy.h"
 #include "report.h"
 #include "router.h"
 #include "systolic/accelerator.h"
