@@ -58,8 +58,6 @@ std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_
 template <class Format>
 environment<Format>::environment(const sc_core::sc_module_name& name, systolic::memory& mem)
     : sc_core::sc_module(name),
-      target_socket("target_socket"),
-      initiator_socket("initiator_socket"),
       checker("checker"),
       monitor("monitor"),
       m_mem(std::make_unique<core_memory_access>(mem)) {
@@ -70,8 +68,6 @@ template <class Format>
 environment<Format>::environment(const sc_core::sc_module_name& name, std::uint64_t ram_base,
                                  std::uint64_t ram_size)
     : sc_core::sc_module(name),
-      target_socket("target_socket"),
-      initiator_socket("initiator_socket"),
       checker("checker"),
       monitor("monitor"),
       m_mem(std::make_unique<debug_memory_access>(initiator_socket, ram_base, ram_size)) {
@@ -80,9 +76,7 @@ environment<Format>::environment(const sc_core::sc_module_name& name, std::uint6
 
 template <class Format>
 void environment<Format>::bind_chain() {
-    target_socket.bind(checker.target_socket);
     checker.initiator_socket.bind(monitor.target_socket);
-    monitor.initiator_socket.bind(initiator_socket);
     monitor.on_write = [this](const tlm::tlm_generic_payload& t) {
         ++m_writes;
         m_scoreboard.observe_write(t);

@@ -82,11 +82,15 @@ public:
     using operand_type = typename Format::operand_type;
     using accumulator_type = typename Format::accumulator_type;
 
-    tlm::tlm_target_socket<> target_socket;        // bind the DUT's initiator socket here
-    tlm::tlm_initiator_socket<> initiator_socket;  // bind to the memory, or the bus in front of it
-
     protocol_checker checker;
     bus_monitor monitor;
+
+    // The ends of the chain themselves, not sockets bound to them hierarchically: a hierarchical
+    // binding is resolved only when elaboration ends, and a DMI invalidation may travel back
+    // through the chain before that (a memory resized before the first sc_start).
+    tlm::tlm_target_socket<>& target_socket = checker.target_socket;  // bind the DUT's initiator socket here
+    tlm::tlm_initiator_socket<>& initiator_socket =
+        monitor.initiator_socket;  // bind to the memory, or the bus in front of it
 
     // Over a systolic::memory that initiator_socket reaches: it is resized to fit each job.
     environment(const sc_core::sc_module_name& name, systolic::memory& mem);
