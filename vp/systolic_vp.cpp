@@ -300,7 +300,8 @@ int sc_main(int argc, char* argv[]) {
                                 {"failures", vp.cpu.failures()},
                                 {"jobs", nlohmann::json::array()}};
             for (const auto& j : jobs) {
-                nlohmann::json job = io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real});
+                nlohmann::json job =
+                    io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real, {}, {}, {}, {}});
                 job.update({{"name", j.name},
                             {"dtype", j.dtype},
                             {"expected", j.expected},
