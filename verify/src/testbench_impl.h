@@ -2,10 +2,8 @@
 // format (testbench_<format>.cpp), each of which instantiates them once (testbench.h declares them
 // extern). Those two instantiate the array and the fabric and are compiled apart
 // (testbench_hosts.h): with the controller in one translation unit they would pass 15 CPU-s.
-// sc_spawn, for the checking thread, is declared only with dynamic processes switched on.
 #pragma once
 
-#define SC_INCLUDE_DYNAMIC_PROCESSES
 #include "systolic/verify/testbench.h"
 
 #include <algorithm>
@@ -27,6 +25,25 @@ testbench<Format>::testbench(const sc_core::sc_module_name& name, const config& 
     const sc_core::sc_time slowest = std::max(cfg.mem.read_latency, cfg.mem.write_latency);
     m_dut = m_fabric ? std::make_unique<controller_dut<Format>>(controller, *m_fabric, slowest)
                      : std::make_unique<controller_dut<Format>>(controller, *m_array, slowest);
+    SC_THREAD(checking);
+}
+
+// One thread for every job, which never returns: libsystemc announces the switch away from a
+// thread that returned as one to an empty stack, so ASan would then misjudge the main stack and
+// report false errors for an exception thrown after sc_start (a failed stdout).
+template <class Format>
+void testbench<Format>::checking() {
+    for (;;) {
+        while (!m_request)
+            sc_core::wait(m_request_event);
+        const request r = *m_request;
+        m_request.reset();
+        try {
+            m_out = env.check(*m_dut, *r.pr, *r.opt);
+        } catch (...) {
+            m_error = std::current_exception();
+        }
+    }
 }
 
 template <class Format>
@@ -37,24 +54,24 @@ job_check<Format> testbench<Format>::run(const problem<Format>& pr, const job_op
     const sc_core::sc_time limit =
         opt.time_limit != sc_core::SC_ZERO_TIME ? opt.time_limit : m_dut->time_limit(plan_memory(s, opt));
 
-    std::optional<job_check<Format>> out;
-    std::exception_ptr error;
-    sc_core::sc_spawn([&] {
-        try {
-            out = env.check(*m_dut, pr, opt);
-        } catch (...) {
-            error = std::current_exception();
-        }
-    });
+    m_out.reset();
+    m_error = nullptr;
+    m_request = request{&pr, &opt};
+    m_request_event.notify(sc_core::SC_ZERO_TIME);
     // The check ends by the time limit at the latest; a job that finishes early ends the run when
     // the simulation runs out of events, as a hung one does when the limit passes.
-    while (!out && !error) {
+    while (!m_out && !m_error) {
         if (limit == sc_core::SC_ZERO_TIME)
             sc_core::sc_start();
         else
             sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
         if (!sc_core::sc_pending_activity()) break;
     }
+    m_request.reset();
+    std::optional<job_check<Format>> out = std::move(m_out);
+    m_out.reset();
+    const std::exception_ptr error = m_error;
+    m_error = nullptr;
     if (error) std::rethrow_exception(error);
     if (!out) throw std::logic_error("testbench: the checking thread did not finish");
     return std::move(*out);

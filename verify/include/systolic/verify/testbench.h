@@ -9,7 +9,9 @@
 #pragma once
 
 #include <cstdint>
+#include <exception>
 #include <memory>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <systemc>
@@ -58,6 +60,7 @@ private:
 public:
     tile_controller<Format> controller;
 
+    SC_HAS_PROCESS(testbench);
     testbench(const sc_core::sc_module_name& name, const config& cfg);
     ~testbench() override;
 
@@ -108,6 +111,17 @@ private:
     engine_host<Format>& make_host(const config& cfg);
 
     std::unique_ptr<controller_dut<Format>> m_dut;
+
+    // The job run() hands to the checking thread, and what the thread hands back.
+    struct request {
+        const problem<Format>* pr;
+        const job_options* opt;
+    };
+    void checking();
+    std::optional<request> m_request;
+    sc_core::sc_event m_request_event;
+    std::optional<job_check<Format>> m_out;
+    std::exception_ptr m_error;
 };
 
 // Testbenches that live together in one process (SystemC elaborates once, so they are all built
