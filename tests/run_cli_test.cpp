@@ -257,6 +257,12 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
 // testbench, so the run is refused before any is built; the topology's length is bounded before its
 // layers are made, a depth-wise row (one layer per channel) too.
 TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
+#if defined(__SANITIZE_ADDRESS__)
+    // ASan's shadow memory and its larger binary make the resident set meaningless as a bound.
+    constexpr bool check_rss = false;
+#else
+    constexpr bool check_rss = true;
+#endif
     write("one.csv", "Layer, M, N, K,\ng, 1, 1, 1,\n");
     std::string sizes;
     for (int n = 16; n <= 256; n += 16)
@@ -266,7 +272,7 @@ TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
     EXPECT_EQ(r.err.substr(0, 83),
               "systolic-run: error: the run (16 testbenches, 16 jobs, in one process) needs about ");
     EXPECT_NE(r.err.find("over the limit of 100 MiB set by --max-memory"), std::string::npos) << r.err;
-    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    if (check_rss) EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
     EXPECT_FALSE(fs::exists(path("o/COMPUTE_REPORT.csv")));
     EXPECT_EQ(sr("--topology one.csv --array " + sizes + " --max-memory 400M --out o").status, 0);
 
@@ -287,7 +293,7 @@ TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
     EXPECT_EQ(r.err,
               "systolic-run: error: dw.csv:2: the topology would have more than 65536 layers (this row adds "
               "2000000000, one per channel of a depth-wise layer, after 0)\n");
-    EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    if (check_rss) EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
 }
 
 // The processes whose command line mentions `text` (the job processes name their --job-out).
