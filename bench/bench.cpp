@@ -40,8 +40,6 @@
 
 #include "fabric_bench.h"
 #include "functional_bench.h"
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/counting.h"
 #include "systolic/edge_observer.h"
 #include "systolic/job.h"
@@ -50,6 +48,8 @@
 #include "systolic/number_format.h"
 #include "systolic/systolic_array.h"
 #include "systolic/tile_controller.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 

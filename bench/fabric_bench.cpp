@@ -10,11 +10,11 @@
 #include <systemc>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/fabric.h"
 #include "systolic/memory.h"
 #include "systolic/tile_controller.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 namespace {
 
@@ -69,8 +69,8 @@ public:
     }
 
     std::string check() const {
-        const auto want =
-            verify::encode_c<format>(verify::reference_gemm<format>(m_shape, m_problem.a, m_problem.b, {}), {});
+        const auto want = verify::encode_c<format>(
+            verify::reference_gemm<format>(m_shape, m_problem.a, m_problem.b, {}), {});
         std::vector<std::uint8_t> row(m_shape.p * sizeof(accumulator_type));
         for (std::uint64_t r = 0; r < m_shape.m; ++r) {
             mem.core().read(m_job.c.address(r, 0), row.data(), row.size());

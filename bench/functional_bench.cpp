@@ -26,11 +26,11 @@
 #include <string>
 #include <vector>
 
-#include "systolic/verify/problem.h"
-#include "systolic/verify/reference_gemm.h"
 #include "systolic/counting.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/problem.h"
+#include "systolic/verify/reference_gemm.h"
 
 #ifdef SYSTOLIC_HAVE_OPENBLAS
 #include <cblas.h>

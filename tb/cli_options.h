@@ -9,11 +9,11 @@
 #include <stdexcept>
 #include <string>
 
-#include "systolic/verify/fault_names.h"
 #include "systolic/job_names.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
+#include "systolic/verify/fault_names.h"
 
 namespace systolic::tb {
 

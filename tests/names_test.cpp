@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
-#include "systolic/verify/fault_names.h"
 #include "systolic/accelerator_map.h"
 #include "systolic/job_names.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tile_plan.h"
 #include "systolic/tiling.h"
+#include "systolic/verify/fault_names.h"
 
 namespace {
 

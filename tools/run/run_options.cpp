@@ -7,9 +7,9 @@
 
 #include "cli_options.h"
 #include "cli_suggest.h"
-#include "systolic/verify/fault.h"
 #include "io/input_file.h"
 #include "option_rules.h"
+#include "systolic/verify/fault.h"
 
 namespace systolic::run {
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
-#include "systolic/verify/fault_names.h"
 #include "systolic/counting.h"
 #include "systolic/job_names.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/fault_names.h"
 
 namespace systolic::run {
 

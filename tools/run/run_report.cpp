@@ -7,13 +7,13 @@
 #include <sstream>
 #include <tuple>
 
-#include "systolic/verify/fault.h"
 #include "io/input_file.h"
 #include "io/job_json.h"
 #include "io/text.h"
 #include "run_options.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
+#include "systolic/verify/fault.h"
 #include "topology.h"
 
 namespace systolic::run {

@@ -4,9 +4,9 @@
 // the drain; none touches the per-edge path.
 #pragma once
 
-#include "systolic/verify/fault_names.h"
 #include "systolic/engine.h"
 #include "systolic/fault_hooks.h"
+#include "systolic/verify/fault_names.h"
 
 namespace systolic::verify {
 
