@@ -125,7 +125,9 @@ protected:
         EXPECT_EQ(r.status, 2) << r.err << r.out;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_EQ(r.err.find('\0'), std::string::npos) << "a raw NUL on stderr";
-        if (!needle.empty()) EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        if (!needle.empty()) {
+            EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        }
         expect_no_temporaries();
     }
 };

@@ -272,7 +272,9 @@ TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
     EXPECT_EQ(r.err.substr(0, 83),
               "systolic-run: error: the run (16 testbenches, 16 jobs, in one process) needs about ");
     EXPECT_NE(r.err.find("over the limit of 100 MiB set by --max-memory"), std::string::npos) << r.err;
-    if (check_rss) EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    if (check_rss) {
+        EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    }
     EXPECT_FALSE(fs::exists(path("o/COMPUTE_REPORT.csv")));
     EXPECT_EQ(sr("--topology one.csv --array " + sizes + " --max-memory 400M --out o").status, 0);
 
@@ -293,7 +295,9 @@ TEST_F(SystolicRun, MemoryLimitBoundsTheWholeRun) {
     EXPECT_EQ(r.err,
               "systolic-run: error: dw.csv:2: the topology would have more than 65536 layers (this row adds "
               "2000000000, one per channel of a depth-wise layer, after 0)\n");
-    if (check_rss) EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    if (check_rss) {
+        EXPECT_LT(r.max_rss_bytes, std::uint64_t{64} << 20);
+    }
 }
 
 // The processes whose command line mentions `text` (the job processes name their --job-out).

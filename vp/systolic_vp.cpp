@@ -5,10 +5,7 @@
 // The verification environment in the DMA path checks every job the CPU starts (cpu.h).
 // Without --script it runs the default script (vp/scripts/default.vps, built in). Exit status: 0
 // when every check passed, 1 when one failed, 2 for bad usage or a bad script.
-#include <CLI/CLI.hpp>
 #include <nlohmann/json.hpp>
-
-#include <systolic/accelerator_regs.h>
 
 #include <cstdlib>
 #include <deque>
@@ -20,8 +17,6 @@
 #include <systemc>
 
 #include "cli_options.h"
-#include "cli_suggest.h"
-#include "cpu.h"
 #include "io/input_file.h"
 #include "io/job_json.h"
 #include "io/npy.h"
@@ -29,83 +24,19 @@
 #include "io/process.h"
 #include "io/text.h"
 #include "job_script.h"
+#include "platform.h"
 #include "report.h"
-#include "router.h"
-#include "systolic/accelerator.h"
 #include "systolic/log.h"
-#include "systolic/memory.h"
 #include "systolic/observe/accelerator_observers.h"
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/trace_observer.h"
 #include "systolic/observe/vcd_writer.h"
-#include "systolic/verify/format_environments.h"
-#include "systolic/verify/protocol_checker.h"
 #include "time_text.h"
-
-namespace systolic::vp {
-extern const char* const default_script;
-}
+#include "vp_options.h"
 
 namespace {
 
 using namespace systolic;
-
-struct platform : sc_core::sc_module {
-    vp::router bus;
-    memory ram;
-    accelerator accel;
-    // The accelerator reaches the bus through the environments' protocol checker and bus monitor,
-    // the CPU through a protocol checker of its own.
-    verify::format_environments checks;
-    vp::cpu cpu;
-    verify::protocol_checker cpu_checker;
-    sc_core::sc_signal<bool> irq;
-    std::vector<std::string> violations;
-
-    SC_HAS_PROCESS(platform);
-
-    platform(const sc_core::sc_module_name& name, const vp::cpu::config& cc, const accelerator::config& ac,
-             std::vector<vp::command> script, std::ostream& out)
-        : sc_core::sc_module(name),
-          bus("bus"),
-          ram("ram", memory::config{0, cc.ram_size}),
-          accel("accel", ac),
-          checks("checks", cc.ram_base, cc.ram_size),
-          cpu("cpu", cc, std::move(script), checks, out),
-          cpu_checker("cpu_checker"),
-          irq("irq") {
-        cpu.initiator_socket.bind(cpu_checker.target_socket);
-        cpu_checker.initiator_socket.bind(bus.target_socket);
-        accel.dma.bind(checks.target_socket());
-        checks.initiator_socket().bind(bus.target_socket);
-        cpu_checker.on_violation([this](const std::string& v) { violations.push_back(v); });
-        bus.initiator_socket.bind(ram.target_socket);  // port 0
-        bus.initiator_socket.bind(accel.regs);         // port 1
-        bus.map(cc.ram_base, cc.ram_size, 0, "ram");
-        bus.map(cc.regs_base, SYSTOLIC_REGS_SIZE, 1, "accel.regs");
-        accel.irq.bind(irq);
-        cpu.irq.bind(irq);
-        SC_METHOD(dump_irq);
-        sensitive << irq;
-        dont_initialize();
-    }
-
-    // The interrupt line in the VCD beside the accelerator's signals, as <platform>.irq.
-    void trace_irq(observe::vcd_writer& w) {
-        m_vcd = &w;
-        m_irq_var = w.add_wire(std::string(name()) + ".irq", 1);
-    }
-
-private:
-    void dump_irq() {
-        if (!m_vcd) return;
-        m_vcd->set_time(sc_core::sc_time_stamp().value());
-        m_vcd->set(m_irq_var, irq.read());
-    }
-
-    observe::vcd_writer* m_vcd = nullptr;
-    observe::vcd_writer::id m_irq_var = 0;
-};
 
 // --c-out DIR names each job's C file after the job, so a name must be a file name (no '/') and
 // given to one job only. Every file is planned before the platform starts.
@@ -129,93 +60,29 @@ void plan_c_files(const std::vector<vp::command>& script, const std::string& scr
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
-    CLI::App app{"systolic-vp: a virtual platform with the systolic accelerator, driven by a job script"};
-    std::string script_path, json_path, c_dir, log_level = "warn";
-    std::string array_text = "2";
-    app.add_option("--script", script_path, "job script (default: the built-in vp/scripts/default.vps)");
-    app.add_option("--array", array_text, "array size N (default 2); the accelerator's arrays are square")
-        ->type_name("N");
-    app.add_option("--json", json_path, "write a JSON report of the jobs to this file");
-    app.add_option("--c-out", c_dir, "write each completed job's C as <dir>/<job>.npy");
-    std::string vcd_path, trace_path;
-    app.add_option("--vcd", vcd_path,
-                   "write a value-change dump to NAME.vcd (GTKWave): each controller's phases, tiles and C "
-                   "writes, the PEs (all up to 16x16) and the interrupt line")
-        ->type_name("NAME");
-    app.add_option("--trace", trace_path,
-                   "write a Chrome/Perfetto trace-event timeline: each job's tiles, chunks, phases and DMA "
-                   "transfers")
-        ->type_name("FILE");
-    app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
-    bool print_default = false;
-    app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        const int code = app.exit(e);
-        try {
-            io::flush_stdout();
-        } catch (const io::io_error& e) {
-            std::cerr << "systolic-vp: error: " << e.what() << "\n";
-            return 2;
-        }
-        return code;
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-vp: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
-        return 2;
-    }
-    if (print_default) {
-        try {
-            io::write_stdout(vp::default_script);
-        } catch (const io::io_error& e) {
-            std::cerr << "systolic-vp: error: " << e.what() << "\n";
-            return 2;
-        }
-        return 0;
-    }
-    // The accelerator's arrays are square: its ARRAY_SIZE register reads one side, N, which drivers
-    // use to plan their tiles (docs/accelerator.md). RxC is accepted in the form NxN only.
-    std::size_t array = 0;
-    try {
-        std::int64_t rows = 0, cols = 0;
-        tb::parse_array_shape("--array", array_text, rows, cols);
-        if (rows != cols)
-            throw tb::usage_error("--array " + tb::array_shape_text(rows, cols) +
-                                  ": the accelerator's arrays are square (its ARRAY_SIZE register reads N); "
-                                  "give N (systolic-tb and systolic-run model RxC arrays)");
-        if (rows < 1 || rows > 1024)
-            throw tb::usage_error("--array must be between 1 and 1024, got " + std::to_string(rows));
-        array = std::size_t(rows);
-    } catch (const tb::usage_error& e) {
-        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
-        return 2;
-    }
-    const auto level = parse_log_level(log_level);
-    if (!level) {
-        std::cerr << "systolic-vp: unknown log level '" << log_level << "'\n";
-        return 2;
-    }
-    set_log_level(*level);
+    vp::vp_options o;
+    if (const auto status = vp::parse_options(argc, argv, o)) return *status;
 
     // The script is read as every input is; every output is checked, and its temporary created,
     // before the platform starts.
     vp::cpu::config cc;
-    cc.array_size = array;
+    cc.array_size = o.array;
     std::vector<vp::command> script;
     io::output_set files;
-    const std::string vcd_file = vcd_path.empty() ? "" : vcd_path + ".vcd";  // NAME without its extension
+    const std::string vcd_file = o.vcd_path.empty() ? "" : o.vcd_path + ".vcd";  // NAME without its extension
     try {
         const vp::ram_window ram{cc.ram_base, cc.ram_size};
-        script = script_path.empty() ? vp::parse_script(vp::default_script, "default.vps", ram)
-                                     : vp::parse_script(io::read_text_file(script_path), script_path, ram);
-        files.add_input({"--script", script_path});
-        if (!c_dir.empty()) {
-            files.make_directory({"--c-out", c_dir});
-            plan_c_files(script, script_path.empty() ? "default.vps" : script_path, c_dir, files);
+        script = o.script_path.empty()
+                     ? vp::parse_script(vp::default_script, "default.vps", ram)
+                     : vp::parse_script(io::read_text_file(o.script_path), o.script_path, ram);
+        files.add_input({"--script", o.script_path});
+        if (!o.c_dir.empty()) {
+            files.make_directory({"--c-out", o.c_dir});
+            plan_c_files(script, o.script_path.empty() ? "default.vps" : o.script_path, o.c_dir, files);
         }
-        if (!json_path.empty()) files.add({"--json", json_path});
+        if (!o.json_path.empty()) files.add({"--json", o.json_path});
         if (!vcd_file.empty()) files.add({"--vcd", vcd_file});
-        if (!trace_path.empty()) files.add({"--trace", trace_path});
+        if (!o.trace_path.empty()) files.add({"--trace", o.trace_path});
     } catch (const vp::script_error& e) {
         std::cerr << "systolic-vp: " << e.what() << "\n";
         return 2;
@@ -225,11 +92,11 @@ int sc_main(int argc, char* argv[]) {
     }
 
     accelerator::config ac;
-    ac.array_size = array;
+    ac.array_size = o.array;
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
-    platform vp("vp", cc, ac, std::move(script), std::cout);
+    vp::platform vp("vp", cc, ac, std::move(script), std::cout);
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"
-              << cc.regs_base << std::dec << ", " << array << "x" << array << " array\n";
+              << cc.regs_base << std::dec << ", " << o.array << "x" << o.array << " array\n";
     // The waveform and the timeline stream into their temporaries while the platform runs.
     std::unique_ptr<observe::file_sink> vcd_sink, trace_sink;
     std::unique_ptr<observe::vcd_writer> vcd;
@@ -241,8 +108,8 @@ int sc_main(int argc, char* argv[]) {
             vcd = std::make_unique<observe::vcd_writer>(*vcd_sink);
             vcd->set_version("systolic-vp");
         }
-        if (!trace_path.empty()) {
-            trace_sink = std::make_unique<observe::file_sink>(files.stream(trace_path), trace_path);
+        if (!o.trace_path.empty()) {
+            trace_sink = std::make_unique<observe::file_sink>(files.stream(o.trace_path), o.trace_path);
             trace = std::make_unique<observe::trace_file>(*trace_sink, "systolic-vp");
         }
     } catch (const std::exception& e) {  // io_error
@@ -250,7 +117,7 @@ int sc_main(int argc, char* argv[]) {
         return 2;
     }
     if (vcd || trace)
-        waves.emplace(vp.accel, vcd.get(), observe::parse_pe_selection(std::nullopt, array, array),
+        waves.emplace(vp.accel, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
                       trace.get());
     if (vcd) {
         vp.trace_irq(*vcd);
@@ -286,16 +153,16 @@ int sc_main(int argc, char* argv[]) {
         }
         std::string report;
         std::deque<std::string> c_headers;  // stable: files holds views of them
-        if (!c_dir.empty())
+        if (!o.c_dir.empty())
             for (const auto& j : jobs)
                 if (!j.c.empty()) {
-                    const std::string path = (std::filesystem::path(c_dir) / (j.name + ".npy")).string();
+                    const std::string path = (std::filesystem::path(o.c_dir) / (j.name + ".npy")).string();
                     files.set(path,
                               {c_headers.emplace_back(io::npy_header(path, j.c_descr, j.m, j.p)),
                                std::string_view(reinterpret_cast<const char*>(j.c.data()), j.c.size())});
                 }
-        if (!json_path.empty()) {
-            nlohmann::json r = {{"array", array},
+        if (!o.json_path.empty()) {
+            nlohmann::json r = {{"array", o.array},
                                 {"pass", pass},
                                 {"failures", vp.cpu.failures()},
                                 {"jobs", nlohmann::json::array()}};
@@ -312,7 +179,7 @@ int sc_main(int argc, char* argv[]) {
                 r["jobs"].push_back(job);
             }
             report = r.dump(2) + "\n";
-            files.set(json_path, {report});
+            files.set(o.json_path, {report});
         }
         files.prepare();
         io::flush_stdout();

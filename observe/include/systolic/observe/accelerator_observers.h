@@ -23,29 +23,13 @@ namespace systolic::observe {
 class accelerator_observers {
 public:
     // Either writer may be null (not written). `traced`: the PEs of each array in the VCD.
-    accelerator_observers(accelerator& accel, vcd_writer* vcd, const pe_selection& traced, trace_file* trace)
-        : m_accel(accel) {
-        attach(m_int8, vcd, traced, trace);
-        attach(m_int32, vcd, traced, trace);
-        attach(m_fp32, vcd, traced, trace);
-        attach(m_bf16, vcd, traced, trace);
-    }
+    accelerator_observers(accelerator& accel, vcd_writer* vcd, const pe_selection& traced, trace_file* trace);
     accelerator_observers(const accelerator_observers&) = delete;
     accelerator_observers& operator=(const accelerator_observers&) = delete;
-    ~accelerator_observers() {
-        m_accel.set_observer<int8_format>(nullptr);
-        m_accel.set_observer<int32_format>(nullptr);
-        m_accel.set_observer<fp32_format>(nullptr);
-        m_accel.set_observer<bf16_format>(nullptr);
-    }
+    ~accelerator_observers();
 
     // A job still running when the simulation stopped is closed at `end`; ended jobs closed themselves.
-    void finish(const sc_core::sc_time& end) {
-        finish(m_int8, end);
-        finish(m_int32, end);
-        finish(m_fp32, end);
-        finish(m_bf16, end);
-    }
+    void finish(const sc_core::sc_time& end);
 
 private:
     template <class Format>
@@ -56,26 +40,9 @@ private:
     };
 
     template <class Format>
-    void attach(lane<Format>& l, vcd_writer* vcd, const pe_selection& traced, trace_file* trace) {
-        const tile_controller<Format>& ctrl = m_accel.controller<Format>();
-        if (vcd) {
-            l.vcd = std::make_unique<vcd_observer<Format>>(*vcd, m_accel.array<Format>(), ctrl.name(), traced,
-                                                           ctrl.cfg().clock_period);
-            l.all.add(l.vcd.get());
-        }
-        if (trace) {
-            l.trace = std::make_unique<trace_observer<Format>>(*trace, ctrl.name());
-            l.all.add(l.trace.get());
-        }
-        if (!l.all.empty()) m_accel.set_observer<Format>(&l.all);
-    }
-
+    void attach(lane<Format>& l, vcd_writer* vcd, const pe_selection& traced, trace_file* trace);
     template <class Format>
-    void finish(lane<Format>& l, const sc_core::sc_time& end) {
-        if (!m_accel.controller<Format>().busy()) return;
-        if (l.vcd) l.vcd->finish(end);
-        if (l.trace) l.trace->finish(end);
-    }
+    void finish(lane<Format>& l, const sc_core::sc_time& end);
 
     accelerator& m_accel;
     lane<int8_format> m_int8;

@@ -23,6 +23,7 @@
 #include <systemc>
 
 #include "systolic/edge_observer.h"
+#include "systolic/format_instances.h"
 #include "systolic/observe/file_sink.h"
 
 namespace systolic::observe {
@@ -101,90 +102,28 @@ public:
     bool wants_edges() const override { return false; }
     void on_edge(const edge_event<Format>&) override {}
 
-    void on_step_begin(const step_event<Format>& e) override {
-        const tile& t = *e.step.where;
-        const std::uint64_t now = e.time.value();
-        if (m_tile_open && m_tile != t.index) close_tile(m_last_end);
-        if (m_chunk_open && m_chunk != e.step.chunk) close_chunk(m_last_end);
-        if (!m_tile_open) {
-            m_tile_open = true;
-            m_tile = t.index;
-            m_tile_begin = now;
-            m_tile_name = "tile " + std::to_string(t.index) + " (" + std::to_string(t.r0) + "," +
-                          std::to_string(t.c0) + ")";
-            m_tile_args = "\"tile\":" + std::to_string(t.index) + ",\"r0\":" + std::to_string(t.r0) +
-                          ",\"c0\":" + std::to_string(t.c0) + ",\"rows\":" + std::to_string(t.rows) +
-                          ",\"cols\":" + std::to_string(t.cols);
-        }
-        if (!m_chunk_open) {
-            m_chunk_open = true;
-            m_chunk = e.step.chunk;
-            m_chunk_begin = now;
-        }
-        m_step_open = true;
-        m_step_kind = e.step.kind;
-        m_step_begin = now;
-        m_step_edges = e.step.edges;
-    }
+    void on_step_begin(const step_event<Format>& e) override;
 
     void on_step_end(const step_event<Format>& e) override {
         m_last_end = e.time.value();
         close_step(m_last_end, false);
     }
 
-    void on_transfer(const dma_transfer& t) override {
-        const bool read = t.command == tlm::TLM_READ_COMMAND;
-        char addr[24];
-        std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
-        m_out.append(span(m_dma_track, std::string(read ? "read " : "write ") + t.what, "dma",
-                          t.begin.value(), t.end.value(),
-                          "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr + "\",\"dmi\":" +
-                              (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
-    }
+    void on_transfer(const dma_transfer& t) override;
 
     void on_job_end(const job_result& r) override { finish(r.end); }
 
     // The job ended at `end` (on_job_end; or a job that did not end, where the simulation stopped):
     // closes what is still open, a failed step among it.
-    void finish(const sc_core::sc_time& end) {
-        const std::uint64_t t = end.value();
-        if (m_step_open) close_step(t, true);
-        if (m_tile_open) close_tile(m_step_failed ? t : m_last_end);
-        m_step_failed = false;
-    }
+    void finish(const sc_core::sc_time& end);
 
 private:
-    void close_step(std::uint64_t end, bool failed) {
-        if (!m_step_open) return;
-        m_step_open = false;
-        m_step_failed = failed;
-        std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
-        if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
-        if (failed) args += ",\"failed\":true";
-        m_chunk_phases += span(m_track, to_string(m_step_kind), "phase", m_step_begin, end, args);
-    }
-    void close_chunk(std::uint64_t end) {
-        if (!m_chunk_open) return;
-        m_chunk_open = false;
-        m_tile_parts += span(m_track, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
-                             m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
-        m_tile_parts += m_chunk_phases;
-        m_chunk_phases.clear();
-    }
-    void close_tile(std::uint64_t end) {
-        close_chunk(end);
-        m_tile_open = false;
-        m_out.append(span(m_track, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
-        m_out.append(m_tile_parts);
-        m_tile_parts.clear();
-    }
+    void close_step(std::uint64_t end, bool failed);
+    void close_chunk(std::uint64_t end);
+    void close_tile(std::uint64_t end);
 
     std::string span(int tid, const std::string& name, const char* cat, std::uint64_t begin,
-                     std::uint64_t end, const std::string& args) const {
-        return ",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat +
-               "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + m_clock.ts(begin) +
-               ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
-    }
+                     std::uint64_t end, const std::string& args) const;
 
     trace_file& m_out;
     const int m_track, m_dma_track;  // the controller's steps, its DMA transfers
@@ -198,5 +137,92 @@ private:
     // The open tile's chunk and phase spans, and the open chunk's phases, until the tile is written.
     std::string m_tile_parts, m_chunk_phases;
 };
+
+template <class Format>
+void trace_observer<Format>::on_step_begin(const step_event<Format>& e) {
+    const tile& t = *e.step.where;
+    const std::uint64_t now = e.time.value();
+    if (m_tile_open && m_tile != t.index) close_tile(m_last_end);
+    if (m_chunk_open && m_chunk != e.step.chunk) close_chunk(m_last_end);
+    if (!m_tile_open) {
+        m_tile_open = true;
+        m_tile = t.index;
+        m_tile_begin = now;
+        m_tile_name = "tile " + std::to_string(t.index) + " (" + std::to_string(t.r0) + "," +
+                      std::to_string(t.c0) + ")";
+        m_tile_args = "\"tile\":" + std::to_string(t.index) + ",\"r0\":" + std::to_string(t.r0) +
+                      ",\"c0\":" + std::to_string(t.c0) + ",\"rows\":" + std::to_string(t.rows) +
+                      ",\"cols\":" + std::to_string(t.cols);
+    }
+    if (!m_chunk_open) {
+        m_chunk_open = true;
+        m_chunk = e.step.chunk;
+        m_chunk_begin = now;
+    }
+    m_step_open = true;
+    m_step_kind = e.step.kind;
+    m_step_begin = now;
+    m_step_edges = e.step.edges;
+}
+
+template <class Format>
+void trace_observer<Format>::on_transfer(const dma_transfer& t) {
+    const bool read = t.command == tlm::TLM_READ_COMMAND;
+    char addr[24];
+    std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
+    m_out.append(span(
+        m_dma_track, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
+        "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
+            "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
+}
+
+template <class Format>
+void trace_observer<Format>::finish(const sc_core::sc_time& end) {
+    const std::uint64_t t = end.value();
+    if (m_step_open) close_step(t, true);
+    if (m_tile_open) close_tile(m_step_failed ? t : m_last_end);
+    m_step_failed = false;
+}
+
+template <class Format>
+void trace_observer<Format>::close_step(std::uint64_t end, bool failed) {
+    if (!m_step_open) return;
+    m_step_open = false;
+    m_step_failed = failed;
+    std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
+    if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
+    if (failed) args += ",\"failed\":true";
+    m_chunk_phases += span(m_track, to_string(m_step_kind), "phase", m_step_begin, end, args);
+}
+
+template <class Format>
+void trace_observer<Format>::close_chunk(std::uint64_t end) {
+    if (!m_chunk_open) return;
+    m_chunk_open = false;
+    m_tile_parts += span(m_track, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
+                         m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
+    m_tile_parts += m_chunk_phases;
+    m_chunk_phases.clear();
+}
+
+template <class Format>
+void trace_observer<Format>::close_tile(std::uint64_t end) {
+    close_chunk(end);
+    m_tile_open = false;
+    m_out.append(span(m_track, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
+    m_out.append(m_tile_parts);
+    m_tile_parts.clear();
+}
+
+template <class Format>
+std::string trace_observer<Format>::span(int tid, const std::string& name, const char* cat,
+                                         std::uint64_t begin, std::uint64_t end,
+                                         const std::string& args) const {
+    return ",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat +
+           "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + m_clock.ts(begin) +
+           ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
+}
+
+SYSTOLIC_EXTERN_TEMPLATE(trace_observer)
 
 }  // namespace systolic::observe

@@ -26,6 +26,7 @@
 
 #include "systolic/edge_observer.h"
 #include "systolic/fabric.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/observe/gtkw_file.h"
 #include "systolic/observe/pe_selection.h"
@@ -75,147 +76,24 @@ public:
         : vcd_observer(w, arrays_of(f), controller, sel, clock, &f) {}
 
     vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock, const fabric<Format>* fab = nullptr)
-        : m_w(w), m_sel(sel), m_arrays(arrays), m_fabric(fab) {
-        const auto res = sc_core::sc_get_time_resolution();
-        m_half = std::max<std::uint64_t>(1, clock.value() / 2);
-        m_w.set_timescale(res.to_string());
-        m_w.add_comment(vcd_phase_legend());
-        m_w.add_comment("advance: one pulse per advance edge, rising at the edge (one clock of " +
-                        clock.to_string() + " after the previous edge), falling half a clock later");
-        m_view.clock = clock.value();
-        const std::string p = controller + ".";
-        using k = gtkw_signal::kind;
-        m_save.assign({{"controller"}, {"accumulators"}, {"terms"}, {"tokens"}});
-        gtkw_group& ctl = m_save[0];
-        m_advance = wire(ctl, p + "advance", 1, k::bit);
-        m_phase = wire(ctl, p + "phase", 3, k::decimal);
-        m_phase_name = m_w.add_string(p + "phase_name", "idle");
-        ctl.signals.push_back({p + "phase_name", 1, k::text, ""});
-        m_tile = wire(ctl, p + "tile", 32, k::decimal);
-        m_r0 = wire(ctl, p + "r0", 32, k::decimal);
-        m_c0 = wire(ctl, p + "c0", 32, k::decimal);
-        m_chunk = wire(ctl, p + "chunk", 32, k::decimal);
-        m_c_write = wire(ctl, p + "c_write", 1, k::bit);
-        m_c_addr = wire(ctl, p + "c_addr", 64, k::hex);
-        m_c_row = wire(ctl, p + "c_row", 32, k::decimal);
-        m_c_len = wire(ctl, p + "c_len", 32, k::decimal);
-        for (const traced_array& ta : m_arrays) {
-            // The row names place each PE: pe_1_0_acc, or array_0_1_0_pe_1_0_acc on a fabric. No dots:
-            // GTKWave shows only the last part of a dotted name, an alias's too.
-            const std::string where = m_fabric ? ta.name.substr(ta.name.rfind('.') + 1) + "_" : "";
-            for (std::size_t i = 0; i < ta.core->rows(); ++i) {
-                for (std::size_t j = 0; j < ta.core->cols(); ++j) {
-                    if (!sel.contains(i, j)) continue;
-                    const std::string pe_name = "pe_" + std::to_string(i) + "_" + std::to_string(j);
-                    const std::string pe = ta.name + ".row_" + std::to_string(i) + "." + pe_name + ".";
-                    const std::string alias = where + pe_name + "_";
-                    gtkw_group tokens{where + pe_name, true};
-                    pe_ids ids;
-                    ids.a = add_operand(tokens, pe + "a", alias + "a");
-                    ids.a_valid = wire(tokens, pe + "a_valid", 1, k::bit, alias + "a_valid");
-                    ids.b = add_operand(tokens, pe + "b", alias + "b");
-                    ids.b_valid = wire(tokens, pe + "b_valid", 1, k::bit, alias + "b_valid");
-                    if constexpr (std::is_floating_point_v<accumulator_type>) {
-                        ids.acc = m_w.add_real(pe + "acc", true);
-                        m_save[1].signals.push_back({pe + "acc", 1, k::real, alias + "acc"});
-                    } else {
-                        ids.acc = wire(m_save[1], pe + "acc", 8 * sizeof(accumulator_type), k::signed_decimal,
-                                       alias + "acc");
-                    }
-                    ids.terms = wire(m_save[2], pe + "terms", 32, k::decimal, alias + "terms");
-                    m_save[3].groups.push_back(std::move(tokens));
-                    m_pes.push_back(ids);
-                }
-            }
-        }
-        if (m_fabric) {
-            m_w.add_comment("link_*: one pulse per edge on which the link carried a word (fabric)");
-            m_save.push_back({"links", true});
-            const auto& st = m_fabric->state();
-            for (const fabric_link& l : st.links())
-                m_links.push_back(wire(m_save.back(),
-                                       std::string(m_fabric->name()) + ".link_" + to_string(l.kind) + "_" +
-                                           coords(st, l.from) + "_to_" + coords(st, l.to),
-                                       1, k::bit));
-        }
-    }
+                 const pe_selection& sel, const sc_core::sc_time& clock, const fabric<Format>* fab = nullptr);
 
     // A GTKWave save file for this VCD (`dumpfile`, the path GTKWave opens): every signal under
     // a name that places it, the view on the first tile with markers A and B at its first and last
     // advance edge. Complete after finish().
-    std::string save_file(const std::string& dumpfile) const {
-        return gtkw_file(
-            dumpfile, m_save, m_view,
-            {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
-             "Times are in the VCD's units (1 advance edge = 1 clock). " + vcd_phase_legend() + ".",
-             "Markers A and B: the first tile's first and last advance edge."});
-    }
+    std::string save_file(const std::string& dumpfile) const;
 
-    void on_edge(const edge_event<Format>& e) override {
-        const std::uint64_t t = at(e.time);
-        if (!m_first_tile_done) {
-            if (!m_view.has_edges) m_view.first_edge = t;
-            m_view.has_edges = true;
-            m_view.last_edge = t;
-        }
-        m_w.set(m_advance, 1);
-        m_advance_fall = t + m_half;
-        if (m_fabric) {
-            const auto& links = m_fabric->state().links();
-            for (std::size_t l = 0; l < links.size(); ++l)
-                if (links[l].last_edge == e.edge) m_w.set(m_links[l], 1);
-        }
-        sample();
-    }
-
-    void on_step_begin(const step_event<Format>& e) override {
-        at(e.time);
-        const plan_step& s = e.step;
-        if (!m_first_tile_seen) {
-            m_first_tile_seen = true;
-            m_first_tile = s.where->index;
-            m_view.tile_begin = e.time.value();
-        } else if (!m_first_tile_done && s.where->index != m_first_tile) {
-            m_first_tile_done = true;
-            m_view.tile_end = e.time.value();
-        }
-        set_phase(phase_of(s.kind));
-        m_w.set(m_tile, s.where->index);
-        m_w.set(m_r0, s.where->r0);
-        m_w.set(m_c0, s.where->c0);
-        m_w.set(m_chunk, s.chunk);
-    }
-
-    void on_step_end(const step_event<Format>& e) override {
-        if (e.step.kind != step_kind::clear || !e.array) return;
-        at(e.time);
-        sample();
-    }
-
-    void on_transfer(const dma_transfer& t) override {
-        if (t.command != tlm::TLM_WRITE_COMMAND || !t.ok || std::strcmp(t.what, "C") != 0) return;
-        const std::uint64_t now = at(t.begin);
-        m_w.set(m_c_write, 1);
-        m_w.set(m_c_addr, t.address);
-        m_w.set(m_c_row, (t.address - m_c.base) / m_c.row_stride);
-        m_w.set(m_c_len, t.length);
-        m_c_write_fall = now + m_half;
-    }
+    void on_edge(const edge_event<Format>& e) override;
+    void on_step_begin(const step_event<Format>& e) override;
+    void on_step_end(const step_event<Format>& e) override;
+    void on_transfer(const dma_transfer& t) override;
 
     void on_job_begin(const matmul_job& job, const sc_core::sc_time&) override { m_c = job.c; }
     void on_job_end(const job_result& r) override { finish(r.end); }
 
     // The job ended at `end` (on_job_end; or a job that did not end, where the simulation stopped):
     // the last pulses fall, the phase goes idle.
-    void finish(const sc_core::sc_time& end) {
-        if (!m_first_tile_done) m_view.tile_end = end.value();
-        m_first_tile_done = true;
-        at(end);
-        flush_falls(never);
-        m_w.set_time(end.value());
-        set_phase(idle_phase);
-    }
+    void finish(const sc_core::sc_time& end);
 
 private:
     struct pe_ids {
@@ -249,26 +127,7 @@ private:
         return t;
     }
 
-    void flush_falls(std::uint64_t until) {
-        for (;;) {
-            vcd_writer::id which;
-            std::uint64_t* due;
-            if (m_advance_fall <= m_c_write_fall) {
-                which = m_advance;
-                due = &m_advance_fall;
-            } else {
-                which = m_c_write;
-                due = &m_c_write_fall;
-            }
-            if (*due == never || (*due > until && until != never)) return;
-            m_w.set_time(*due);
-            m_w.set(which, 0);
-            if (which == m_advance)  // link strobes rise with an edge and fall with it
-                for (const vcd_writer::id l : m_links)
-                    m_w.set(l, 0);
-            *due = never;
-        }
-    }
+    void flush_falls(std::uint64_t until);
 
     void set_operand(vcd_writer::id v, operand_type x) {
         if constexpr (Format::is_integer) {
@@ -278,28 +137,7 @@ private:
         }
     }
 
-    void sample() {
-        std::size_t k = 0;
-        for (const traced_array& traced : m_arrays) {
-            const array_core<Format>& a = *traced.core;
-            for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
-                for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
-                    const pe_ids& ids = m_pes[k];
-                    const auto ta = a.a(i, j), tb = a.b(i, j);
-                    set_operand(ids.a, ta.value);
-                    m_w.set(ids.a_valid, ta.valid);
-                    set_operand(ids.b, tb.value);
-                    m_w.set(ids.b_valid, tb.valid);
-                    const accumulator_type acc = a.accumulator(i, j);
-                    if constexpr (std::is_floating_point_v<accumulator_type>)
-                        m_w.set_real(ids.acc, double(acc));
-                    else
-                        m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
-                    m_w.set(ids.terms, a.consumed(i, j));
-                }
-            }
-        }
-    }
+    void sample();
 
     static std::vector<traced_array> arrays_of(const fabric<Format>& f) {
         std::vector<traced_array> v;
@@ -329,5 +167,195 @@ private:
     std::size_t m_first_tile = 0;
     bool m_first_tile_seen = false, m_first_tile_done = false;
 };
+
+template <class Format>
+vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays,
+                                   const std::string& controller, const pe_selection& sel,
+                                   const sc_core::sc_time& clock, const fabric<Format>* fab)
+    : m_w(w), m_sel(sel), m_arrays(arrays), m_fabric(fab) {
+    const auto res = sc_core::sc_get_time_resolution();
+    m_half = std::max<std::uint64_t>(1, clock.value() / 2);
+    m_w.set_timescale(res.to_string());
+    m_w.add_comment(vcd_phase_legend());
+    m_w.add_comment("advance: one pulse per advance edge, rising at the edge (one clock of " +
+                    clock.to_string() + " after the previous edge), falling half a clock later");
+    m_view.clock = clock.value();
+    const std::string p = controller + ".";
+    using k = gtkw_signal::kind;
+    m_save.assign({{"controller"}, {"accumulators"}, {"terms"}, {"tokens"}});
+    gtkw_group& ctl = m_save[0];
+    m_advance = wire(ctl, p + "advance", 1, k::bit);
+    m_phase = wire(ctl, p + "phase", 3, k::decimal);
+    m_phase_name = m_w.add_string(p + "phase_name", "idle");
+    ctl.signals.push_back({p + "phase_name", 1, k::text, ""});
+    m_tile = wire(ctl, p + "tile", 32, k::decimal);
+    m_r0 = wire(ctl, p + "r0", 32, k::decimal);
+    m_c0 = wire(ctl, p + "c0", 32, k::decimal);
+    m_chunk = wire(ctl, p + "chunk", 32, k::decimal);
+    m_c_write = wire(ctl, p + "c_write", 1, k::bit);
+    m_c_addr = wire(ctl, p + "c_addr", 64, k::hex);
+    m_c_row = wire(ctl, p + "c_row", 32, k::decimal);
+    m_c_len = wire(ctl, p + "c_len", 32, k::decimal);
+    for (const traced_array& ta : m_arrays) {
+        // The row names place each PE: pe_1_0_acc, or array_0_1_0_pe_1_0_acc on a fabric. No dots:
+        // GTKWave shows only the last part of a dotted name, an alias's too.
+        const std::string where = m_fabric ? ta.name.substr(ta.name.rfind('.') + 1) + "_" : "";
+        for (std::size_t i = 0; i < ta.core->rows(); ++i) {
+            for (std::size_t j = 0; j < ta.core->cols(); ++j) {
+                if (!sel.contains(i, j)) continue;
+                const std::string pe_name = "pe_" + std::to_string(i) + "_" + std::to_string(j);
+                const std::string pe = ta.name + ".row_" + std::to_string(i) + "." + pe_name + ".";
+                const std::string alias = where + pe_name + "_";
+                gtkw_group tokens{where + pe_name, true};
+                pe_ids ids;
+                ids.a = add_operand(tokens, pe + "a", alias + "a");
+                ids.a_valid = wire(tokens, pe + "a_valid", 1, k::bit, alias + "a_valid");
+                ids.b = add_operand(tokens, pe + "b", alias + "b");
+                ids.b_valid = wire(tokens, pe + "b_valid", 1, k::bit, alias + "b_valid");
+                if constexpr (std::is_floating_point_v<accumulator_type>) {
+                    ids.acc = m_w.add_real(pe + "acc", true);
+                    m_save[1].signals.push_back({pe + "acc", 1, k::real, alias + "acc"});
+                } else {
+                    ids.acc = wire(m_save[1], pe + "acc", 8 * sizeof(accumulator_type), k::signed_decimal,
+                                   alias + "acc");
+                }
+                ids.terms = wire(m_save[2], pe + "terms", 32, k::decimal, alias + "terms");
+                m_save[3].groups.push_back(std::move(tokens));
+                m_pes.push_back(ids);
+            }
+        }
+    }
+    if (m_fabric) {
+        m_w.add_comment("link_*: one pulse per edge on which the link carried a word (fabric)");
+        m_save.push_back({"links", true});
+        const auto& st = m_fabric->state();
+        for (const fabric_link& l : st.links())
+            m_links.push_back(wire(m_save.back(),
+                                   std::string(m_fabric->name()) + ".link_" + to_string(l.kind) + "_" +
+                                       coords(st, l.from) + "_to_" + coords(st, l.to),
+                                   1, k::bit));
+    }
+}
+
+template <class Format>
+std::string vcd_observer<Format>::save_file(const std::string& dumpfile) const {
+    return gtkw_file(dumpfile, m_save, m_view,
+                     {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
+                      "Times are in the VCD's units (1 advance edge = 1 clock). " + vcd_phase_legend() + ".",
+                      "Markers A and B: the first tile's first and last advance edge."});
+}
+
+template <class Format>
+void vcd_observer<Format>::on_edge(const edge_event<Format>& e) {
+    const std::uint64_t t = at(e.time);
+    if (!m_first_tile_done) {
+        if (!m_view.has_edges) m_view.first_edge = t;
+        m_view.has_edges = true;
+        m_view.last_edge = t;
+    }
+    m_w.set(m_advance, 1);
+    m_advance_fall = t + m_half;
+    if (m_fabric) {
+        const auto& links = m_fabric->state().links();
+        for (std::size_t l = 0; l < links.size(); ++l)
+            if (links[l].last_edge == e.edge) m_w.set(m_links[l], 1);
+    }
+    sample();
+}
+
+template <class Format>
+void vcd_observer<Format>::on_step_begin(const step_event<Format>& e) {
+    at(e.time);
+    const plan_step& s = e.step;
+    if (!m_first_tile_seen) {
+        m_first_tile_seen = true;
+        m_first_tile = s.where->index;
+        m_view.tile_begin = e.time.value();
+    } else if (!m_first_tile_done && s.where->index != m_first_tile) {
+        m_first_tile_done = true;
+        m_view.tile_end = e.time.value();
+    }
+    set_phase(phase_of(s.kind));
+    m_w.set(m_tile, s.where->index);
+    m_w.set(m_r0, s.where->r0);
+    m_w.set(m_c0, s.where->c0);
+    m_w.set(m_chunk, s.chunk);
+}
+
+template <class Format>
+void vcd_observer<Format>::on_step_end(const step_event<Format>& e) {
+    if (e.step.kind != step_kind::clear || !e.array) return;
+    at(e.time);
+    sample();
+}
+
+template <class Format>
+void vcd_observer<Format>::on_transfer(const dma_transfer& t) {
+    if (t.command != tlm::TLM_WRITE_COMMAND || !t.ok || std::strcmp(t.what, "C") != 0) return;
+    const std::uint64_t now = at(t.begin);
+    m_w.set(m_c_write, 1);
+    m_w.set(m_c_addr, t.address);
+    m_w.set(m_c_row, (t.address - m_c.base) / m_c.row_stride);
+    m_w.set(m_c_len, t.length);
+    m_c_write_fall = now + m_half;
+}
+
+template <class Format>
+void vcd_observer<Format>::finish(const sc_core::sc_time& end) {
+    if (!m_first_tile_done) m_view.tile_end = end.value();
+    m_first_tile_done = true;
+    at(end);
+    flush_falls(never);
+    m_w.set_time(end.value());
+    set_phase(idle_phase);
+}
+
+template <class Format>
+void vcd_observer<Format>::flush_falls(std::uint64_t until) {
+    for (;;) {
+        vcd_writer::id which;
+        std::uint64_t* due;
+        if (m_advance_fall <= m_c_write_fall) {
+            which = m_advance;
+            due = &m_advance_fall;
+        } else {
+            which = m_c_write;
+            due = &m_c_write_fall;
+        }
+        if (*due == never || (*due > until && until != never)) return;
+        m_w.set_time(*due);
+        m_w.set(which, 0);
+        if (which == m_advance)  // link strobes rise with an edge and fall with it
+            for (const vcd_writer::id l : m_links)
+                m_w.set(l, 0);
+        *due = never;
+    }
+}
+
+template <class Format>
+void vcd_observer<Format>::sample() {
+    std::size_t k = 0;
+    for (const traced_array& traced : m_arrays) {
+        const array_core<Format>& a = *traced.core;
+        for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
+            for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
+                const pe_ids& ids = m_pes[k];
+                const auto ta = a.a(i, j), tb = a.b(i, j);
+                set_operand(ids.a, ta.value);
+                m_w.set(ids.a_valid, ta.valid);
+                set_operand(ids.b, tb.value);
+                m_w.set(ids.b_valid, tb.valid);
+                const accumulator_type acc = a.accumulator(i, j);
+                if constexpr (std::is_floating_point_v<accumulator_type>)
+                    m_w.set_real(ids.acc, double(acc));
+                else
+                    m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
+                m_w.set(ids.terms, a.consumed(i, j));
+            }
+        }
+    }
+}
+
+SYSTOLIC_EXTERN_TEMPLATE(vcd_observer)
 
 }  // namespace systolic::observe

@@ -1,0 +1,51 @@
+#include "systolic/observe/accelerator_observers.h"
+
+namespace systolic::observe {
+
+accelerator_observers::accelerator_observers(accelerator& accel, vcd_writer* vcd, const pe_selection& traced,
+                                             trace_file* trace)
+    : m_accel(accel) {
+    attach(m_int8, vcd, traced, trace);
+    attach(m_int32, vcd, traced, trace);
+    attach(m_fp32, vcd, traced, trace);
+    attach(m_bf16, vcd, traced, trace);
+}
+
+accelerator_observers::~accelerator_observers() {
+    m_accel.set_observer<int8_format>(nullptr);
+    m_accel.set_observer<int32_format>(nullptr);
+    m_accel.set_observer<fp32_format>(nullptr);
+    m_accel.set_observer<bf16_format>(nullptr);
+}
+
+void accelerator_observers::finish(const sc_core::sc_time& end) {
+    finish(m_int8, end);
+    finish(m_int32, end);
+    finish(m_fp32, end);
+    finish(m_bf16, end);
+}
+
+template <class Format>
+void accelerator_observers::attach(lane<Format>& l, vcd_writer* vcd, const pe_selection& traced,
+                                   trace_file* trace) {
+    const tile_controller<Format>& ctrl = m_accel.controller<Format>();
+    if (vcd) {
+        l.vcd = std::make_unique<vcd_observer<Format>>(*vcd, m_accel.array<Format>(), ctrl.name(), traced,
+                                                       ctrl.cfg().clock_period);
+        l.all.add(l.vcd.get());
+    }
+    if (trace) {
+        l.trace = std::make_unique<trace_observer<Format>>(*trace, ctrl.name());
+        l.all.add(l.trace.get());
+    }
+    if (!l.all.empty()) m_accel.set_observer<Format>(&l.all);
+}
+
+template <class Format>
+void accelerator_observers::finish(lane<Format>& l, const sc_core::sc_time& end) {
+    if (!m_accel.controller<Format>().busy()) return;
+    if (l.vcd) l.vcd->finish(end);
+    if (l.trace) l.trace->finish(end);
+}
+
+}  // namespace systolic::observe
