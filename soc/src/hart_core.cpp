@@ -7,18 +7,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "io/text.h"
+
 namespace systolic::soc {
 
 namespace {
 
 void check(uc_err err, const char* call) {
     if (err != UC_ERR_OK) throw std::runtime_error(std::string("unicorn: ") + call + ": " + uc_strerror(err));
-}
-
-std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
 }
 
 // The privileged spec's names of the synchronous exception codes.
@@ -122,7 +118,7 @@ struct hart_core::callbacks {
                 std::uint32_t insn = code[0] | code[1] << 8;
                 if ((insn & 3) == 3 && c.host_code(pc, 4))
                     insn |= std::uint32_t(code[2]) << 16 | std::uint32_t(code[3]) << 24;
-                what += " " + hex(insn);
+                what += " " + io::hex(insn);
             }
         c.set_fault(pc, cause, pc, what);
         c.stop_now();
@@ -145,14 +141,14 @@ struct hart_core::callbacks {
         if (type == UC_MEM_FETCH_PROT) {  // the engine executes from host memory only
             c.set_fault(
                 address, 1, address,
-                "instruction fetch from " + hex(address) +
+                "instruction fetch from " + io::hex(address) +
                     ", which the hart reaches over the bus only (code runs from RAM mapped over DMI)");
         } else if (type == UC_MEM_FETCH_UNMAPPED) {
-            c.set_fault(address, 1, address, "instruction fetch from unmapped address " + hex(address));
+            c.set_fault(address, 1, address, "instruction fetch from unmapped address " + io::hex(address));
         } else {
             const bool store = type == UC_MEM_WRITE_UNMAPPED;
             c.set_fault(c.access_pc(address).value_or(c.m_block), store ? 7 : 5, address,
-                        bytes + (store ? "store to" : "load from") + " unmapped address " + hex(address));
+                        bytes + (store ? "store to" : "load from") + " unmapped address " + io::hex(address));
         }
         c.m_stopping = true;  // Unicorn stops at once
         return false;
@@ -283,7 +279,7 @@ void hart_core::bus_error(std::uint64_t address, unsigned size, bool write) {
     if (!m_fault)
         set_fault(m_block, write ? 7 : 5, address,
                   std::string("bus error: ") + std::to_string(size) + "-byte " +
-                      (write ? "store to " : "load from ") + hex(address) + " refused by the device");
+                      (write ? "store to " : "load from ") + io::hex(address) + " refused by the device");
     stop_now();
 }
 
