@@ -216,6 +216,7 @@ hart_core::~hart_core() {
 void hart_core::map_memory(std::uint64_t base, std::uint64_t size, std::uint8_t* host) {
     check(uc_mem_map_ptr(m_uc, base, size, UC_PROT_ALL, host), "uc_mem_map_ptr");
     m_ram.push_back({base, size, host});
+    forget_counts();
 }
 
 void hart_core::map_bus(std::uint64_t base, std::uint64_t size) {
@@ -227,6 +228,7 @@ void hart_core::map_bus(std::uint64_t base, std::uint64_t size) {
 
 void hart_core::unmap(std::uint64_t base, std::uint64_t size) {
     check(uc_mem_unmap(m_uc, base, size), "uc_mem_unmap");
+    forget_counts();
     m_ram.erase(
         std::remove_if(m_ram.begin(), m_ram.end(), [&](const ram_range& r) { return r.base == base; }),
         m_ram.end());
@@ -235,6 +237,11 @@ void hart_core::unmap(std::uint64_t base, std::uint64_t size) {
 
 void hart_core::code_changed(std::uint64_t begin, std::uint64_t end) {
     check(uc_ctl_remove_cache(m_uc, begin, end), "remove cache");
+    forget_counts();
+}
+
+void hart_core::forget_counts() {
+    std::fill(m_counts.begin(), m_counts.end(), block_count{});
 }
 
 hart_core::stop hart_core::run(std::uint64_t budget) {
@@ -294,13 +301,18 @@ const std::uint8_t* hart_core::host_code(std::uint64_t address, std::uint64_t le
     return nullptr;
 }
 
-std::uint64_t hart_core::block_instructions(std::uint64_t address, std::uint32_t size) const {
+std::uint32_t hart_core::block_instructions(std::uint64_t address, std::uint32_t size) {
+    // Counting a block's bytes costs several times what running it does: the count is kept by the
+    // block's address and size, in a table indexed by the address.
+    block_count& e = m_counts[(address >> 1) & (m_counts.size() - 1)];
+    if (e.address == address && e.size == size) return e.count;
     const std::uint8_t* code = host_code(address, size);
-    if (!code) return (size + 3) / 4;  // code fetched over the bus: an estimate, not a second fetch
-    // Bits 1:0 of an instruction's first halfword are 11 for a 32-bit instruction, else it is 16-bit.
-    std::uint64_t n = 0;
+    if (!code) return 0;  // not reached: the engine runs code from host memory only
+    // Bits 1:0 of an instruction's first halfword are 11 for a 32-bit one, else it is 16-bit.
+    std::uint32_t n = 0;
     for (std::uint32_t off = 0; off < size; ++n)
         off += (code[off] & 3) == 3 ? 4 : 2;
+    e = {address, size, n};
     return n;
 }
 
