@@ -184,7 +184,13 @@ TEST_P(SocCli, TheTimerInterruptsAreOnTheTimelineToo) {
 TEST_P(SocCli, TheWaveformHasTheInterruptLines) {
     const auto r = soc("accel_smoke", "--array 2 --vcd " + p("w"));
     ASSERT_EQ(r.status, 0) << r.err;
-    const auto vcd = systolic::tb::testing::parse_vcd(slurp(path("w.vcd")));
+    // Read back as GTKWave reads it: through its own vcd2fst and fst2vcd.
+    ASSERT_FALSE(std::string(SYSTOLIC_VCD2FST).empty() || std::string(SYSTOLIC_FST2VCD).empty())
+        << "vcd2fst/fst2vcd not found when configuring: install gtkwave (scripts/setup)";
+    ASSERT_EQ(run_tool(SYSTOLIC_VCD2FST, p("w.vcd") + " " + p("w.fst")).status, 0);
+    const auto back = run_tool(SYSTOLIC_FST2VCD, p("w.fst"));
+    ASSERT_EQ(back.status, 0) << back.err;
+    const auto vcd = systolic::tb::testing::parse_vcd(back.out);
     ASSERT_TRUE(vcd.has("soc.accel_irq"));
     ASSERT_TRUE(vcd.has("soc.timer_irq"));
     const auto& irq = vcd.of("soc.accel_irq");
