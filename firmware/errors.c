@@ -67,7 +67,8 @@ static void no_partial_buffer(systolic_job* j) {
 static void misaligned_a(systolic_job* j) { j->a_addr += 2; }
 static void misaligned_stride(systolic_job* j) { j->c_stride = P * 8 + 4; }
 static void short_stride(systolic_job* j) { j->a_stride = (K - 1) * 4; }
-static void past_2_to_64(systolic_job* j) { j->c_addr = 0xffffffffffffff00ull; }
+/* 128 bytes below 2^64, and C is M x P int64 = 192 bytes. */
+static void past_2_to_64(systolic_job* j) { j->c_addr = 0xffffffffffffff80ull; }
 static void k_too_long(systolic_job* j) { j->k = 0x80000000u; }
 /* A plan of 2^32 tiles: far more than the model may allocate for one job (max_job_bytes). */
 static void huge_plan(systolic_job* j) {
