@@ -2,15 +2,18 @@
 
 #include <benchmark/benchmark.h>
 #include <sys/mman.h>
+#include <sys/resource.h>
 #include <unicorn/unicorn.h>
 
 #include <chrono>
 #include <cstdint>
 #include <cstring>
+#include <ctime>
 #include <iostream>
 #include <memory>
 #include <string>
 #include <systemc>
+#include <thread>
 #include <vector>
 
 #include "elf_loader.h"
@@ -27,12 +30,30 @@ const sc_core::sc_time hart_window(20, sc_core::SC_MS);
 constexpr std::uint64_t unicorn_window_us = 200000;
 
 struct rate_tally {
-    double seconds = 0, instructions = 0, rounds = 0;
+    double seconds = 0, cpu_seconds = 0, instructions = 0, rounds = 0;
     bool ran() const { return seconds > 0; }
     double rate() const { return instructions / seconds; }
+    double cpu_rate() const { return instructions / cpu_seconds; }
 };
 
-const char* isa_name(soc::isa arch) { return arch == soc::isa::rv32 ? "rv32" : "rv64"; }
+// This thread's CPU time: SystemC runs the hart's thread on it, and Unicorn runs on its caller's.
+double thread_cpu_seconds() {
+    timespec ts{};
+    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &ts);
+    return double(ts.tv_sec) + 1e-9 * double(ts.tv_nsec);
+}
+
+// The CPU time of the children that have ended (user and system).
+double children_cpu_seconds() {
+    rusage r{};
+    getrusage(RUSAGE_CHILDREN, &r);
+    return double(r.ru_utime.tv_sec + r.ru_stime.tv_sec) +
+           1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
+}
+
+const char* isa_name(soc::isa arch) {
+    return arch == soc::isa::rv32 ? "rv32" : "rv64";
+}
 
 std::uint32_t read_u32(const std::uint8_t* p) {
     std::uint32_t v;
@@ -72,7 +93,7 @@ public:
 
     std::uint64_t retired() const { return m_platform.cpu.retired(); }
     std::uint32_t rounds() {
-        std::uint8_t b[4];
+        std::uint8_t b[4] = {};
         m_platform.ram.core().read(HART_LOOP_ROUNDS_ADDRESS - SOC_RAM_BASE, b, sizeof b);
         return read_u32(b);
     }
@@ -108,10 +129,11 @@ public:
         for (const soc::elf_segment& s : image.segments)
             if (s.address >= SOC_RAM_BASE && s.address + s.size <= SOC_RAM_BASE + std::uint64_t{SOC_RAM_SIZE})
                 std::memcpy(m_ram + (s.address - SOC_RAM_BASE), s.bytes.data(), s.bytes.size());
-        check(uc_open(UC_ARCH_RISCV, arch == soc::isa::rv32 ? UC_MODE_RISCV32 : UC_MODE_RISCV64, &m_uc), "uc_open");
+        check(uc_open(UC_ARCH_RISCV, arch == soc::isa::rv32 ? UC_MODE_RISCV32 : UC_MODE_RISCV64, &m_uc),
+              "uc_open");
         // The hart's own CPU models (hart_core.cpp): RV32IMAC and RV64IMAC.
         check(uc_ctl_set_cpu_model(m_uc, arch == soc::isa::rv32 ? int(UC_CPU_RISCV32_SIFIVE_E31)
-                                                                 : int(UC_CPU_RISCV64_SIFIVE_E51)),
+                                                                : int(UC_CPU_RISCV64_SIFIVE_E51)),
               "uc_ctl_set_cpu_model");
         check(uc_mem_map_ptr(m_uc, SOC_RAM_BASE, SOC_RAM_SIZE, UC_PROT_ALL, m_ram), "uc_mem_map_ptr");
         check(uc_mmio_map(m_uc, SOC_TIMER_BASE, SOC_TIMER_SIZE, &zero_read, nullptr, &ignore_write, nullptr),
@@ -128,9 +150,17 @@ public:
     soc::isa arch() const { return m_arch; }
     std::uint32_t rounds() const { return read_u32(m_ram + (HART_LOOP_ROUNDS_ADDRESS - SOC_RAM_BASE)); }
 
-    // Runs for about `us` microseconds of wall time (Unicorn's own timeout), then stops where it is.
+    // Runs for about `us` microseconds of wall time, then stops where it is. Stopped by a thread of
+    // its own that sleeps once: Unicorn's own timeout polls every 100 us from a second thread, which
+    // on a busy machine takes turns from the engine's.
     void run_for(std::uint64_t us) {
-        check(uc_emu_start(m_uc, m_pc, 0, us, 0), "uc_emu_start");
+        std::thread stopper([this, us] {
+            std::this_thread::sleep_for(std::chrono::microseconds(us));
+            uc_emu_stop(m_uc);
+        });
+        const uc_err e = uc_emu_start(m_uc, m_pc, 0, 0, 0);
+        stopper.join();
+        check(e, "uc_emu_start");
         check(uc_reg_read(m_uc, UC_RISCV_REG_PC, &m_pc), "uc_reg_read");
     }
 
@@ -171,7 +201,8 @@ private:
     static std::uint64_t zero_read(uc_engine*, std::uint64_t, unsigned, void*) { return 0; }
     static void ignore_write(uc_engine*, std::uint64_t, unsigned, std::uint64_t, void*) {}
     static void check(uc_err e, const char* what) {
-        if (e != UC_ERR_OK) throw std::runtime_error(std::string("unicorn_alone: ") + what + ": " + uc_strerror(e));
+        if (e != UC_ERR_OK)
+            throw std::runtime_error(std::string("unicorn_alone: ") + what + ": " + uc_strerror(e));
     }
 
     soc::isa m_arch;
@@ -192,11 +223,12 @@ std::vector<loop_pair>& loops() {
     return v;
 }
 
-// The GPT-2 layer's two whole runs, in wall seconds.
+// The GPT-2 layer's two whole runs, in wall seconds and in the child's CPU seconds.
 struct process_tally {
-    double seconds = 0;
+    double seconds = 0, cpu_seconds = 0;
     int runs = 0;
     double mean() const { return seconds / runs; }
+    double cpu_mean() const { return cpu_seconds / runs; }
 };
 process_tally gpt2_firmware, gpt2_tb;
 
@@ -205,11 +237,13 @@ void bench_hart(benchmark::State& state, hart_rig& rig) {
         const std::uint64_t i0 = rig.retired();
         const std::uint32_t r0 = rig.rounds();
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = thread_cpu_seconds();
         if (!rig.run(hart_window)) {
             state.SkipWithError(("the hart stopped: " + rig.why_stopped()).c_str());
             break;
         }
         rig.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        rig.tally.cpu_seconds += thread_cpu_seconds() - c0;
         rig.tally.instructions += double(rig.retired() - i0);
         rig.tally.rounds += double(rig.rounds() - r0);
     }
@@ -220,8 +254,10 @@ void bench_alone(benchmark::State& state, unicorn_alone& uc, std::uint64_t per_r
     for (auto _ : state) {
         const std::uint32_t r0 = uc.rounds();
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = thread_cpu_seconds();
         uc.run_for(unicorn_window_us);
         uc.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        uc.tally.cpu_seconds += thread_cpu_seconds() - c0;
         const double rounds = double(uc.rounds() - r0);
         uc.tally.rounds += rounds;
         uc.tally.instructions += rounds * double(per_round);
@@ -233,6 +269,7 @@ void bench_alone(benchmark::State& state, unicorn_alone& uc, std::uint64_t per_r
 void bench_process(benchmark::State& state, const std::string& command, const char* pass, process_tally& t) {
     for (auto _ : state) {
         const auto t0 = std::chrono::steady_clock::now();
+        const double c0 = children_cpu_seconds();
         std::FILE* p = ::popen((command + " 2>&1").c_str(), "r");
         std::string text;
         char buf[512];
@@ -245,6 +282,7 @@ void bench_process(benchmark::State& state, const std::string& command, const ch
             break;
         }
         t.seconds += seconds;
+        t.cpu_seconds += children_cpu_seconds() - c0;
         ++t.runs;
     }
 }
@@ -252,7 +290,8 @@ void bench_process(benchmark::State& state, const std::string& command, const ch
 }  // namespace
 
 void build_soc_rigs() {
-    for (auto [arch, elf] : {std::pair{soc::isa::rv32, SYSTOLIC_HART_LOOP_RV32}, std::pair{soc::isa::rv64, SYSTOLIC_HART_LOOP_RV64}}) {
+    for (auto [arch, elf] : {std::pair{soc::isa::rv32, SYSTOLIC_HART_LOOP_RV32},
+                             std::pair{soc::isa::rv64, SYSTOLIC_HART_LOOP_RV64}}) {
         loop_pair p;
         p.elf = elf;
         p.hart = std::make_unique<hart_rig>(arch, elf);
@@ -294,18 +333,21 @@ void register_soc_benchmarks() {
         unicorn_alone* alone = p.alone.get();
         const std::uint64_t per_round = p.per_round;
         const std::string isa = isa_name(hart->arch());
-        benchmark::RegisterBenchmark(("soc/hart/" + isa).c_str(), [hart](benchmark::State& st) { bench_hart(st, *hart); })
+        benchmark::RegisterBenchmark(("soc/hart/" + isa).c_str(),
+                                     [hart](benchmark::State& st) { bench_hart(st, *hart); })
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
-        benchmark::RegisterBenchmark(("soc/unicorn_alone/" + isa).c_str(),
-                                     [alone, per_round](benchmark::State& st) { bench_alone(st, *alone, per_round); })
+        benchmark::RegisterBenchmark(
+            ("soc/unicorn_alone/" + isa).c_str(),
+            [alone, per_round](benchmark::State& st) { bench_alone(st, *alone, per_round); })
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
     const std::string soc = std::string(SYSTOLIC_SOC) + " --array 128 " + SYSTOLIC_GPT2_LAYER_RV32;
     const std::string tb = std::string(SYSTOLIC_TB) + " --array 128 --m 1024 --k 1600 --p 1600 --dtype int8";
-    benchmark::RegisterBenchmark("soc/gpt2_layer/firmware",
-                                 [soc](benchmark::State& st) { bench_process(st, soc, "gpt2_layer: PASS", gpt2_firmware); })
+    benchmark::RegisterBenchmark(
+        "soc/gpt2_layer/firmware",
+        [soc](benchmark::State& st) { bench_process(st, soc, "gpt2_layer: PASS", gpt2_firmware); })
         ->Unit(benchmark::kSecond)
         ->UseRealTime()
         ->Iterations(1);
@@ -318,23 +360,32 @@ void register_soc_benchmarks() {
 
 void print_soc_summary(std::FILE* out) {
     for (const auto& p : loops()) {
-        if (!p.hart->tally.ran() && !p.alone->tally.ran()) continue;
-        std::fprintf(out, "hart %s, per wall second:", isa_name(p.hart->arch()));
-        if (p.hart->tally.ran()) std::fprintf(out, " platform %.1f M instructions", p.hart->tally.rate() / 1e6);
-        if (p.alone->tally.ran()) std::fprintf(out, ", Unicorn alone %.1f M", p.alone->tally.rate() / 1e6);
-        if (p.hart->tally.ran() && p.alone->tally.ran())
-            std::fprintf(out, " (hart / alone %.2f, in rounds of the loop %.2f)", p.hart->tally.rate() / p.alone->tally.rate(),
-                         (p.hart->tally.rounds / p.hart->tally.seconds) / (p.alone->tally.rounds / p.alone->tally.seconds));
-        std::fprintf(out, "; instructions per round: %llu (Unicorn, counted)", static_cast<unsigned long long>(p.per_round));
-        if (p.hart->tally.rounds > 0)
-            std::fprintf(out, ", %.0f (the hart, timer interrupts included)", p.hart->tally.instructions / p.hart->tally.rounds);
+        const rate_tally &hart = p.hart->tally, &alone = p.alone->tally;
+        if (!hart.ran() && !alone.ran()) continue;
+        std::fprintf(out,
+                     "hart %s, M instructions per wall second (per CPU second):", isa_name(p.hart->arch()));
+        if (hart.ran()) std::fprintf(out, " platform %.1f (%.1f)", hart.rate() / 1e6, hart.cpu_rate() / 1e6);
+        if (alone.ran())
+            std::fprintf(out, ", Unicorn alone %.1f (%.1f)", alone.rate() / 1e6, alone.cpu_rate() / 1e6);
+        if (hart.ran() && alone.ran())
+            std::fprintf(out, ", hart / alone %.2f (%.2f)", hart.rate() / alone.rate(),
+                         hart.cpu_rate() / alone.cpu_rate());
+        std::fprintf(out, "; instructions per round: %llu (Unicorn, counted)",
+                     static_cast<unsigned long long>(p.per_round));
+        if (hart.rounds > 0)
+            std::fprintf(out, ", %.0f (the hart, timer interrupts included)",
+                         hart.instructions / hart.rounds);
         std::fprintf(out, "\n");
     }
     if (gpt2_firmware.runs || gpt2_tb.runs) {
-        std::fprintf(out, "GPT-2 layer 1024x1600x1600 int8 on 128x128, wall:");
-        if (gpt2_firmware.runs) std::fprintf(out, " firmware on systolic-soc %.2f s", gpt2_firmware.mean());
-        if (gpt2_tb.runs) std::fprintf(out, ", systolic-tb %.2f s", gpt2_tb.mean());
-        if (gpt2_firmware.runs && gpt2_tb.runs) std::fprintf(out, " (%.2fx)", gpt2_firmware.mean() / gpt2_tb.mean());
+        std::fprintf(out, "GPT-2 layer 1024x1600x1600 int8 on 128x128, wall (CPU) seconds:");
+        if (gpt2_firmware.runs)
+            std::fprintf(out, " firmware on systolic-soc %.2f (%.2f)", gpt2_firmware.mean(),
+                         gpt2_firmware.cpu_mean());
+        if (gpt2_tb.runs) std::fprintf(out, ", systolic-tb %.2f (%.2f)", gpt2_tb.mean(), gpt2_tb.cpu_mean());
+        if (gpt2_firmware.runs && gpt2_tb.runs)
+            std::fprintf(out, ", soc / tb %.2f (%.2f)", gpt2_firmware.mean() / gpt2_tb.mean(),
+                         gpt2_firmware.cpu_mean() / gpt2_tb.cpu_mean());
         std::fprintf(out, "\n");
     }
     std::fflush(out);
