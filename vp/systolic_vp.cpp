@@ -20,7 +20,7 @@
 #include <systemc>
 
 #include "cli_options.h"
-#include "cli_suggest.h"
+#include "cli_parse.h"
 #include "cpu.h"
 #include "io/input_file.h"
 #include "io/job_json.h"
@@ -149,21 +149,7 @@ int sc_main(int argc, char* argv[]) {
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
     bool print_default = false;
     app.add_flag("--print-default-script", print_default, "print the built-in script and exit");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        const int code = app.exit(e);
-        try {
-            io::flush_stdout();
-        } catch (const io::io_error& e) {
-            std::cerr << "systolic-vp: error: " << e.what() << "\n";
-            return 2;
-        }
-        return code;
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-vp: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
-        return 2;
-    }
+    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-vp", 2)) return *status;
     if (print_default) {
         try {
             io::write_stdout(vp::default_script);

@@ -4,17 +4,35 @@
 #include "soc.h"
 
 #include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
 
 #define SOC_MMIO32(addr) (*(volatile uint32_t*)(uintptr_t)(addr))
 
 /* GCC 12's -march=rv32imac leaves out Zicsr, which the CSR instructions now belong to, so each asm
  * asks for it; mstatus and mie are the machine CSRs these functions change. */
-#define SOC_CSR_SET(csr, bits) \
-    __asm__ volatile(".option push\n.option arch, +zicsr\ncsrs " #csr ", %0\n.option pop" ::"r"(bits) : "memory")
-#define SOC_CSR_CLEAR(csr, bits) \
-    __asm__ volatile(".option push\n.option arch, +zicsr\ncsrc " #csr ", %0\n.option pop" ::"r"(bits) : "memory")
+#define SOC_CSR_SET(csr, bits)                                                                        \
+    __asm__ volatile(".option push\n.option arch, +zicsr\ncsrs " #csr ", %0\n.option pop" ::"r"(bits) \
+                     : "memory")
+#define SOC_CSR_CLEAR(csr, bits)                                                                      \
+    __asm__ volatile(".option push\n.option arch, +zicsr\ncsrc " #csr ", %0\n.option pop" ::"r"(bits) \
+                     : "memory")
 
 #define SOC_MSTATUS_MIE ((uintptr_t)1 << 3)
+
+/* What soc.ld and picolibc provide to the start-up. */
+extern char __bss_start[], __bss_end[];
+extern void __libc_init_array(void);
+extern int main(void);
+void soc_start_c(void) __attribute__((noreturn));
+
+/* From start.S, with gp, sp, tp and mtvec set. .data and TLS are in place (the platform loads them
+ * where they run); .bss, and the TLS zeros below it, are zeroed here. */
+void soc_start_c(void) {
+    memset(__bss_start, 0, (size_t)(__bss_end - __bss_start));
+    __libc_init_array();
+    exit(main());
+}
 
 void soc_exit(int code) {
     SOC_MMIO32(SOC_FINISHER_BASE + SOC_FINISHER_CODE) = (uint32_t)code;
@@ -22,7 +40,7 @@ void soc_exit(int code) {
         __asm__ volatile("wfi");
 }
 
-/* picolibc's exit() (and so main's return, through crt0) ends here. */
+/* picolibc's exit() (and so main's return) ends here, after the atexit handlers. */
 void _exit(int code) {
     soc_exit(code);
 }

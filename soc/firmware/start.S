@@ -1,8 +1,10 @@
 /* start.S: the entry of a systolic-soc firmware and its trap vector.
- * soc_start (the ELF entry, soc.ld) points mtvec at the trap vector before anything else runs, then
- * hands over to picolibc's crt0 (_start: gp, sp at the top of RAM, .bss, TLS, constructors, main,
- * exit with main's return value, which soc.c's _exit writes to the finisher). picolibc.specs links
- * that crt0 into every program, so the entry here cannot be called _start itself.
+ * soc_start (the ELF entry, soc.ld) sets gp, sp (the top of RAM), tp (the TLS block, which the
+ * platform has loaded in place) and mtvec (the trap vector), before any C runs, and calls
+ * soc_start_c (soc.c): .bss zeroed, constructors, main, then exit with main's return value, which
+ * soc.c's _exit writes to the finisher. picolibc.specs links picolibc's own crt0 into every program,
+ * whose _start would leave main's return in an endless loop; it is not the entry, and the linker
+ * drops it.
  * The trap vector saves the registers a C call may change, calls soc_trap(mcause, mepc, mtval) and
  * returns with mret. Only interrupts arrive here: the platform stops at synchronous exceptions. */
     .option arch, +zicsr
@@ -19,13 +21,19 @@
 /* ra, t0-t6, a0-a7: 16 registers, which keeps sp 16-byte aligned on both ISAs. */
 #define FRAME (16 * REG_BYTES)
 
-    .section .text.init.enter, "ax", @progbits
+    .section .text.soc_start, "ax", @progbits
     .globl soc_start
     .type soc_start, @function
 soc_start:
+    .option push
+    .option norelax /* gp cannot be set relative to itself */
+    la gp, __global_pointer$
+    .option pop
+    la sp, __stack
+    la tp, __tls_base
     la t0, soc_trap_vector
     csrw mtvec, t0
-    j _start
+    call soc_start_c
     .size soc_start, . - soc_start
 
     .text
