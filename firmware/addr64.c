@@ -71,12 +71,13 @@ static int check_directly(void) {
     const int8_t* b_high = (const int8_t*)(uintptr_t)B_HIGH;
     if (fw_compare_i8("addr64: FAIL: A as the hart reads it above 4 GiB", a_high, a, M * K) != 0 ||
         fw_compare_i8("addr64: FAIL: B as the hart reads it above 4 GiB", b_high, b, K * P) != 0 ||
-        fw_compare_i32("addr64: FAIL: C as the hart reads it above 4 GiB", (const int32_t*)(uintptr_t)C_HIGH, want,
-                       M * P) != 0)
+        fw_compare_i32("addr64: FAIL: C as the hart reads it above 4 GiB", (const int32_t*)(uintptr_t)C_HIGH,
+                       want, M * P) != 0)
         return -1;
     /* A job whose A the hart wrote above 4 GiB itself: -A, so C2 = -C. */
     int8_t* a2 = (int8_t*)(uintptr_t)A2_HIGH;
-    for (int i = 0; i < M * K; ++i) a2[i] = (int8_t)-a[i];
+    for (int i = 0; i < M * K; ++i)
+        a2[i] = (int8_t)-a[i];
     if (run("-A written by the hart, x B", A2_HIGH, B_HIGH, C2_HIGH, M, K, P, SYSTOLIC_DTYPE_INT8,
             SYSTOLIC_OUT_DTYPE_ACC) != 0)
         return -1;
@@ -95,25 +96,29 @@ int main(void) {
     uint32_t n = 0;
     if (fw_init("addr64", &n) != 0) return 1;
     uint32_t seed = 0xdeadbeefu;
-    for (int i = 0; i < M * K; ++i) a[i] = (int8_t)fw_rand_range(&seed, -100, 100);
-    for (int i = 0; i < K * P; ++i) b[i] = (int8_t)fw_rand_range(&seed, -100, 100);
-    for (int i = 0; i < K; ++i) eye_k[i * K + i] = 1;
-    for (int i = 0; i < P; ++i) eye_p[i * P + i] = eye32[i * P + i] = 1;
+    for (int i = 0; i < M * K; ++i)
+        a[i] = (int8_t)fw_rand_range(&seed, -100, 100);
+    for (int i = 0; i < K * P; ++i)
+        b[i] = (int8_t)fw_rand_range(&seed, -100, 100);
+    for (int i = 0; i < K; ++i)
+        eye_k[i * K + i] = 1;
+    for (int i = 0; i < P; ++i)
+        eye_p[i * P + i] = eye32[i * P + i] = 1;
     fw_gemm_i8(a, b, want, M, K, P, K, P, P);
 
-    if (run("copy A up: A x I, int8 codes", (uintptr_t)a, (uintptr_t)eye_k, A_HIGH, M, K, K, SYSTOLIC_DTYPE_INT8,
-            SYSTOLIC_OUT_DTYPE_INT8) != 0 ||
-        run("copy B up: B x I, int8 codes", (uintptr_t)b, (uintptr_t)eye_p, B_HIGH, K, P, P, SYSTOLIC_DTYPE_INT8,
-            SYSTOLIC_OUT_DTYPE_INT8) != 0 ||
+    if (run("copy A up: A x I, int8 codes", (uintptr_t)a, (uintptr_t)eye_k, A_HIGH, M, K, K,
+            SYSTOLIC_DTYPE_INT8, SYSTOLIC_OUT_DTYPE_INT8) != 0 ||
+        run("copy B up: B x I, int8 codes", (uintptr_t)b, (uintptr_t)eye_p, B_HIGH, K, P, P,
+            SYSTOLIC_DTYPE_INT8, SYSTOLIC_OUT_DTYPE_INT8) != 0 ||
         run("C = A x B, all above 4 GiB", A_HIGH, B_HIGH, C_HIGH, M, K, P, SYSTOLIC_DTYPE_INT8,
             SYSTOLIC_OUT_DTYPE_ACC) != 0 ||
-        run("copy C down: C x I, int32", C_HIGH, (uintptr_t)eye32, (uintptr_t)c_back, M, P, P, SYSTOLIC_DTYPE_INT32,
-            SYSTOLIC_OUT_DTYPE_ACC) != 0)
+        run("copy C down: C x I, int32", C_HIGH, (uintptr_t)eye32, (uintptr_t)c_back, M, P, P,
+            SYSTOLIC_DTYPE_INT32, SYSTOLIC_OUT_DTYPE_ACC) != 0)
         return 1;
     for (int i = 0; i < M * P; ++i)
         if (c_back[i] != want[i]) {
-            printf("addr64: FAIL: C (copied down) element %d is %lld, expected %ld\n", i, (long long)c_back[i],
-                   (long)want[i]);
+            printf("addr64: FAIL: C (copied down) element %d is %lld, expected %ld\n", i,
+                   (long long)c_back[i], (long)want[i]);
             return 1;
         }
 #if UINTPTR_MAX > 0xffffffffu

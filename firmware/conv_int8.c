@@ -71,8 +71,10 @@ int main(void) {
     uint32_t n = 0;
     if (fw_init("conv_int8", &n) != 0) return 1;
     uint32_t seed = 0x2545f491u;
-    for (int i = 0; i < H * W * CIN; ++i) input[i] = (int8_t)fw_rand_range(&seed, -20, 20);
-    for (int i = 0; i < K * COUT; ++i) filters[i] = (int8_t)fw_rand_range(&seed, -10, 10);
+    for (int i = 0; i < H * W * CIN; ++i)
+        input[i] = (int8_t)fw_rand_range(&seed, -20, 20);
+    for (int i = 0; i < K * COUT; ++i)
+        filters[i] = (int8_t)fw_rand_range(&seed, -10, 10);
 
     /* The accelerator: lower band b + 1 while band b runs. */
     const uint64_t accel_t0 = soc_time_ns();
@@ -83,7 +85,8 @@ int main(void) {
         fw_start(&job);
         if (band + 1 < H / BAND) lower(band_a[(band + 1) % 2], (band + 1) * BAND, BAND);
         if (fw_wait() != 1) {
-            printf("conv_int8: FAIL: band %d ended with ERROR %u\n", band, (unsigned)systolic_error(&fw_accel));
+            printf("conv_int8: FAIL: band %d ended with ERROR %u\n", band,
+                   (unsigned)systolic_error(&fw_accel));
             return 1;
         }
     }
@@ -100,9 +103,10 @@ int main(void) {
     }
     const uint64_t soft_ns = soc_time_ns() - soft_t0;
 
-    printf("conv 16x16x16 -> 16x16x32 (3x3, pad 1) as %d GEMMs of %dx%dx%d on a %ux%u array, int8 out "
-           "(scale 1/16, zero point %d): %u of %d outputs saturated\n",
-           H / BAND, BAND_PIXELS, K, COUT, (unsigned)n, (unsigned)n, (int)zero_point, saturated, H * W * COUT);
+    printf(
+        "conv 16x16x16 -> 16x16x32 (3x3, pad 1) as %d GEMMs of %dx%dx%d on a %ux%u array, int8 out "
+        "(scale 1/16, zero point %d): %u of %d outputs saturated\n",
+        H / BAND, BAND_PIXELS, K, COUT, (unsigned)n, (unsigned)n, (int)zero_point, saturated, H * W * COUT);
     printf("simulated time: accelerator %llu ns, hart alone %llu ns, speed-up %llu.%02llux\n",
            (unsigned long long)accel_ns, (unsigned long long)soft_ns,
            (unsigned long long)(soft_ns / accel_ns), (unsigned long long)(soft_ns * 100 / accel_ns % 100));

@@ -43,15 +43,33 @@ static void base_job(systolic_job* job) {
     job->c_addr = (uintptr_t)c;
 }
 
-static void zero_m(systolic_job* j) { j->m = 0; }
-static void zero_k(systolic_job* j) { j->k = 0; }
-static void zero_p(systolic_job* j) { j->p = 0; }
-static void bad_dtype(systolic_job* j) { j->dtype = 4; }
-static void bad_out_dtype(systolic_job* j) { j->out_dtype = 2; }
-static void bad_order(systolic_job* j) { j->order = 3; }
-static void bad_policy(systolic_job* j) { j->k_policy = 2; }
-static void bad_overflow(systolic_job* j) { j->overflow = 2; }
-static void bad_rounding(systolic_job* j) { j->rounding = 3; }
+static void zero_m(systolic_job* j) {
+    j->m = 0;
+}
+static void zero_k(systolic_job* j) {
+    j->k = 0;
+}
+static void zero_p(systolic_job* j) {
+    j->p = 0;
+}
+static void bad_dtype(systolic_job* j) {
+    j->dtype = 4;
+}
+static void bad_out_dtype(systolic_job* j) {
+    j->out_dtype = 2;
+}
+static void bad_order(systolic_job* j) {
+    j->order = 3;
+}
+static void bad_policy(systolic_job* j) {
+    j->k_policy = 2;
+}
+static void bad_overflow(systolic_job* j) {
+    j->overflow = 2;
+}
+static void bad_rounding(systolic_job* j) {
+    j->rounding = 3;
+}
 static void negative_scale(systolic_job* j) {
     j->out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
     j->scale = -0.5f;
@@ -64,18 +82,30 @@ static void no_partial_buffer(systolic_job* j) {
     j->k_tile = 2;
     j->k_policy = SYSTOLIC_K_POLICY_PARTIALS;
 }
-static void misaligned_a(systolic_job* j) { j->a_addr += 2; }
-static void misaligned_stride(systolic_job* j) { j->c_stride = P * 8 + 4; }
-static void short_stride(systolic_job* j) { j->a_stride = (K - 1) * 4; }
+static void misaligned_a(systolic_job* j) {
+    j->a_addr += 2;
+}
+static void misaligned_stride(systolic_job* j) {
+    j->c_stride = P * 8 + 4;
+}
+static void short_stride(systolic_job* j) {
+    j->a_stride = (K - 1) * 4;
+}
 /* 128 bytes below 2^64, and C is M x P int64 = 192 bytes. */
-static void past_2_to_64(systolic_job* j) { j->c_addr = 0xffffffffffffff80ull; }
-static void k_too_long(systolic_job* j) { j->k = 0x80000000u; }
+static void past_2_to_64(systolic_job* j) {
+    j->c_addr = 0xffffffffffffff80ull;
+}
+static void k_too_long(systolic_job* j) {
+    j->k = 0x80000000u;
+}
 /* A plan of 2^32 tiles: far more than the model may allocate for one job (max_job_bytes). */
 static void huge_plan(systolic_job* j) {
     j->m = j->p = 1u << 20;
     j->c_addr = 0x100000000000ull;
 }
-static void c_on_a(systolic_job* j) { j->c_addr = j->a_addr + 8; }
+static void c_on_a(systolic_job* j) {
+    j->c_addr = j->a_addr + 8;
+}
 static void partial_on_c(systolic_job* j) {
     no_partial_buffer(j);
     j->partial_addr = j->c_addr;
@@ -87,7 +117,8 @@ typedef struct refusal {
     uint32_t error;
     const char* error_name;
 } refusal;
-#define REFUSAL(what, change, error) {what, change, error, #error}
+#define REFUSAL(what, change, error) \
+    { what, change, error, #error }
 static const refusal refusals[] = {
     REFUSAL("M = 0", zero_m, SYSTOLIC_ERR_ZERO_DIM),
     REFUSAL("K = 0", zero_k, SYSTOLIC_ERR_ZERO_DIM),
@@ -199,10 +230,11 @@ static int check_dma(const char* what, uint64_t a_addr, uint64_t c_addr, uint64_
     start_and_sleep(&job);
     const uint32_t status = systolic_status(&fw_accel), error = systolic_error(&fw_accel);
     const uint64_t at = systolic_error_address(&fw_accel);
-    printf("failed: %-45s ERROR %2u (SYSTOLIC_ERR_DMA) at 0x%llx\n", what, (unsigned)error, (unsigned long long)at);
+    printf("failed: %-45s ERROR %2u (SYSTOLIC_ERR_DMA) at 0x%llx\n", what, (unsigned)error,
+           (unsigned long long)at);
     if (error != SYSTOLIC_ERR_DMA || status != SYSTOLIC_STATUS_ERROR || irq_causes != SYSTOLIC_IRQ_ERROR) {
-        printf("errors: FAIL: %s: ERROR %u, STATUS 0x%x, causes 0x%x\n", what, (unsigned)error, (unsigned)status,
-               (unsigned)irq_causes);
+        printf("errors: FAIL: %s: ERROR %u, STATUS 0x%x, causes 0x%x\n", what, (unsigned)error,
+               (unsigned)status, (unsigned)irq_causes);
         return -1;
     }
     if (at < lo || at >= lo + bytes) {
@@ -227,7 +259,8 @@ static int check_reset(void) {
     systolic_reset(&fw_accel);
     const uint64_t reset_at = soc_time_ns();
     unsigned polls = 0;
-    while (systolic_status(&fw_accel) & SYSTOLIC_STATUS_BUSY) ++polls;
+    while (systolic_status(&fw_accel) & SYSTOLIC_STATUS_BUSY)
+        ++polls;
     const uint64_t stopped_ns = soc_time_ns() - reset_at;
     printf("soft reset while busy: STATUS 0x%x before it, BUSY for %llu ns after it (%u polls)\n",
            (unsigned)before, (unsigned long long)stopped_ns, polls);
@@ -239,14 +272,15 @@ static int check_reset(void) {
     const uint64_t t1 = soc_time_ns();
     while (soc_time_ns() - t1 < 100000) {
     }
-    const uint32_t regs[] = {SYSTOLIC_REG_CTRL, SYSTOLIC_REG_STATUS, SYSTOLIC_REG_ERROR, SYSTOLIC_REG_IRQ_STATUS,
-                             SYSTOLIC_REG_M,    SYSTOLIC_REG_K,      SYSTOLIC_REG_P,     SYSTOLIC_REG_A_ADDR_LO,
-                             SYSTOLIC_REG_DTYPE, SYSTOLIC_REG_EDGES_LO};
+    const uint32_t regs[] = {SYSTOLIC_REG_CTRL,       SYSTOLIC_REG_STATUS,    SYSTOLIC_REG_ERROR,
+                             SYSTOLIC_REG_IRQ_STATUS, SYSTOLIC_REG_M,         SYSTOLIC_REG_K,
+                             SYSTOLIC_REG_P,          SYSTOLIC_REG_A_ADDR_LO, SYSTOLIC_REG_DTYPE,
+                             SYSTOLIC_REG_EDGES_LO};
     for (size_t i = 0; i < sizeof regs / sizeof regs[0]; ++i) {
         const uint32_t v = fw_accel.read32(fw_accel.ctx, regs[i]);
         if (v != 0) {
-            printf("errors: FAIL: soft reset: register 0x%03x reads 0x%x, its reset value is 0\n", (unsigned)regs[i],
-                   (unsigned)v);
+            printf("errors: FAIL: soft reset: register 0x%03x reads 0x%x, its reset value is 0\n",
+                   (unsigned)regs[i], (unsigned)v);
             return -1;
         }
     }
@@ -259,7 +293,8 @@ static int check_reset(void) {
     /* The next job runs normally. */
     start_and_sleep(&job);
     if (systolic_status(&fw_accel) != SYSTOLIC_STATUS_DONE) {
-        printf("errors: FAIL: the job after the soft reset ended with ERROR %u\n", (unsigned)systolic_error(&fw_accel));
+        printf("errors: FAIL: the job after the soft reset ended with ERROR %u\n",
+               (unsigned)systolic_error(&fw_accel));
         return -1;
     }
     return check_big_result("the job after the soft reset");
@@ -278,10 +313,13 @@ int main(void) {
     soc_enable_irq();
 
     int failed = 0;
-    for (int i = 0; i < REFUSALS; ++i) failed |= check_refusal(&refusals[i]) != 0;
+    for (int i = 0; i < REFUSALS; ++i)
+        failed |= check_refusal(&refusals[i]) != 0;
     failed |= check_busy() != 0;
-    failed |= check_dma("A unmapped (a read fails)", UNMAPPED, (uintptr_t)c, UNMAPPED, (uint64_t)M * K * 4) != 0;
-    failed |= check_dma("C unmapped (a write fails)", (uintptr_t)a, UNMAPPED, UNMAPPED, (uint64_t)M * P * 8) != 0;
+    failed |=
+        check_dma("A unmapped (a read fails)", UNMAPPED, (uintptr_t)c, UNMAPPED, (uint64_t)M * K * 4) != 0;
+    failed |=
+        check_dma("C unmapped (a write fails)", (uintptr_t)a, UNMAPPED, UNMAPPED, (uint64_t)M * P * 8) != 0;
     failed |= check_reset() != 0;
     if (failed) return 1;
     printf("errors: PASS\n");

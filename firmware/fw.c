@@ -83,7 +83,8 @@ void fw_gemm_i8(const int8_t* a, const int8_t* b, int32_t* c, uint32_t m, uint32
         for (uint32_t j = 0; j < p; ++j) {
             /* Unsigned, so that a wrapping sum is defined in C as it is in the accelerator. */
             uint32_t acc = 0;
-            for (uint32_t t = 0; t < k; ++t) acc += (uint32_t)((int32_t)a[i * lda + t] * b[t * ldb + j]);
+            for (uint32_t t = 0; t < k; ++t)
+                acc += (uint32_t)((int32_t)a[i * lda + t] * b[t * ldb + j]);
             c[i * ldc + j] = (int32_t)acc;
         }
 }
@@ -92,7 +93,8 @@ void fw_gemm_i32(const int32_t* a, const int32_t* b, int64_t* c, uint32_t m, uin
     for (uint32_t i = 0; i < m; ++i)
         for (uint32_t j = 0; j < p; ++j) {
             uint64_t acc = 0;
-            for (uint32_t t = 0; t < k; ++t) acc += (uint64_t)((int64_t)a[i * k + t] * b[t * p + j]);
+            for (uint32_t t = 0; t < k; ++t)
+                acc += (uint64_t)((int64_t)a[i * k + t] * b[t * p + j]);
             c[i * p + j] = (int64_t)acc;
         }
 }
@@ -143,15 +145,15 @@ int8_t fw_requantize(int32_t acc, float scale, int32_t zero_point, uint32_t roun
     return (int8_t)q;
 }
 
-#define FW_COMPARE(name, type, fmt, cast)                                                            \
-    int name(const char* what, const type* got, const type* want, size_t n) {                        \
-        for (size_t i = 0; i < n; ++i)                                                               \
-            if (memcmp(&got[i], &want[i], sizeof got[i]) != 0) {                                     \
+#define FW_COMPARE(name, type, fmt, cast)                                                               \
+    int name(const char* what, const type* got, const type* want, size_t n) {                           \
+        for (size_t i = 0; i < n; ++i)                                                                  \
+            if (memcmp(&got[i], &want[i], sizeof got[i]) != 0) {                                        \
                 printf("%s: element %u is " fmt ", expected " fmt "\n", what, (unsigned)i, cast got[i], \
-                       cast want[i]);                                                                \
-                return -1;                                                                           \
-            }                                                                                        \
-        return 0;                                                                                    \
+                       cast want[i]);                                                                   \
+                return -1;                                                                              \
+            }                                                                                           \
+        return 0;                                                                                       \
     }
 FW_COMPARE(fw_compare_i8, int8_t, "%d", (int))
 FW_COMPARE(fw_compare_i32, int32_t, "%ld", (long))

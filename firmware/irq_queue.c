@@ -19,17 +19,17 @@ static const queued queue[] = {
      SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
     {"int32, K in chunks of 16, partial sums, column order", SYSTOLIC_DTYPE_INT32, 17, 40, 9, 16,
      SYSTOLIC_K_POLICY_PARTIALS, SYSTOLIC_ORDER_COL, SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
-    {"fp32, K in chunks of 8, serpentine order", SYSTOLIC_DTYPE_FP32, 24, 30, 20, 8, SYSTOLIC_K_POLICY_PRESERVE,
-     SYSTOLIC_ORDER_SNAKE, SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
+    {"fp32, K in chunks of 8, serpentine order", SYSTOLIC_DTYPE_FP32, 24, 30, 20, 8,
+     SYSTOLIC_K_POLICY_PRESERVE, SYSTOLIC_ORDER_SNAKE, SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
     {"bf16", SYSTOLIC_DTYPE_BF16, 19, 25, 21, 0, SYSTOLIC_K_POLICY_PRESERVE, SYSTOLIC_ORDER_ROW,
      SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
     {"int8 to int8 codes, K in chunks of 20, partial sums", SYSTOLIC_DTYPE_INT8, 32, 64, 16, 20,
-     SYSTOLIC_K_POLICY_PARTIALS, SYSTOLIC_ORDER_ROW, SYSTOLIC_OUT_DTYPE_INT8, SYSTOLIC_ROUNDING_NEAREST_AWAY, 0.01f,
-     7},
+     SYSTOLIC_K_POLICY_PARTIALS, SYSTOLIC_ORDER_ROW, SYSTOLIC_OUT_DTYPE_INT8, SYSTOLIC_ROUNDING_NEAREST_AWAY,
+     0.01f, 7},
     {"fp32, K in chunks of 7, partial sums", SYSTOLIC_DTYPE_FP32, 9, 29, 33, 7, SYSTOLIC_K_POLICY_PARTIALS,
      SYSTOLIC_ORDER_ROW, SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
-    {"bf16, K in chunks of 5", SYSTOLIC_DTYPE_BF16, 16, 23, 16, 5, SYSTOLIC_K_POLICY_PRESERVE, SYSTOLIC_ORDER_COL,
-     SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
+    {"bf16, K in chunks of 5", SYSTOLIC_DTYPE_BF16, 16, 23, 16, 5, SYSTOLIC_K_POLICY_PRESERVE,
+     SYSTOLIC_ORDER_COL, SYSTOLIC_OUT_DTYPE_ACC, 0, 1.0f, 0},
 };
 enum { JOBS = sizeof queue / sizeof queue[0] };
 
@@ -51,11 +51,14 @@ static void* take(size_t bytes) {
 static size_t operand_bytes(uint32_t dtype) {
     return dtype == SYSTOLIC_DTYPE_INT8 ? 1 : dtype == SYSTOLIC_DTYPE_BF16 ? 2 : 4;
 }
-static size_t accumulator_bytes(uint32_t dtype) { return dtype == SYSTOLIC_DTYPE_INT32 ? 8 : 4; }
+static size_t accumulator_bytes(uint32_t dtype) {
+    return dtype == SYSTOLIC_DTYPE_INT32 ? 8 : 4;
+}
 
 /* Operands the format holds exactly; the int and float sums then test the k order. */
 static void fill(uint32_t dtype, void* m, size_t count, uint32_t* seed) {
-    for (size_t i = 0; i < count; ++i) switch (dtype) {
+    for (size_t i = 0; i < count; ++i)
+        switch (dtype) {
             case SYSTOLIC_DTYPE_INT8:
                 ((int8_t*)m)[i] = (int8_t)fw_rand_range(seed, -100, 100);
                 break;
@@ -146,9 +149,11 @@ int main(void) {
         b->b = take((size_t)q->k * q->p * operand_bytes(q->dtype));
         b->c = take((size_t)q->m * q->p * out);
         b->want = take((size_t)q->m * q->p * out);
-        b->partial = q->k_policy == SYSTOLIC_K_POLICY_PARTIALS ? take((size_t)q->m * q->p * accumulator_bytes(q->dtype))
-                                                               : NULL;
-        if (!b->a || !b->b || !b->c || !b->want || (q->k_policy == SYSTOLIC_K_POLICY_PARTIALS && !b->partial)) {
+        b->partial = q->k_policy == SYSTOLIC_K_POLICY_PARTIALS
+                         ? take((size_t)q->m * q->p * accumulator_bytes(q->dtype))
+                         : NULL;
+        if (!b->a || !b->b || !b->c || !b->want ||
+            (q->k_policy == SYSTOLIC_K_POLICY_PARTIALS && !b->partial)) {
             printf("irq_queue: FAIL: the pool is too small\n");
             return 1;
         }
@@ -187,14 +192,15 @@ int main(void) {
     for (int i = 0; i < JOBS; ++i) {
         const queued* q = &queue[i];
         reference(q, &bufs[i]);
-        printf("job %d: %s, %ux%ux%u: ended at +%llu ns (%llu ns), MACS_REAL %llu\n", i, q->what, (unsigned)q->m,
-               (unsigned)q->k, (unsigned)q->p, (unsigned long long)(end_ns[i] - t0),
+        printf("job %d: %s, %ux%ux%u: ended at +%llu ns (%llu ns), MACS_REAL %llu\n", i, q->what,
+               (unsigned)q->m, (unsigned)q->k, (unsigned)q->p, (unsigned long long)(end_ns[i] - t0),
                (unsigned long long)(end_ns[i] - previous), (unsigned long long)macs_real[i]);
         previous = end_ns[i];
         char what[48];
         snprintf(what, sizeof what, "irq_queue: FAIL: job %d's C", i);
         if (!(status[i] & SYSTOLIC_STATUS_DONE) || error[i] != SYSTOLIC_ERR_NONE) {
-            printf("irq_queue: FAIL: job %d: STATUS 0x%x, ERROR %u\n", i, (unsigned)status[i], (unsigned)error[i]);
+            printf("irq_queue: FAIL: job %d: STATUS 0x%x, ERROR %u\n", i, (unsigned)status[i],
+                   (unsigned)error[i]);
             failed = 1;
         } else if (macs_real[i] != (uint64_t)q->m * q->k * q->p) {
             printf("irq_queue: FAIL: job %d: MACS_REAL should be M x K x P\n", i);
