@@ -26,6 +26,14 @@ using namespace systolic;
 
 // Simulated time per timed run of the hart: 20 ms is 20 M instructions at 1 GHz and CPI 1.
 const sc_core::sc_time hart_window(20, sc_core::SC_MS);
+// systolic-soc's default --quantum (docs/soc.md), the hart's slice.
+const sc_core::sc_time soc_quantum(1, sc_core::SC_US);
+// The hart's slice is the global quantum: systolic-soc's while a hart runs, not the other rigs'.
+struct soc_quantum_scope {
+    sc_core::sc_time others = tlm::tlm_global_quantum::instance().get();
+    soc_quantum_scope() { tlm::tlm_global_quantum::instance().set(soc_quantum); }
+    ~soc_quantum_scope() { tlm::tlm_global_quantum::instance().set(others); }
+};
 // Wall time per timed run of Unicorn alone.
 constexpr std::uint64_t unicorn_window_us = 200000;
 
@@ -84,6 +92,7 @@ public:
 
     // Runs the hart for `window` of simulated time; false if it stopped (a fault).
     bool run(const sc_core::sc_time& window) {
+        const soc_quantum_scope quantum;
         m_thread.resume();
         sc_core::sc_start(window);
         m_thread.suspend();
@@ -307,7 +316,10 @@ bool check_soc_rigs() {
             std::cerr << "systolic-bench: soc: the hart's thread was not found\n";
             return false;
         }
-    sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+    {
+        const soc_quantum_scope quantum;
+        sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS));
+    }
     for (auto& p : loops()) {
         p.hart->suspend();
         const char* name = isa_name(p.hart->arch());
