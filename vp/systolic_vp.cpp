@@ -1,8 +1,9 @@
 // systolic-vp: an example virtual platform around the accelerator.
-//   cpu (runs a job script) -----------+--> bus : router --> ram : memory      at 0x80000000
-//   accel.dma --> checks (environment) -+                 --> accel.regs         at 0x40000000
-//   accel.irq --------------------------------------------> cpu.irq
-// The verification environment in the DMA path checks every job the CPU starts (cpu.h).
+//   cpu (runs a job script) -------------------+--> bus : router --> ram : memory               at 0x80000000
+//   accel.dma --> checks (passive checker) -----+                 --> checks --> accel.regs   at 0x40000000
+//   accel.irq ------------------------------------------------------> cpu.irq
+// The verification environment in the DMA path checks every job the CPU starts: a `job` command's
+// through the register DUT (cpu.h), and any other START the script writes passively.
 // Without --script it runs the default script (vp/scripts/default.vps, built in). Exit status: 0
 // when every check passed, 1 when one failed, 2 for bad usage or a bad script.
 #include <CLI/CLI.hpp>
@@ -38,7 +39,7 @@
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/trace_observer.h"
 #include "systolic/observe/vcd_writer.h"
-#include "systolic/verify/format_environments.h"
+#include "systolic/verify/passive_checker.h"
 #include "systolic/verify/protocol_checker.h"
 #include "time_text.h"
 
@@ -54,9 +55,10 @@ struct platform : sc_core::sc_module {
     vp::router bus;
     memory ram;
     accelerator accel;
-    // The accelerator reaches the bus through the environments' protocol checker and bus monitor,
-    // the CPU through a protocol checker of its own.
-    verify::format_environments checks;
+    // In front of the accelerator's registers and in its DMA path: the accelerator reaches the bus
+    // through the environments' protocol checker and bus monitor, the CPU through a protocol
+    // checker of its own.
+    verify::passive_checker checks;
     vp::cpu cpu;
     verify::protocol_checker cpu_checker;
     sc_core::sc_signal<bool> irq;
@@ -70,17 +72,18 @@ struct platform : sc_core::sc_module {
           bus("bus"),
           ram("ram", memory::config{0, cc.ram_size}),
           accel("accel", ac),
-          checks("checks", cc.ram_base, cc.ram_size),
-          cpu("cpu", cc, std::move(script), checks, out),
+          checks("checks", accel, cc.ram_base, cc.ram_size),
+          cpu("cpu", cc, std::move(script), checks.environments, out),
           cpu_checker("cpu_checker"),
           irq("irq") {
         cpu.initiator_socket.bind(cpu_checker.target_socket);
         cpu_checker.initiator_socket.bind(bus.target_socket);
-        accel.dma.bind(checks.target_socket());
-        checks.initiator_socket().bind(bus.target_socket);
+        accel.dma.bind(checks.dma_target_socket);
+        checks.dma_initiator_socket.bind(bus.target_socket);
+        checks.initiator_socket.bind(accel.regs);
         cpu_checker.on_violation([this](const std::string& v) { violations.push_back(v); });
-        bus.initiator_socket.bind(ram.target_socket);  // port 0
-        bus.initiator_socket.bind(accel.regs);         // port 1
+        bus.initiator_socket.bind(ram.target_socket);     // port 0
+        bus.initiator_socket.bind(checks.target_socket);  // port 1: the accelerator's registers
         bus.map(cc.ram_base, cc.ram_size, 0, "ram");
         bus.map(cc.regs_base, SYSTOLIC_REGS_SIZE, 1, "accel.regs");
         accel.irq.bind(irq);
@@ -243,10 +246,13 @@ int sc_main(int argc, char* argv[]) {
         vcd->end_definitions();
     }
     sc_core::sc_start();
+    vp.checks.finish();
     if (waves) waves->finish(sc_core::sc_time_stamp());
     waves.reset();
     for (const auto& v : vp.violations)
         std::cout << "protocol violation: " << v << "\n";
+    for (const auto& line : vp.checks.failures())
+        std::cout << "FAIL passive check: " << io::printable(line) << "\n";
 
     const auto& jobs = vp.cpu.jobs();
     int failed_jobs = 0, refusals = 0;
@@ -255,12 +261,14 @@ int sc_main(int argc, char* argv[]) {
         refusals += j.expected != "ok";
     }
     const std::uint64_t violations = vp.violations.size() + vp.cpu.dma_protocol_violations();
-    const bool pass = vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && violations == 0;
+    // The script's failures and the passive checker's (a START the script wrote itself).
+    const std::uint64_t failures = std::uint64_t(vp.cpu.failures()) + vp.checks.failures().size();
+    const bool pass = vp.cpu.finished() && failures == 0 && vp.cpu.checks() > 0 && violations == 0;
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
-              << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
+              << vp.cpu.checks() << " checks, " << failures << " failures, simulated time "
               << tb::format_time(sc_core::sc_time_stamp()) << ", "
-              << vp.cpu_checker.checked() + vp.checks.checked() << " bus transactions checked, " << violations
-              << " protocol violations\n"
+              << vp.cpu_checker.checked() + vp.checks.transactions_checked() << " bus transactions checked, "
+              << violations << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
@@ -281,10 +289,8 @@ int sc_main(int argc, char* argv[]) {
                                std::string_view(reinterpret_cast<const char*>(j.c.data()), j.c.size())});
                 }
         if (!json_path.empty()) {
-            nlohmann::json r = {{"array", array},
-                                {"pass", pass},
-                                {"failures", vp.cpu.failures()},
-                                {"jobs", nlohmann::json::array()}};
+            nlohmann::json r = {
+                {"array", array}, {"pass", pass}, {"failures", failures}, {"jobs", nlohmann::json::array()}};
             for (const auto& j : jobs) {
                 nlohmann::json job =
                     io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real, {}, {}, {}, {}});
