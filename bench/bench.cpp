@@ -40,6 +40,9 @@
 
 #include "fabric_bench.h"
 #include "functional_bench.h"
+#ifdef SYSTOLIC_HAVE_SOC
+#include "soc_bench.h"
+#endif
 #include "systolic/counting.h"
 #include "systolic/edge_observer.h"
 #include "systolic/job.h"
@@ -312,7 +315,8 @@ bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator
                 "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... (cycle engine),\n"
                 "  model_observed/..., model_functional/... and reference_gemm/<format>/...;\n"
                 "  functional/... is the functional engine's kernel on the GPT-2 layer beside OpenBLAS,\n"
-                "  e.g. --benchmark_filter=/int8/\n\n",
+                "  soc/... (when systolic-soc is built) the RISC-V hart beside Unicorn alone and the\n"
+                "  firmware-driven GPT-2 layer beside systolic-tb, e.g. --benchmark_filter=/int8/\n\n",
                 static_cast<unsigned long long>(default_k));
         }
         if (std::strncmp(argv[i], "--k=", 4) == 0) {
@@ -472,6 +476,11 @@ int sc_main(int argc, char* argv[]) {
         if constexpr (!std::is_same_v<Format, int32_format>) add_rigs<Format>(rigs, format_specs, k);
     });
     build_fabric_rigs(k);
+#ifdef SYSTOLIC_HAVE_SOC
+    build_soc_rigs();
+    // First: it leaves the harts suspended, so that the other rigs' runs end when their jobs do.
+    if (!check_soc_rigs()) return 1;
+#endif
 
     // One untimed run per rig: it elaborates, and it shows the model computes the right product,
     // byte for byte (fp32 and bf16 included: both sides add rounded products in k order).
@@ -510,11 +519,17 @@ int sc_main(int argc, char* argv[]) {
 
     register_functional_benchmarks();
     register_fabric_benchmarks();
+#ifdef SYSTOLIC_HAVE_SOC
+    register_soc_benchmarks();
+#endif
 
     benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
     print_summary(rigs, summary);
     print_fabric_summary(summary);
+#ifdef SYSTOLIC_HAVE_SOC
+    print_soc_summary(summary);
+#endif
     if (!verilator.empty()) print_verilator(rigs, verilator, summary);
     // The rigs are left alive (still reachable, so a leak checker stays quiet) for the process to
     // end with: SystemC unregisters each destroyed module by a linear search of its registry, and

@@ -21,6 +21,7 @@
 #include <tlm>
 #include <vector>
 
+#include "driver_rig.h"
 #include "systolic/accelerator.h"
 #include "systolic/counting.h"
 #include "systolic/memory.h"
@@ -93,51 +94,20 @@ struct rig {
     }
 };
 
-rig* g_rig = nullptr;
+constexpr auto bench = &tb::rig_environment<rig>::get;
 
-// Elaborated once per process, before the first test; destroyed with the environment at exit.
-class rig_environment : public ::testing::Environment {
-public:
-    void SetUp() override {
-        if (m_rig) return;
-        m_rig = std::make_unique<rig>();
-        g_rig = m_rig.get();
-    }
-
-private:
-    std::unique_ptr<rig> m_rig;
-};
-[[maybe_unused]] ::testing::Environment* const g_environment =
-    ::testing::AddGlobalTestEnvironment(new rig_environment);
-
-rig& bench() {
-    return *g_rig;
-}
-
-// The driver's accessors over the test initiator: every access must be answered OK.
-std::uint32_t read32(void* ctx, std::uint32_t offset) {
-    std::uint32_t v = 0xdeadbeef;
-    EXPECT_TLM_OK(static_cast<test_initiator*>(ctx)->read(offset, v)) << "offset " << offset;
-    return v;
-}
-void write32(void* ctx, std::uint32_t offset, std::uint32_t value) {
-    EXPECT_TLM_OK(static_cast<test_initiator*>(ctx)->write(offset, value)) << "offset " << offset;
-}
 systolic_dev device() {
-    return systolic_dev{&bench().cpu, read32, write32};
+    return tb::driver_device(bench().cpu);
 }
 
 std::uint32_t rd(std::uint32_t offset) {
-    return read32(&bench().cpu, offset);
+    return tb::driver_read32(&bench().cpu, offset);
 }
 void wr(std::uint32_t offset, std::uint32_t v) {
-    write32(&bench().cpu, offset, v);
+    tb::driver_write32(&bench().cpu, offset, v);
 }
 
-// Runs the simulation until nothing is left to do (or the limit, a hang).
-void settle(sc_core::sc_time limit = sc_core::sc_time(10, sc_core::SC_MS)) {
-    if (sc_core::sc_pending_activity()) sc_core::sc_start(limit, sc_core::SC_EXIT_ON_STARVATION);
-}
+using tb::settle;
 
 // Every test starts from reset, with a zeroed memory and idle, low interrupt.
 void fresh() {

@@ -330,13 +330,18 @@ struct job_fixture {
     }
 };
 
+// C's expected values in the memory image, as the DUT's writes leave them.
+void write_all_of_c_in_memory(job_fixture& fx) {
+    for (u64 r = 0; r < 2; ++r)
+        for (u64 c = 0; c < 2; ++c)
+            fx.store(kC.address(r, c), kExpected[r * 2 + c]);
+}
+
 void write_all_of_c(board& sb, job_fixture& fx) {
     for (u64 r = 0; r < 2; ++r)
-        for (u64 c = 0; c < 2; ++c) {
-            const u64 addr = kC.address(r, c);
-            observe(sb, addr, {kExpected[r * 2 + c]});
-            fx.store(addr, kExpected[r * 2 + c]);
-        }
+        for (u64 c = 0; c < 2; ++c)
+            observe(sb, kC.address(r, c), {kExpected[r * 2 + c]});
+    write_all_of_c_in_memory(fx);
 }
 
 TEST(Scoreboard, FixtureMatchesCountingRule) {
@@ -372,9 +377,26 @@ TEST(Scoreboard, OrderAndBurstsDoNotMatter) {
     observe(sb, kC.address(1, 1), {5});
     observe(sb, kC.address(0, 0), {7, 2});  // one 16-byte write covering row 0
     observe(sb, kC.address(1, 0), {16});
+    write_all_of_c_in_memory(fx);
     const auto& s = fx.finish(sb);
     EXPECT_TRUE(s.pass()) << joined(s.errors);
     EXPECT_EQ(s.checked, 4u);
+}
+
+// C written by the DUT, but overwritten in memory before the job ended by something the monitor
+// does not see: the element no longer holds what was written.
+TEST(Scoreboard, ElementOverwrittenAfterItsWrite) {
+    board sb;
+    job_fixture fx;
+    sb.expect(kC, bytes_of(kExpected), print_i64);
+    write_all_of_c(sb, fx);
+    fx.store(kC.address(1, 0), 99);
+    const auto& s = fx.finish(sb);
+    EXPECT_FALSE(s.pass());
+    EXPECT_EQ(s.overwritten, 1u);
+    EXPECT_EQ(s.mismatches, 0u);
+    EXPECT_TRUE(s.untouched_ok);
+    EXPECT_TRUE(contains_text(s.errors, "C(1,0) holds 99 in memory, but 16 was written")) << joined(s.errors);
 }
 
 TEST(Scoreboard, WrongValue) {

@@ -16,6 +16,7 @@ foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h inc
           include/systolic/accelerator_map.h include/systolic/verify/register_dut.h
           include/systolic/verify/format_environments.h include/systolic/observe/accelerator_observers.h
           include/systolic/verify/environment.h include/systolic/verify/dut.h
+          include/systolic/verify/passive_checker.h
           bin/systolic-tb bin/systolic-run bin/systolic-partition bin/systolic-vp bin/systolic-regs
           share/systolic/workloads/resnet18.csv share/systolic/workloads/gpt2.csv
           share/systolic/scripts/draw share/systolic/scripts/draw_sweep.py

@@ -197,6 +197,30 @@ TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
     EXPECT_EQ(r.status, 2);
 }
 
+// A START the script writes itself is checked by the passive checker: the job passes, and the same
+// job with A changed while it runs fails the run (exit 1) with the checker's line.
+TEST_F(VpCli, AStartTheScriptWritesIsCheckedPassively) {
+    const std::string job =
+        "mem 0x80001000 int32 1,2,3,4,5,6,7,8,9\n"
+        "mem 0x80001100 int32 1,0,2,0,1,0,2,0,1\n"
+        "write M 3\nwrite K 3\nwrite P 3\n"
+        "write A_ADDR_LO 0x80001000\nwrite B_ADDR_LO 0x80001100\nwrite C_ADDR_LO 0x80001200\n"
+        "write DTYPE INT32\nwrite CTRL START\n";
+    const std::string wait = "poll STATUS BUSY 0 10us\n";
+    write("clean.vps", job + wait + "expect-mem 0x80001200 int64 7,2,5,16,5,14,25,8,23\n");
+    auto r = run_tool(k_vp, "--script clean.vps");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_EQ(r.out.find("FAIL"), std::string::npos) << r.out;
+    write("meddling.vps", job + "mem 0x80001000 int32 100\n" + wait);
+    r = run_tool(k_vp, "--script meddling.vps");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("FAIL passive check: job 1 (int32 M=3 K=3 P=3, C at 0x80001200): "),
+              std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(" 1 failures, "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("protocol violations\nFAIL\n"), std::string::npos) << r.out;
+}
+
 // Every value of a script is checked before anything runs: a bad one is bad input (exit 2), named
 // with its file and line, and nothing is printed on stdout. None of these may run, or run changed.
 TEST_F(VpCli, EveryValueIsCheckedBeforeAnythingRuns) {

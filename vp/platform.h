@@ -1,7 +1,8 @@
 // The example virtual platform's parts and wiring (systolic_vp.cpp draws it): a CPU running a job
-// script and the accelerator on one bus with the RAM. The accelerator reaches the bus through the
+// script and the accelerator on one bus with the RAM. The passive checker sits in front of the
+// accelerator's registers and in its DMA path: the accelerator reaches the bus through the
 // environments' protocol checker and bus monitor, which check every job the CPU starts; the CPU
-// through a protocol checker of its own.
+// reaches it through a protocol checker of its own.
 #pragma once
 
 #include <ostream>
@@ -15,7 +16,7 @@
 #include "systolic/accelerator.h"
 #include "systolic/memory.h"
 #include "systolic/observe/vcd_writer.h"
-#include "systolic/verify/format_environments.h"
+#include "systolic/verify/passive_checker.h"
 #include "systolic/verify/protocol_checker.h"
 
 namespace systolic::vp {
@@ -24,7 +25,7 @@ struct platform : sc_core::sc_module {
     router bus;
     memory ram;
     accelerator accel;
-    verify::format_environments checks;
+    verify::passive_checker checks;
     vp::cpu cpu;
     verify::protocol_checker cpu_checker;
     sc_core::sc_signal<bool> irq;

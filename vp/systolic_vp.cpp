@@ -1,8 +1,9 @@
 // systolic-vp: an example virtual platform around the accelerator.
-//   cpu (runs a job script) -----------+--> bus : router --> ram : memory      at 0x80000000
-//   accel.dma --> checks (environment) -+                 --> accel.regs         at 0x40000000
-//   accel.irq --------------------------------------------> cpu.irq
-// The verification environment in the DMA path checks every job the CPU starts (cpu.h).
+//   cpu (runs a job script) -------------------+--> bus : router --> ram : memory               at 0x80000000
+//   accel.dma --> checks (passive checker) -----+                 --> checks --> accel.regs   at 0x40000000
+//   accel.irq ------------------------------------------------------> cpu.irq
+// The verification environment in the DMA path checks every job the CPU starts: a `job` command's
+// through the register DUT (cpu.h), and any other START the script writes passively.
 // Without --script it runs the default script (vp/scripts/default.vps, built in). Exit status: 0
 // when every check passed, 1 when one failed, 2 for bad usage or a bad script.
 #include <nlohmann/json.hpp>
@@ -124,10 +125,13 @@ int sc_main(int argc, char* argv[]) {
         vcd->end_definitions();
     }
     sc_core::sc_start();
+    vp.checks.finish();
     if (waves) waves->finish(sc_core::sc_time_stamp());
     waves.reset();
     for (const auto& v : vp.violations)
         std::cout << "protocol violation: " << v << "\n";
+    for (const auto& line : vp.checks.failures())
+        std::cout << "FAIL passive check: " << io::printable(line) << "\n";
 
     const auto& jobs = vp.cpu.jobs();
     int failed_jobs = 0, refusals = 0;
@@ -136,12 +140,14 @@ int sc_main(int argc, char* argv[]) {
         refusals += j.expected != "ok";
     }
     const std::uint64_t violations = vp.violations.size() + vp.cpu.dma_protocol_violations();
-    const bool pass = vp.cpu.finished() && vp.cpu.failures() == 0 && vp.cpu.checks() > 0 && violations == 0;
+    // The script's failures and the passive checker's (a START the script wrote itself).
+    const std::uint64_t failures = std::uint64_t(vp.cpu.failures()) + vp.checks.failures().size();
+    const bool pass = vp.cpu.finished() && failures == 0 && vp.cpu.checks() > 0 && violations == 0;
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
-              << vp.cpu.checks() << " checks, " << vp.cpu.failures() << " failures, simulated time "
+              << vp.cpu.checks() << " checks, " << failures << " failures, simulated time "
               << tb::format_time(sc_core::sc_time_stamp()) << ", "
-              << vp.cpu_checker.checked() + vp.checks.checked() << " bus transactions checked, " << violations
-              << " protocol violations\n"
+              << vp.cpu_checker.checked() + vp.checks.transactions_checked() << " bus transactions checked, "
+              << violations << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
@@ -164,7 +170,7 @@ int sc_main(int argc, char* argv[]) {
         if (!o.json_path.empty()) {
             nlohmann::json r = {{"array", o.array},
                                 {"pass", pass},
-                                {"failures", vp.cpu.failures()},
+                                {"failures", failures},
                                 {"jobs", nlohmann::json::array()}};
             for (const auto& j : jobs) {
                 nlohmann::json job =

@@ -6,7 +6,7 @@
 #include <iostream>
 
 #include "cli_options.h"
-#include "cli_suggest.h"
+#include "cli_parse.h"
 #include "io/process.h"
 #include "systolic/log.h"
 
@@ -30,21 +30,7 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
         ->type_name("FILE");
     app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
     app.add_flag("--print-default-script", o.print_default, "print the built-in script and exit");
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        const int code = app.exit(e);
-        try {
-            io::flush_stdout();
-        } catch (const io::io_error& e) {
-            std::cerr << "systolic-vp: error: " << e.what() << "\n";
-            return 2;
-        }
-        return code;
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-vp: error: " << tb::one_line(tb::parse_error_text(app, e)) << "\n";
-        return 2;
-    }
+    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-vp", 2)) return *status;
     if (o.print_default) {
         try {
             io::write_stdout(default_script);

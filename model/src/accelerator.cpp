@@ -282,6 +282,7 @@ void accelerator::finish(const job_result& r) {
         m_aborting = false;
         m_log->info("job stopped after soft reset ({})", r.error);
         update_status();
+        if (m_on_job_end) m_on_job_end();
         return;
     }
     m_regs.set64(SYSTOLIC_REG_EDGES_LO, r.advance_edges);
@@ -302,6 +303,7 @@ void accelerator::finish(const job_result& r) {
     }
     m_regs.set(SYSTOLIC_REG_IRQ_STATUS, m_regs.get(SYSTOLIC_REG_IRQ_STATUS) | cause);
     update_status();
+    if (m_on_job_end) m_on_job_end();
     update_irq();
 }
 

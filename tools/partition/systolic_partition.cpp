@@ -11,7 +11,7 @@
 #include <vector>
 
 #include "cli_choice.h"
-#include "cli_suggest.h"
+#include "cli_parse.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
@@ -117,21 +117,8 @@ int main(int argc, char* argv[]) {
     app.add_flag("--edges", edges, "List every crossing edge in the JSON (for drawing; small spaces only)");
     app.footer(tb::option_rules_help(partition_option_rules()));
 
-    try {
-        app.parse(argc, argv);
-    } catch (const CLI::CallForHelp& e) {
-        const int status = app.exit(e);
-        try {
-            io::flush_stdout();
-        } catch (const std::exception& e) {
-            std::cerr << "systolic-partition: error: " << e.what() << "\n";
-            return exit_usage;
-        }
-        return status;
-    } catch (const CLI::ParseError& e) {
-        std::cerr << "systolic-partition: error: " << io::printable(tb::parse_error_text(app, e)) << "\n";
-        return exit_usage;
-    }
+    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-partition", exit_usage))
+        return *status;
 
     try {
         if (const auto broken = tb::broken_option_rule(partition_option_rules(), rule_inputs{order, json},

@@ -5,6 +5,7 @@
 #include <future>
 #include <sstream>
 #include <stdexcept>
+#include <utility>
 
 namespace systolic::verify {
 
@@ -35,12 +36,24 @@ scoreboard::value_printer printer(bool int8_output) {
 struct memory_image {
     std::vector<std::uint8_t> copy;
     const std::uint8_t* bytes = nullptr;
-    memory_image(memory_access& mem, std::uint64_t size) : bytes(mem.view(size)) {
+    memory_image(memory_access& mem, std::uint64_t base, std::uint64_t size)
+        : bytes(base == mem.base() ? mem.view(size) : nullptr) {
         if (!bytes) {
-            copy = mem.snapshot(size);
+            copy.resize(size);
+            mem.read(base, copy.data(), size);
             bytes = copy.data();
         }
     }
+};
+
+// Runs `f` when the scope ends, however it ends.
+template <class F>
+struct on_exit {
+    F f;
+    explicit on_exit(F fn) : f(std::move(fn)) {}
+    ~on_exit() { f(); }
+    on_exit(const on_exit&) = delete;
+    on_exit& operator=(const on_exit&) = delete;
 };
 
 }  // namespace
@@ -99,59 +112,110 @@ sc_core::sc_time environment<Format>::wait_for(dut& d, const matmul_job& job, co
 }
 
 template <class Format>
+void environment<Format>::clear_violations() {
+    m_violations.clear();
+    checker.clear_violations();
+}
+
+template <class Format>
+void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
+                                      const systolic::expected_counts& counts,
+                                      std::vector<memory_snapshot> windows) {
+    m_busy = true;
+    m_watch.out = job_check<Format>{};
+    m_watch.out.job = job;
+    m_watch.out.expected = counts;
+    m_watch.operands = std::move(pr);
+    m_watch.windows = std::move(windows);
+    // The reference runs on its own thread beside the simulation: it shares nothing with the
+    // model, and the scoreboard compares the recorded writes with it at the end.
+    const job_options run = options_of(job);
+    m_watch.reference = std::async(std::launch::async, [p = m_watch.operands, run] {
+                            return expected_c_bytes(*p, run);
+                        }).share();
+    m_scoreboard.expect(job.c, m_watch.reference, printer<Format>(run.quant.enabled),
+                        job.uses_partial_buffer() ? std::optional<matrix_layout>(job.partial) : std::nullopt);
+}
+
+template <class Format>
+job_check<Format> environment<Format>::end_watch(const job_result& result,
+                                                 const scoreboard::tile_edge_rule& tile_edges) {
+    job_check<Format> out = std::move(m_watch.out);
+    out.result = result;
+    for (const auto& line : m_violations)
+        m_scoreboard.protocol_violation(line);
+    m_violations.clear();
+    {
+        // The memory now, window by window: in place where the memory allows, else a copy.
+        std::vector<memory_image> now;
+        std::vector<scoreboard::memory_window> windows;
+        now.reserve(m_watch.windows.size());
+        for (const auto& w : m_watch.windows) {
+            now.emplace_back(*m_mem, w.base, w.bytes.size());
+            windows.push_back({w.base, w.bytes.size(), w.bytes.data(), now.back().bytes});
+        }
+        out.scoreboard = m_scoreboard.finish(out.result, out.expected, windows, tile_edges);
+    }
+    out.reference = m_watch.reference.get();
+    const auto& s = out.job.shape;
+    const std::uint64_t esz = out.job.c.elem_size;
+    out.c.resize(s.m * s.p * esz);
+    for (std::uint64_t r = 0; r < s.m; ++r)
+        m_mem->read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
+    m_watch = watch{};
+    m_busy = false;
+    return out;
+}
+
+template <class Format>
+void environment<Format>::abandon_watch() {
+    m_scoreboard.abandon();
+    m_violations.clear();
+    m_watch = watch{};
+    m_busy = false;
+}
+
+template <class Format>
 job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, const job_options& opt,
                                              const std::optional<matmul_job>& placement) {
-    job_check<Format> out;
+    // A check that throws after begin_watch leaves no watch behind (nor a reference still reading pr).
+    m_busy = true;
+    const on_exit cleanup([this] {
+        if (m_busy) abandon_watch();
+    });
     const auto& s = pr.shape;
     if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
         throw std::invalid_argument("verify: operand sizes do not match the shape");
-    out.job = placement ? *placement : plan_memory(s, opt);
+    const matmul_job job = placement ? *placement : plan_memory(s, opt);
     // The job's own fields decide what C must be: with an explicit placement they come from it.
-    job_options run = options_of(out.job);
+    job_options run = options_of(job);
     run.inject = opt.inject;
     run.fill_seed = opt.fill_seed;
     run.time_limit = opt.time_limit;
     if (!d.inject(run.inject))
         throw std::invalid_argument(std::string("verify: this DUT cannot plant the fault ") +
                                     std::string(to_string(run.inject)));
-    out.expected = d.expected_counts(s, out.job.k_tile);
 
-    m_violations.clear();
-    checker.clear_violations();
-    const std::uint64_t extent = memory_extent(out.job, m_mem->base(), opt.packed || placement.has_value());
-    fill_memory(*m_mem, extent, out.job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
+    clear_violations();
+    const std::uint64_t extent = memory_extent(job, m_mem->base(), opt.packed || placement.has_value());
+    fill_memory(*m_mem, extent, job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
     const std::uint64_t guarded = std::max(extent, opt.guard);
     if (guarded > extent) m_mem->reserve(guarded);  // a fixed memory: throws if it is smaller
-    const std::vector<std::uint8_t> before = m_mem->snapshot(guarded);
-    // The reference runs on its own thread beside the simulation: it shares nothing with the
-    // model, and the scoreboard compares the recorded writes with it at the end.
-    auto expected = std::async(std::launch::async, [&pr, run] { return expected_c_bytes(pr, run); }).share();
-    m_scoreboard.expect(
-        out.job.c, expected, printer<Format>(run.quant.enabled),
-        out.job.uses_partial_buffer() ? std::optional<matrix_layout>(out.job.partial) : std::nullopt);
+    // The caller's problem outlives the check: the watch holds it without a copy.
+    begin_watch(job, std::shared_ptr<const problem<Format>>(&pr, [](const problem<Format>*) {}),
+                d.expected_counts(s, job.k_tile), {{m_mem->base(), m_mem->snapshot(guarded)}});
 
-    d.start(out.job);
-    wait_for(d, out.job, run);
+    d.start(job);
+    wait_for(d, job, run);
     d.inject(fault::none);
-    out.result = d.result();
+    job_result result = d.result();
     if (d.busy()) {
-        out.result.status = job_status::running;
-        out.result.error = "the job did not finish within the simulated time limit";
+        result.status = job_status::running;
+        result.error = "the job did not finish within the simulated time limit";
     }
-    for (const auto& line : m_violations)
-        m_scoreboard.protocol_violation(line);
-    out.fabric = d.fabric_result();
-    {
-        const memory_image after(*m_mem, guarded);
-        out.scoreboard = m_scoreboard.finish(out.result, out.expected, after.bytes, m_mem->base(), before,
-                                             d.tile_edges(s.k, out.job.k_tile));
-    }
-
-    out.reference = expected.get();
-    const std::uint64_t esz = out.job.c.elem_size;
-    out.c.resize(s.m * s.p * esz);
-    for (std::uint64_t r = 0; r < s.m; ++r)
-        m_mem->read(out.job.c.address(r, 0), &out.c[r * s.p * esz], s.p * esz);
+    const auto fabric = d.fabric_result();
+    job_check<Format> out = end_watch(result, d.tile_edges(s.k, job.k_tile));
+    out.fabric = fabric;
 
     if (run.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
         job_options once = run;
@@ -166,10 +230,11 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
 template <class Format>
 refusal_check environment<Format>::check_refused(dut& d, const matmul_job& job, job_status expected,
                                                  std::uint64_t window) {
+    m_busy = true;
+    const on_exit done([this] { m_busy = false; });
     refusal_check out;
     if (window == 0) window = memory_extent(job, m_mem->base(), false);
-    m_violations.clear();
-    checker.clear_violations();
+    clear_violations();
     m_mem->reserve(window);
     const std::vector<std::uint8_t> before = m_mem->snapshot(window);
     const std::uint64_t writes_before = m_writes;

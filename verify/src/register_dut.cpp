@@ -124,33 +124,39 @@ void register_dut::watch(std::uint64_t generation) {
     m_done.notify(sc_core::SC_ZERO_TIME);
 }
 
-job_result register_dut::result() {
+job_result result_from_registers(const systolic_dev& dev, int outcome, std::uint32_t error,
+                                 std::uint64_t* cycles) {
     job_result r;
-    const int outcome = systolic_outcome(&m_dev);
-    m_error = systolic_error(&m_dev);
     systolic_counters c{};
-    systolic_read_counters(&m_dev, &c);
-    if (m_cfg.irq) systolic_irq_ack(&m_dev);
-    m_cycles = c.cycles;
+    systolic_read_counters(&dev, &c);
+    if (cycles) *cycles = c.cycles;
     r.advance_edges = c.edges;
     r.macs_padded = c.macs;
     r.macs_real = c.macs_real;
-    r.start = m_started;
-    r.end = m_ended;
     if (outcome == 1) {
         r.status = job_status::completed;
     } else if (outcome == 0) {
         r.status = job_status::running;
     } else {
-        r.status = error_status(m_error);
-        r.error = error_name(m_error);
-        if (m_error == SYSTOLIC_ERR_DMA) {
+        r.status = error_status(error);
+        r.error = error_name(error);
+        if (error == SYSTOLIC_ERR_DMA) {
             char at[32];
             std::snprintf(at, sizeof at, " at 0x%llx",
-                          static_cast<unsigned long long>(systolic_error_address(&m_dev)));
+                          static_cast<unsigned long long>(systolic_error_address(&dev)));
             r.error += at;
         }
     }
+    return r;
+}
+
+job_result register_dut::result() {
+    const int outcome = systolic_outcome(&m_dev);
+    m_error = systolic_error(&m_dev);
+    job_result r = result_from_registers(m_dev, outcome, m_error, &m_cycles);
+    if (m_cfg.irq) systolic_irq_ack(&m_dev);
+    r.start = m_started;
+    r.end = m_ended;
     return r;
 }
 

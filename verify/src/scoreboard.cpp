@@ -108,6 +108,12 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
                                              const std::uint8_t* memory, std::uint64_t memory_base,
                                              const std::vector<std::uint8_t>& before,
                                              const tile_edge_rule& tile_edges) {
+    return finish(result, counts, {{memory_base, before.size(), before.data(), memory}}, tile_edges);
+}
+
+const scoreboard_summary& scoreboard::finish(const job_result& result, const expected_counts& counts,
+                                             const std::vector<memory_window>& memory,
+                                             const tile_edge_rule& tile_edges) {
     // Every element write against the reference: the first write of each element, then the rest.
     const std::vector<std::uint8_t>& expected = m_expected.get();
     for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx)
@@ -151,13 +157,14 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
         }
     }
     if (m_summary.checked == 0) error("nothing was checked");
-    check_untouched(memory, memory_base, before);
+    for (const auto& w : memory)
+        if (!check_untouched(w)) break;  // one changed byte is enough to fail; the first says where
+    check_c_in_memory(memory);
     m_active = false;
     return m_summary;
 }
 
-void scoreboard::check_untouched(const std::uint8_t* memory, std::uint64_t base,
-                                 const std::vector<std::uint8_t>& before) {
+bool scoreboard::check_untouched(const memory_window& w) {
     // The bytes that may change are the elements of C and of the partial-sum buffer, row by row:
     // compare everything between them in large pieces and look at single bytes only where a piece
     // differs.
@@ -165,31 +172,54 @@ void scoreboard::check_untouched(const std::uint8_t* memory, std::uint64_t base,
     for (const matrix_layout* l : {&m_c, m_partial ? &*m_partial : nullptr}) {
         if (!l) continue;
         for (std::uint64_t r = 0; r < l->rows; ++r) {
-            const std::uint64_t a = l->address(r, 0);
-            if (a >= base) allowed.emplace_back(a - base, a - base + l->row_bytes());
+            const std::uint64_t a = l->address(r, 0), end = a + l->row_bytes();
+            if (end <= w.base || (a >= w.base && a - w.base >= w.size)) continue;  // not in this window
+            allowed.emplace_back(a < w.base ? 0 : a - w.base, end - w.base);
         }
     }
     std::sort(allowed.begin(), allowed.end());
     auto check_range = [&](std::uint64_t from, std::uint64_t to) {
-        to = std::min<std::uint64_t>(to, before.size());
-        if (from >= to || std::memcmp(memory + from, before.data() + from, to - from) == 0) return true;
+        to = std::min(to, w.size);
+        if (from >= to || std::memcmp(w.now + from, w.before + from, to - from) == 0) return true;
         for (std::uint64_t i = from; i < to; ++i) {
-            if (memory[i] == before[i]) continue;
+            if (w.now[i] == w.before[i]) continue;
             m_summary.untouched_ok = false;
             std::ostringstream os;
-            os << "memory outside C changed at " << hex(base + i) << ": 0x" << std::hex << +before[i]
-               << " -> 0x" << +memory[i];
+            os << "memory outside C changed at " << hex(w.base + i) << ": 0x" << std::hex << +w.before[i]
+               << " -> 0x" << +w.now[i];
             error(os.str());
-            return false;  // one is enough to fail; the first address says where
+            return false;
         }
         return true;
     };
     std::uint64_t at = 0;
     for (const auto& [from, to] : allowed) {
-        if (!check_range(at, from)) return;
+        if (!check_range(at, from)) return false;
         at = std::max(at, to);
     }
-    check_range(at, before.size());
+    return check_range(at, w.size);
+}
+
+// An element of C written once holds that value at the end, unless something besides the DUT's
+// monitored writes changed it (another initiator, or a write that bypassed the monitor).
+void scoreboard::check_c_in_memory(const std::vector<memory_window>& memory) {
+    const std::uint64_t esz = m_c.elem_size;
+    for (std::uint64_t r = 0; r < m_c.rows; ++r) {
+        const std::uint64_t a = m_c.address(r, 0);
+        const auto in = std::find_if(memory.begin(), memory.end(), [&](const memory_window& w) {
+            return a >= w.base && a - w.base <= w.size && m_c.row_bytes() <= w.size - (a - w.base);
+        });
+        if (in == memory.end()) continue;  // outside every window: nothing to compare with
+        const std::uint8_t* row = in->now + (a - in->base);
+        for (std::uint64_t col = 0; col < m_c.cols; ++col) {
+            const std::uint64_t idx = r * m_c.cols + col;
+            if (m_write_count[idx] != 1 || std::memcmp(row + col * esz, &m_first[idx * esz], esz) == 0)
+                continue;
+            ++m_summary.overwritten;
+            error(where(r, col) + " holds " + m_print(row + col * esz) + " in memory, but " +
+                  m_print(&m_first[idx * esz]) + " was written");
+        }
+    }
 }
 
 }  // namespace systolic::verify

@@ -17,6 +17,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/simple_target_socket.h>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <systemc>
 #include <tlm>
@@ -58,6 +59,12 @@ public:
     const register_block& registers() const { return m_regs; }
     bool busy() const { return m_busy; }
     const job_result& last_result() const { return m_last; }
+
+    // Called at the end of every job that went to a controller (completed, failed, or stopped after
+    // a soft reset), from inside the accelerator once its registers show the end and before its
+    // interrupt line follows: a checker sees the memory and the registers as the job left them,
+    // before software can. One hook; an empty one removes it.
+    void on_job_end(std::function<void()> hook) { m_on_job_end = std::move(hook); }
 
     // The observer (edge_observer.h) of the controller that runs the jobs of `Format`: its edges,
     // steps, DMA transfers and job ends, at that controller's time (null: none). One per format, not
@@ -159,6 +166,7 @@ private:
     bool m_dma_failed = false;
     std::uint64_t m_dma_fail_address = 0;
     job_result m_last;
+    std::function<void()> m_on_job_end;
     sc_core::sc_event m_start_event, m_irq_event;
 };
 

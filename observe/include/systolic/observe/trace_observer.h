@@ -85,12 +85,21 @@ public:
         return m_tracks;
     }
     void append(std::string_view events) { m_out.append(events); }
+    // One complete event ("ph":"X") on track `tid` from `begin` to `end` (simulated time, in the
+    // kernel's resolution), with `args` the inside of its args object; to append() now or later.
+    std::string span(int tid, const std::string& name, const char* cat, std::uint64_t begin,
+                     std::uint64_t end, const std::string& args) const {
+        return ",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat +
+               "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + m_clock.ts(begin) +
+               ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
+    }
     // After the last event (every observer's job ended or finished); the file_sink is the caller's.
     void finish() { m_out.append("\n]}\n"); }
 
 private:
     file_sink& m_out;
     int m_tracks = 0;
+    trace_clock m_clock;
 };
 
 template <class Format>
@@ -123,11 +132,12 @@ private:
     void close_tile(std::uint64_t end);
 
     std::string span(int tid, const std::string& name, const char* cat, std::uint64_t begin,
-                     std::uint64_t end, const std::string& args) const;
+                     std::uint64_t end, const std::string& args) const {
+        return m_out.span(tid, name, cat, begin, end, args);
+    }
 
     trace_file& m_out;
     const int m_track, m_dma_track;  // the controller's steps, its DMA transfers
-    trace_clock m_clock;
     bool m_tile_open = false, m_chunk_open = false, m_step_open = false, m_step_failed = false;
     std::size_t m_tile = 0;
     std::uint64_t m_chunk = 0;
@@ -212,15 +222,6 @@ void trace_observer<Format>::close_tile(std::uint64_t end) {
     m_out.append(span(m_track, m_tile_name, "tile", m_tile_begin, end, m_tile_args));
     m_out.append(m_tile_parts);
     m_tile_parts.clear();
-}
-
-template <class Format>
-std::string trace_observer<Format>::span(int tid, const std::string& name, const char* cat,
-                                         std::uint64_t begin, std::uint64_t end,
-                                         const std::string& args) const {
-    return ",\n{\"name\":\"" + name + "\",\"cat\":\"" + cat +
-           "\",\"ph\":\"X\",\"pid\":1,\"tid\":" + std::to_string(tid) + ",\"ts\":" + m_clock.ts(begin) +
-           ",\"dur\":" + m_clock.dur(begin, end) + ",\"args\":{" + args + "}}";
 }
 
 SYSTOLIC_EXTERN_TEMPLATE(trace_observer)

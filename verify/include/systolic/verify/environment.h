@@ -1,4 +1,6 @@
-// The verification environment: checks jobs on any DUT (dut.h) from inside a running simulation.
+// The verification environment: checks jobs on any DUT (dut.h) from inside a running simulation,
+// the jobs it starts itself (check) or, for the passive checker (passive_checker.h), jobs that
+// software starts (begin_watch ... end_watch), with the same scoreboard.
 // It owns the scoreboard, the independent reference, the memory planner, and the protocol checker
 // and bus monitor that sit in the DUT's initiator path:
 //
@@ -13,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <future>
 #include <memory>
 #include <optional>
 #include <string>
@@ -111,6 +114,22 @@ public:
     // without a write and with the memory's first `window` bytes unchanged (0: the job's extent).
     refusal_check check_refused(dut& d, const matmul_job& job, job_status expected, std::uint64_t window = 0);
 
+    // The passive half of check(), for a job that someone else starts (passive_checker.h): its
+    // operands are in memory already and `pr` holds them, `counts` is what it must count, and the
+    // memory outside C is compared over `windows`, the bytes as they were before the job. Call before
+    // the job's first transfer; end_watch() at its end.
+    void begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
+                     const systolic::expected_counts& counts, std::vector<memory_snapshot> windows);
+    // The job has ended with `result`: every write, C in memory, the memory outside C over the
+    // windows, the counts and the protocol, as check() checks them.
+    job_check<Format> end_watch(const job_result& result, const scoreboard::tile_edge_rule& tile_edges = {});
+    // The watched job will not end as a job (a soft reset stopped it): nothing is checked.
+    void abandon_watch();
+    // A check(), check_refused() or watch is under way: the job that runs is this environment's own.
+    bool busy() const { return m_busy; }
+    // Forgets the protocol violations seen so far (before a job whose own count is wanted).
+    void clear_violations();
+
     // Where check() puts a job of this shape and these options.
     matmul_job plan_memory(const problem_shape& s, const job_options& opt) const {
         return verify::plan_memory(s, opt, m_mem->base(), sizeof(operand_type), sizeof(accumulator_type));
@@ -124,6 +143,14 @@ private:
 
     std::unique_ptr<memory_access> m_mem;
     scoreboard m_scoreboard;
+    // The job being checked, between begin_watch() and end_watch().
+    struct watch {
+        job_check<Format> out;
+        std::shared_ptr<const problem<Format>> operands;
+        std::shared_future<std::vector<std::uint8_t>> reference;
+        std::vector<memory_snapshot> windows;
+    } m_watch;
+    bool m_busy = false;
     std::vector<std::string> m_violations;  // from the protocol checker, during the current job
     std::uint64_t m_writes = 0;             // write transactions seen by the monitor
 };

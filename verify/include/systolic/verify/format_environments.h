@@ -44,6 +44,15 @@ public:
     // them and none of the environments' debug accesses.
     std::uint64_t checked() const { return int8.checker.checked(); }
 
+    // f(environment) for each of the four, in the chain's order.
+    template <class F>
+    void each(F&& f) {
+        f(int8);
+        f(int32);
+        f(fp32);
+        f(bf16);
+    }
+
     template <class Format>
     environment<Format>& of() {
         if constexpr (std::is_same_v<Format, int8_format>)

@@ -12,6 +12,12 @@
 
 namespace systolic::verify {
 
+// Bytes of memory from `base`, as they were when taken.
+struct memory_snapshot {
+    std::uint64_t base = 0;
+    std::vector<std::uint8_t> bytes;
+};
+
 class memory_access {
 public:
     virtual ~memory_access() = default;

@@ -29,6 +29,12 @@ std::string error_name(std::uint32_t code);
 // rejected (refused on START).
 job_status error_status(std::uint32_t code);
 
+// A job's result as the registers read: `outcome` as systolic_outcome() gives it (1 completed, 0
+// running, -1 refused or failed with ERROR `error`), the counters EDGES, MACS and MACS_REAL, and for
+// ERR_DMA the failing address in the message. Reads only; CYCLES into *cycles when given.
+job_result result_from_registers(const systolic_dev& dev, int outcome, std::uint32_t error,
+                                 std::uint64_t* cycles = nullptr);
+
 class register_dut final : public dut {
 public:
     struct config {

@@ -2,7 +2,8 @@
 // coordinates (row, col) of C, so the tile order cannot change what is expected. It checks that
 //  - every observed write lies on elements of C, or of the job's partial-sum buffer (never stride
 //    padding, guard bytes or beyond),
-//  - every element of C is written exactly once, with the reference value (bit for bit),
+//  - every element of C is written exactly once, with the reference value (bit for bit), and
+//    still holds what was written when the job ends (nothing else overwrote it),
 //  - nothing outside C and the partial-sum buffer changed (the whole memory against a shadow image),
 //  - the advance edges equal tiles x (K + chunks x (R + C - 2)) on an R x C array, and the MACs,
 //    with padding and real, equal the counting rule's,
@@ -34,6 +35,7 @@ struct scoreboard_summary {
     std::uint64_t partial_writes = 0;       // element writes to the partial-sum buffer
     std::uint64_t missing = 0;              // elements of C never written
     std::uint64_t duplicates = 0;           // elements of C written more than once
+    std::uint64_t overwritten = 0;          // elements of C that no longer hold what was written
     std::uint64_t protocol_violations = 0;  // TLM-2.0 base-protocol rules broken on the bus
     bool untouched_ok = true;               // memory outside C is byte-for-byte unchanged
     bool edges_ok = true;                   // advance edges match the counting rule
@@ -43,7 +45,8 @@ struct scoreboard_summary {
 
     bool pass() const {
         return completed && checked > 0 && mismatches == 0 && out_of_range_writes == 0 && missing == 0 &&
-               duplicates == 0 && protocol_violations == 0 && untouched_ok && edges_ok && macs_ok;
+               duplicates == 0 && overwritten == 0 && protocol_violations == 0 && untouched_ok && edges_ok &&
+               macs_ok;
     }
 };
 
@@ -72,19 +75,38 @@ public:
     // on the tiles at C's edges); null: counts.advance_edges_per_tile for every tile.
     using tile_edge_rule = std::function<std::uint64_t(const tile&)>;
 
-    // End of job: completion, edge and MAC counts, missing elements, and the memory outside C, which must
-    // equal `before` byte for byte (`before` is the image as it was when the job started).
+    // Bytes of memory from `base`, as they were when the job started and as they are now.
+    struct memory_window {
+        std::uint64_t base = 0;
+        std::uint64_t size = 0;
+        const std::uint8_t* before = nullptr;
+        const std::uint8_t* now = nullptr;
+    };
+
+    // End of job: completion, edge and MAC counts, missing elements, the memory outside C, which
+    // must be as it was byte for byte over every window, and the elements of C that lie in a
+    // window, which must hold what was written to them.
+    const scoreboard_summary& finish(const job_result& result, const expected_counts& counts,
+                                     const std::vector<memory_window>& memory,
+                                     const tile_edge_rule& tile_edges = {});
+    // The same over one window from memory_base (`before` is the image as it was when the job started).
     const scoreboard_summary& finish(const job_result& result, const expected_counts& counts,
                                      const std::uint8_t* memory, std::uint64_t memory_base,
                                      const std::vector<std::uint8_t>& before,
                                      const tile_edge_rule& tile_edges = {});
 
+    // Stops listening without a verdict: the job will not be checked (a soft reset stopped it).
+    void abandon() {
+        m_active = false;
+        m_expected = {};  // waits for a reference still being computed
+    }
+
     const scoreboard_summary& summary() const { return m_summary; }
 
 private:
     void error(const std::string& line);
-    void check_untouched(const std::uint8_t* memory, std::uint64_t base,
-                         const std::vector<std::uint8_t>& before);
+    bool check_untouched(const memory_window& w);
+    void check_c_in_memory(const std::vector<memory_window>& memory);
 
     matrix_layout m_c;
     std::optional<matrix_layout> m_partial;

@@ -1,0 +1,58 @@
+# CTest firmware_user_program: a user's program built as docs/soc.md says, against the installed
+# files only. Installs this build into a scratch prefix, takes every riscv64-unknown-elf-gcc command
+# of the page that names <prefix>, runs it with the prefix filled in and user_program.c as prog.c,
+# and runs each ELF on the installed systolic-soc. So the documented command is the tested one.
+# -D BUILD_DIR=... -D DOC=docs/soc.md -D PROGRAM=user_program.c -D WORK_DIR=...
+file(REMOVE_RECURSE ${WORK_DIR})
+file(MAKE_DIRECTORY ${WORK_DIR})
+function(step)
+  execute_process(COMMAND ${ARGN} RESULT_VARIABLE rc OUTPUT_VARIABLE out ERROR_VARIABLE err
+                  WORKING_DIRECTORY ${WORK_DIR})
+  if(NOT rc EQUAL 0)
+    message(FATAL_ERROR "failed (${rc}): ${ARGN}\n${out}\n${err}")
+  endif()
+  set(last_output "${out}${err}" PARENT_SCOPE)
+endfunction()
+set(prefix ${WORK_DIR}/prefix)
+step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${prefix})
+foreach(f include/systolic/soc_map.h include/systolic/accelerator_driver.h include/systolic/accelerator_regs.h
+          share/systolic/soc/soc.ld share/systolic/soc/start.S share/systolic/soc/soc.c share/systolic/soc/soc.h
+          bin/systolic-soc)
+  if(NOT EXISTS ${prefix}/${f})
+    message(FATAL_ERROR "not installed: ${f}")
+  endif()
+endforeach()
+
+file(READ ${DOC} doc)
+string(REPLACE "\\\n" " " doc "${doc}")  # a command continued over several lines
+string(REGEX MATCHALL "riscv64-unknown-elf-gcc [^\n]*<prefix>[^\n]*" commands "${doc}")
+if(NOT commands)
+  message(FATAL_ERROR "${DOC} gives no riscv64-unknown-elf-gcc command with <prefix>")
+endif()
+set(isas "")
+foreach(command IN LISTS commands)
+  set(isa rv32)
+  if(command MATCHES "-march=rv64")
+    set(isa rv64)
+  endif()
+  if(NOT command MATCHES " prog\\.c( |$)")
+    message(FATAL_ERROR "the documented command compiles no prog.c: ${command}")
+  endif()
+  string(REPLACE "<prefix>" "${prefix}" command "${command}")
+  string(REGEX REPLACE " prog\\.c( |$)" " ${PROGRAM}\\1" command "${command}")
+  string(REGEX REPLACE " -o [^ ]+" "" command "${command}")
+  set(elf ${WORK_DIR}/user-${isa}.elf)
+  message("${command} -o ${elf}")
+  step(sh -c "${command} -o ${elf}")
+  step(${prefix}/bin/systolic-soc --isa ${isa} ${elf})
+  message("${last_output}")
+  if(NOT last_output MATCHES "user program: N=[0-9]+, C\\(0,0\\)=7 C\\(2,2\\)=23")
+    message(FATAL_ERROR "unexpected output: ${last_output}")
+  endif()
+  list(APPEND isas ${isa})
+endforeach()
+list(FIND isas rv32 rv32_at)
+if(rv32_at EQUAL -1)
+  message(FATAL_ERROR "${DOC} gives no RV32 command")
+endif()
+file(REMOVE_RECURSE ${WORK_DIR})

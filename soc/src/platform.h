@@ -1,0 +1,93 @@
+// systolic-soc's platform: a RISC-V hart running firmware, the accelerator, RAM and three small
+// devices on one router, at the addresses of <systolic/soc_map.h> (soc_regions.h):
+//
+//   cpu (hart) -> cpu_checker (protocol) -+-> bus : router -> ram                  SOC_RAM_BASE
+//   accel.dma -> checks (passive) --------+                -> high_ram             SOC_HIGH_RAM_BASE
+//                                                          -> checks -> accel.regs SOC_ACCEL_BASE
+//                                                          -> uart, timer, finisher
+//   accel.irq -> cpu.irq_external, timer.irq -> cpu.irq_timer
+//
+// The passive checker (<systolic/verify/passive_checker.h>) fronts the accelerator's registers and
+// holds the verification environment in its DMA path, so every job the firmware starts is checked
+// (C, the memory around it, the counters, refusals), and a protocol checker sits on the CPU's bus,
+// so every transaction of either is checked. The finisher's first write, or a fault of the hart,
+// stops the hart and the simulation.
+#pragma once
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <systemc>
+#include <vector>
+
+#include "elf_loader.h"
+#include "finisher.h"
+#include "hart.h"
+#include "router.h"
+#include "systolic/accelerator.h"
+#include "systolic/memory.h"
+#include "systolic/observe/vcd_writer.h"
+#include "systolic/verify/passive_checker.h"
+#include "systolic/verify/protocol_checker.h"
+#include "timer.h"
+#include "uart.h"
+
+namespace systolic::soc {
+
+class platform : public sc_core::sc_module {
+public:
+    struct config {
+        isa arch = isa::rv32;
+        double cpu_clock_hz = 1e9;
+        double cpi = 1;
+        std::size_t array_size = 16;
+        engine_kind engine = engine_kind::cycle;
+    };
+
+    vp::router bus;
+    memory ram;
+    memory high_ram;
+    accelerator accel;
+    verify::passive_checker checks;
+    hart cpu;
+    verify::protocol_checker cpu_checker;
+    soc::uart uart;
+    soc::timer timer;
+    soc::finisher finisher;
+    sc_core::sc_signal<bool> accel_irq;
+    sc_core::sc_signal<bool> timer_irq;
+
+    SC_HAS_PROCESS(platform);
+    platform(const sc_core::sc_module_name& name, const config& cfg);
+
+    // The RAM ranges the CPU reaches: the main RAM, and on RV64 the RAM above 4 GiB too.
+    static std::vector<memory_range> cpu_ram(isa arch);
+    // Puts the firmware's segments into RAM and the hart at its entry; before the simulation.
+    void load(const elf_image& image);
+
+    // The finisher's code, once written.
+    const std::optional<std::uint32_t>& exit_code() const { return finisher.code(); }
+    // Transactions the protocol checkers have seen on the CPU's bus and the DMA path, and the
+    // TLM-2.0 rules broken there (one line each).
+    std::uint64_t bus_transactions_checked() const;
+    std::vector<std::string> protocol_violations() const;
+    // Jobs the passive checker checked (refusals included), and the failed ones, one line each.
+    // Call finish_checks() once the simulation has stopped: a job still running then fails.
+    std::uint64_t jobs_checked() const { return checks.counts().checked; }
+    const std::vector<std::string>& job_failures() const { return checks.failures(); }
+    void finish_checks() { checks.finish(); }
+
+    // The interrupt lines in the VCD beside the accelerator's signals.
+    void trace_irq(observe::vcd_writer& w);
+
+private:
+    static hart::config hart_config(const config& cfg);
+    static accelerator::config accel_config(const config& cfg);
+    void dump_irq();
+
+    std::vector<std::string> m_cpu_violations;
+    observe::vcd_writer* m_vcd = nullptr;
+    observe::vcd_writer::id m_accel_irq_var = 0, m_timer_irq_var = 0;
+};
+
+}  // namespace systolic::soc
