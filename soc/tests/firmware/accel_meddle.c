@@ -11,14 +11,14 @@ static int64_t c[2 * 2];
 
 int main(void) {
     const systolic_dev dev = soc_accel();
-    systolic_job job;
-    systolic_job_init(&job);
-    job.m = 2;
-    job.k = 3;
-    job.p = 2;
-    job.a_addr = (uintptr_t)a;
-    job.b_addr = (uintptr_t)b;
-    job.c_addr = (uintptr_t)c;
+    const systolic_job job = {.m = 2,
+                              .k = 3,
+                              .p = 2,
+                              .a_addr = (uintptr_t)a,
+                              .b_addr = (uintptr_t)b,
+                              .c_addr = (uintptr_t)c,
+                              .dtype = SYSTOLIC_DTYPE_INT32,
+                              .scale = 1.0f};
     systolic_program(&dev, &job);
     systolic_start(&dev, 0);
     a[0] = 100; /* the bug: the next job's operand written over this one's */
