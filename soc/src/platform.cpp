@@ -77,7 +77,7 @@ platform::platform(const sc_core::sc_module_name& name, const config& cfg)
       ram("ram", memory::config{0, SOC_RAM_SIZE}),
       high_ram("high_ram", memory::config{0, SOC_HIGH_RAM_SIZE}),
       accel("accel", accel_config(cfg)),
-      checks("checks", SOC_RAM_BASE, SOC_RAM_SIZE),
+      checks("checks", accel, SOC_RAM_BASE, SOC_RAM_SIZE),
       cpu("cpu", hart_config(cfg)),
       cpu_checker("cpu_checker"),
       uart("uart"),
@@ -88,12 +88,13 @@ platform::platform(const sc_core::sc_module_name& name, const config& cfg)
     cpu.initiator_socket.bind(cpu_checker.target_socket);
     cpu_checker.initiator_socket.bind(bus.target_socket);
     cpu_checker.on_violation([this](const std::string& v) { m_cpu_violations.push_back(v); });
-    accel.dma.bind(checks.target_socket());
-    checks.initiator_socket().bind(bus.target_socket);
+    accel.dma.bind(checks.dma_target_socket);
+    checks.dma_initiator_socket.bind(bus.target_socket);
+    checks.initiator_socket.bind(accel.regs);
     // In soc_regions' order, which is soc_port's.
     bus.initiator_socket.bind(ram.target_socket);
     bus.initiator_socket.bind(high_ram.target_socket);
-    bus.initiator_socket.bind(accel.regs);
+    bus.initiator_socket.bind(checks.target_socket);  // the accelerator's registers
     bus.initiator_socket.bind(uart.target_socket);
     bus.initiator_socket.bind(timer.target_socket);
     bus.initiator_socket.bind(finisher.target_socket);
@@ -124,12 +125,12 @@ void platform::load(const elf_image& image) {
 }
 
 std::uint64_t platform::bus_transactions_checked() const {
-    return cpu_checker.checked() + checks.checked();
+    return cpu_checker.checked() + checks.transactions_checked();
 }
 
 std::vector<std::string> platform::protocol_violations() const {
     std::vector<std::string> all = m_cpu_violations;
-    for (const std::string& v : checks.int8.checker.violations())
+    for (const std::string& v : checks.protocol_violations())
         all.push_back("DMA: " + v);
     return all;
 }

@@ -1,15 +1,17 @@
 // systolic-soc's platform: a RISC-V hart running firmware, the accelerator, RAM and three small
 // devices on one router, at the addresses of <systolic/soc_map.h> (soc_regions.h):
 //
-//   cpu (hart) -> cpu_checker (protocol) -+-> bus : router -> ram        SOC_RAM_BASE
-//   accel.dma -> checks (environments) ---+                -> high_ram   SOC_HIGH_RAM_BASE
-//                                                          -> accel.regs SOC_ACCEL_BASE
+//   cpu (hart) -> cpu_checker (protocol) -+-> bus : router -> ram                  SOC_RAM_BASE
+//   accel.dma -> checks (passive) --------+                -> high_ram             SOC_HIGH_RAM_BASE
+//                                                          -> checks -> accel.regs SOC_ACCEL_BASE
 //                                                          -> uart, timer, finisher
 //   accel.irq -> cpu.irq_external, timer.irq -> cpu.irq_timer
 //
-// The verification environment (<systolic/verify/format_environments.h>) sits in the
-// accelerator's DMA path and a protocol checker on the CPU's bus, so every transaction of either is
-// checked. The finisher's first write, or a fault of the hart, stops the hart and the simulation.
+// The passive checker (<systolic/verify/passive_checker.h>) fronts the accelerator's registers and
+// holds the verification environment in its DMA path, so every job the firmware starts is checked
+// (C, the memory around it, the counters, refusals), and a protocol checker sits on the CPU's bus,
+// so every transaction of either is checked. The finisher's first write, or a fault of the hart,
+// stops the hart and the simulation.
 #pragma once
 
 #include <cstdint>
@@ -25,7 +27,7 @@
 #include "systolic/accelerator.h"
 #include "systolic/memory.h"
 #include "systolic/observe/vcd_writer.h"
-#include "systolic/verify/format_environments.h"
+#include "systolic/verify/passive_checker.h"
 #include "systolic/verify/protocol_checker.h"
 #include "timer.h"
 #include "uart.h"
@@ -46,7 +48,7 @@ public:
     memory ram;
     memory high_ram;
     accelerator accel;
-    verify::format_environments checks;
+    verify::passive_checker checks;
     hart cpu;
     verify::protocol_checker cpu_checker;
     soc::uart uart;
@@ -69,11 +71,11 @@ public:
     // TLM-2.0 rules broken there (one line each).
     std::uint64_t bus_transactions_checked() const;
     std::vector<std::string> protocol_violations() const;
-    // Jobs the verification environment checked, and those that failed (one line each). The
-    // environments in the DMA path check jobs they run themselves; the firmware's are counted once
-    // a passive checker watches the accelerator's registers.
-    std::uint64_t jobs_checked() const { return 0; }
-    std::vector<std::string> job_failures() const { return {}; }
+    // Jobs the passive checker checked (refusals included), and the failed ones, one line each.
+    // Call finish_checks() once the simulation has stopped: a job still running then fails.
+    std::uint64_t jobs_checked() const { return checks.counts().checked; }
+    const std::vector<std::string>& job_failures() const { return checks.failures(); }
+    void finish_checks() { checks.finish(); }
 
     // The interrupt lines in the VCD beside the accelerator's signals.
     void trace_irq(observe::vcd_writer& w);

@@ -174,6 +174,7 @@ int sc_main(int argc, char* argv[]) {
     sc_core::sc_start(timeout);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
     const sc_core::sc_time end = sc_core::sc_time_stamp();
+    chip.finish_checks();
     if (waves) waves->finish(end);
     waves.reset();
     chip.cpu.finish_trace(end);
@@ -183,7 +184,7 @@ int sc_main(int argc, char* argv[]) {
     const auto& fault = chip.cpu.fault();
     const auto& code = chip.exit_code();
     const auto violations = chip.protocol_violations();
-    const auto failures = chip.job_failures();
+    const auto& failures = chip.job_failures();
     if (fault) {
         std::cerr << "systolic-soc: firmware fault at pc " << hex(fault->pc) << ": " << fault->what
                   << " (mcause " << hex(fault->cause) << ", address " << hex(fault->address) << ")\n";

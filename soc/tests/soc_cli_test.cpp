@@ -148,6 +148,19 @@ TEST_P(SocCli, FirmwareRunsAJobOnTheAcceleratorAndTakesItsInterrupt) {
     const auto r = soc("accel_smoke", "--array 2");
     EXPECT_EQ(r.status, 0) << r.err << r.out;
     EXPECT_NE(r.out.find("array 2, C = [58 64; 139 154] PASS"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" 1 jobs checked, 0 failures, "), std::string::npos)
+        << r.out;  // the passive checker
+}
+
+// The firmware changes A while its job runs and returns 0: the passive checker fails the job with
+// one line, and the run with exit status 1.
+TEST_P(SocCli, AJobTheFirmwareSpoilsFailsThePassiveCheck) {
+    const auto r = soc("accel_meddle", "--array 2");
+    EXPECT_EQ(r.status, 1) << r.err << r.out;
+    const std::regex line("\ncheck failed: job 1 \\(int32 M=2 K=3 P=2, C at 0x8[0-9a-f]+\\): [^\n]+\n");
+    EXPECT_TRUE(std::regex_search(r.out, line)) << r.out;
+    EXPECT_NE(r.out.find(" 1 jobs checked, 1 failures, "), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
 }
 
 TEST_P(SocCli, TheTraceHasTheCpuTrackBesideTheAccelerators) {

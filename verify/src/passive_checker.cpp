@@ -259,6 +259,8 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         return;
     }
     // Every environment's protocol checker sees every transfer: from now on each counts this job's.
+    const auto& seen = environments.int8.checker.violations();
+    m_protocol.insert(m_protocol.end(), seen.begin(), seen.end());
     environments.each([](auto& e) { e.clear_violations(); });
     std::vector<memory_snapshot> windows;
     for (const auto& r : spans(job)) {
@@ -366,6 +368,13 @@ void passive_checker::finish() {
     m_end_watch = nullptr;
     m_abandon_watch = nullptr;
     m_state = state::idle;
+}
+
+std::vector<std::string> passive_checker::protocol_violations() const {
+    std::vector<std::string> all = m_protocol;
+    const auto& since = environments.int8.checker.violations();
+    all.insert(all.end(), since.begin(), since.end());
+    return all;
 }
 
 passive_checker::summary passive_checker::counts() const {

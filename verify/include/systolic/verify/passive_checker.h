@@ -113,8 +113,10 @@ public:
     const std::vector<std::string>& failures() const { return m_failures; }
     summary counts() const;
     bool pass() const { return m_failures.empty(); }
-    // The accelerator's DMA transactions checked by the protocol checker.
+    // The accelerator's DMA transactions checked by the protocol checker, and the TLM-2.0 rules they
+    // broke, one line each (a rule broken during a watched job also fails that job).
     std::uint64_t transactions_checked() const { return environments.checked(); }
+    std::vector<std::string> protocol_violations() const;
 
 private:
     enum class state { idle, watching, bus_error, delegated, stopping };
@@ -150,6 +152,7 @@ private:
     std::function<void()> m_abandon_watch;
     std::vector<job_report> m_jobs;
     std::vector<std::string> m_failures;
+    std::vector<std::string> m_protocol;  // violations seen before the last job's start
     std::uint64_t m_starts = 0;
     std::uint64_t m_stray_writes = 0;
 };
