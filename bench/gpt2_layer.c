@@ -37,14 +37,7 @@ int main(void) {
     fill(a, (size_t)M * K, 0x1234abcdu);
     fill(b, (size_t)K * P, 0x9876fedcu);
     systolic_job job;
-    systolic_job_init(&job);
-    job.m = M;
-    job.k = K;
-    job.p = P;
-    job.dtype = SYSTOLIC_DTYPE_INT8;
-    job.a_addr = (uintptr_t)a;
-    job.b_addr = (uintptr_t)b;
-    job.c_addr = (uintptr_t)c;
+    fw_job(&job, SYSTOLIC_DTYPE_INT8, M, K, P, (uintptr_t)a, (uintptr_t)b, (uintptr_t)c);
     const uint64_t t0 = soc_time_ns();
     if (fw_run(&job) != 1) {
         printf("gpt2_layer: FAIL: ERROR %u\n", (unsigned)systolic_error(&fw_accel));
