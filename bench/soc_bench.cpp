@@ -355,7 +355,7 @@ void register_soc_benchmarks() {
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
-    const std::string soc = std::string(SYSTOLIC_SOC) + " --array 128 " + SYSTOLIC_GPT2_LAYER_RV32;
+    const std::string soc = std::string(SYSTOLIC_SOC) + " --isa rv64 --array 128 " + SYSTOLIC_GPT2_LAYER_RV64;
     const std::string tb = std::string(SYSTOLIC_TB) + " --array 128 --m 1024 --k 1600 --p 1600 --dtype int8";
     benchmark::RegisterBenchmark(
         "soc/gpt2_layer/firmware",
