@@ -6,6 +6,7 @@
 #include <cstring>
 
 #include "io/input_file.h"
+#include "io/text.h"
 
 namespace systolic::soc {
 
@@ -13,12 +14,6 @@ namespace {
 
 // A firmware larger than this is not one: the RAM holds far less.
 constexpr std::uint64_t file_limit = std::uint64_t(1) << 30;
-
-std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 template <class T>
 T at(const std::string& file, std::uint64_t offset) {
@@ -52,7 +47,7 @@ elf_image parse(const std::string& name, const std::string& file, const std::vec
     for (unsigned i = 0; i < eh.e_phnum; ++i) {
         const auto ph = at<Phdr>(file, eh.e_phoff + std::uint64_t(i) * sizeof(Phdr));
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
-        const std::string seg = "segment " + std::to_string(i) + " at " + hex(ph.p_paddr) + " (" +
+        const std::string seg = "segment " + std::to_string(i) + " at " + io::hex(ph.p_paddr) + " (" +
                                 std::to_string(ph.p_memsz) + " bytes)";
         if (ph.p_filesz > ph.p_memsz) throw fail(seg + " holds more file bytes than memory bytes");
         if (ph.p_offset > file.size() || ph.p_filesz > file.size() - ph.p_offset)
@@ -65,8 +60,8 @@ elf_image parse(const std::string& name, const std::string& file, const std::vec
         if (!in) {
             std::string where;
             for (const memory_range& r : ram)
-                where +=
-                    (where.empty() ? "" : ", ") + r.name + " " + hex(r.base) + "-" + hex(r.base + r.size - 1);
+                where += (where.empty() ? "" : ", ") + r.name + " " + io::hex(r.base) + "-" +
+                         io::hex(r.base + r.size - 1);
             throw fail(seg + " does not fit in RAM (" + where + ")");
         }
         elf_segment s;
@@ -80,7 +75,7 @@ elf_image parse(const std::string& name, const std::string& file, const std::vec
         image.segments.push_back(std::move(s));
     }
     if (image.segments.empty()) throw fail("no loadable segment");
-    if (!entry_in_code) throw fail("no entry point: " + hex(eh.e_entry) + " is in no executable segment");
+    if (!entry_in_code) throw fail("no entry point: " + io::hex(eh.e_entry) + " is in no executable segment");
     return image;
 }
 

@@ -8,17 +8,12 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "io/text.h"
 #include "systolic/log.h"
 
 namespace systolic::soc {
 
 namespace {
-
-std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 // The engine's JIT runs on the hart thread's stack, deeper than SystemC's default allows.
 constexpr std::size_t thread_stack = std::size_t(8) << 20;
@@ -77,7 +72,7 @@ void hart::map_ram(std::size_t i) {
         m_core.map_memory(r.base, r.size, dmi.get_dmi_ptr() + (r.base - dmi.get_start_address()));
     } else {
         m_log->warn("{} at {}: no DMI for the whole range; every access goes over the bus", r.name,
-                    hex(r.base));
+                    io::hex(r.base));
         m_core.map_bus(r.base, r.size);
     }
 }
@@ -172,11 +167,11 @@ std::string hart::device_text(std::uint64_t address) const {
         if (address >= d.base && address - d.base < d.size) {
             const std::uint64_t offset = address - d.base;
             const std::string reg = d.register_name ? d.register_name(offset) : std::string();
-            return d.name + " " + (reg.empty() ? "+" + hex(offset) : reg);
+            return d.name + " " + (reg.empty() ? "+" + io::hex(offset) : reg);
         }
     for (const range& r : m_cfg.ram)
-        if (address >= r.base && address - r.base < r.size) return r.name + " " + hex(address);
-    return hex(address);
+        if (address >= r.base && address - r.base < r.size) return r.name + " " + io::hex(address);
+    return io::hex(address);
 }
 
 // Between slices, the CPU's time is the kernel's: the lines are current.
@@ -194,7 +189,7 @@ void hart::interrupts() {
     if (cause < 0) return;
     ++m_interrupts;
     m_in_handler = true;
-    m_log->info("interrupt {} taken, mepc {}", cause, hex(m_core.pc()));
+    m_log->info("interrupt {} taken, mepc {}", cause, io::hex(m_core.pc()));
     if (m_trace) m_trace->interrupt_taken(unsigned(cause), sc_core::sc_time_stamp());
 }
 
@@ -209,7 +204,7 @@ void hart::sleep() {
 
 void hart::stop_for_good() {
     m_stopped = true;
-    if (m_fault) m_log->info("fault at pc {}: {}", hex(m_fault->pc), m_fault->what);
+    if (m_fault) m_log->info("fault at pc {}: {}", io::hex(m_fault->pc), m_fault->what);
     if (m_on_stop) m_on_stop();
 }
 

@@ -7,18 +7,14 @@
 #include <cstring>
 #include <stdexcept>
 
+#include "io/text.h"
+
 namespace systolic::soc {
 
 namespace {
 
 void check(uc_err err, const char* call) {
     if (err != UC_ERR_OK) throw std::runtime_error(std::string("unicorn: ") + call + ": " + uc_strerror(err));
-}
-
-std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
 }
 
 // The privileged spec's names of the synchronous exception codes.
@@ -122,7 +118,7 @@ struct hart_core::callbacks {
                 std::uint32_t insn = code[0] | code[1] << 8;
                 if ((insn & 3) == 3 && c.host_code(pc, 4))
                     insn |= std::uint32_t(code[2]) << 16 | std::uint32_t(code[3]) << 24;
-                what += " " + hex(insn);
+                what += " " + io::hex(insn);
             }
         c.set_fault(pc, cause, pc, what);
         c.stop_now();
@@ -145,14 +141,14 @@ struct hart_core::callbacks {
         if (type == UC_MEM_FETCH_PROT) {  // the engine executes from host memory only
             c.set_fault(
                 address, 1, address,
-                "instruction fetch from " + hex(address) +
+                "instruction fetch from " + io::hex(address) +
                     ", which the hart reaches over the bus only (code runs from RAM mapped over DMI)");
         } else if (type == UC_MEM_FETCH_UNMAPPED) {
-            c.set_fault(address, 1, address, "instruction fetch from unmapped address " + hex(address));
+            c.set_fault(address, 1, address, "instruction fetch from unmapped address " + io::hex(address));
         } else {
             const bool store = type == UC_MEM_WRITE_UNMAPPED;
             c.set_fault(c.access_pc(address).value_or(c.m_block), store ? 7 : 5, address,
-                        bytes + (store ? "store to" : "load from") + " unmapped address " + hex(address));
+                        bytes + (store ? "store to" : "load from") + " unmapped address " + io::hex(address));
         }
         c.m_stopping = true;  // Unicorn stops at once
         return false;
@@ -220,6 +216,7 @@ hart_core::~hart_core() {
 void hart_core::map_memory(std::uint64_t base, std::uint64_t size, std::uint8_t* host) {
     check(uc_mem_map_ptr(m_uc, base, size, UC_PROT_ALL, host), "uc_mem_map_ptr");
     m_ram.push_back({base, size, host});
+    forget_counts();
 }
 
 void hart_core::map_bus(std::uint64_t base, std::uint64_t size) {
@@ -231,6 +228,7 @@ void hart_core::map_bus(std::uint64_t base, std::uint64_t size) {
 
 void hart_core::unmap(std::uint64_t base, std::uint64_t size) {
     check(uc_mem_unmap(m_uc, base, size), "uc_mem_unmap");
+    forget_counts();
     m_ram.erase(
         std::remove_if(m_ram.begin(), m_ram.end(), [&](const ram_range& r) { return r.base == base; }),
         m_ram.end());
@@ -239,6 +237,11 @@ void hart_core::unmap(std::uint64_t base, std::uint64_t size) {
 
 void hart_core::code_changed(std::uint64_t begin, std::uint64_t end) {
     check(uc_ctl_remove_cache(m_uc, begin, end), "remove cache");
+    forget_counts();
+}
+
+void hart_core::forget_counts() {
+    std::fill(m_counts.begin(), m_counts.end(), block_count{});
 }
 
 hart_core::stop hart_core::run(std::uint64_t budget) {
@@ -283,7 +286,7 @@ void hart_core::bus_error(std::uint64_t address, unsigned size, bool write) {
     if (!m_fault)
         set_fault(m_block, write ? 7 : 5, address,
                   std::string("bus error: ") + std::to_string(size) + "-byte " +
-                      (write ? "store to " : "load from ") + hex(address) + " refused by the device");
+                      (write ? "store to " : "load from ") + io::hex(address) + " refused by the device");
     stop_now();
 }
 
@@ -298,13 +301,18 @@ const std::uint8_t* hart_core::host_code(std::uint64_t address, std::uint64_t le
     return nullptr;
 }
 
-std::uint64_t hart_core::block_instructions(std::uint64_t address, std::uint32_t size) const {
+std::uint32_t hart_core::block_instructions(std::uint64_t address, std::uint32_t size) {
+    // Counting a block's bytes costs several times what running it does: the count is kept by the
+    // block's address and size, in a table indexed by the address.
+    block_count& e = m_counts[(address >> 1) & (m_counts.size() - 1)];
+    if (e.address == address && e.size == size) return e.count;
     const std::uint8_t* code = host_code(address, size);
-    if (!code) return (size + 3) / 4;  // code fetched over the bus: an estimate, not a second fetch
-    // Bits 1:0 of an instruction's first halfword are 11 for a 32-bit instruction, else it is 16-bit.
-    std::uint64_t n = 0;
+    if (!code) return 0;  // not reached: the engine runs code from host memory only
+    // Bits 1:0 of an instruction's first halfword are 11 for a 32-bit one, else it is 16-bit.
+    std::uint32_t n = 0;
     for (std::uint32_t off = 0; off < size; ++n)
         off += (code[off] & 3) == 3 ? 4 : 2;
+    e = {address, size, n};
     return n;
 }
 

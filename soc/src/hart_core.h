@@ -5,8 +5,10 @@
 // run(budget) executes whole translated blocks until about `budget` instructions have retired (the
 // block that crosses it finishes), a bus callback asks for a stop, a wfi is executed, or a fault.
 // Instructions are counted per block, from the block's bytes (2 or 4 per instruction), so nothing
-// is done per instruction. An interrupt is taken between runs (take_interrupt) by writing the trap
-// CSRs as the privileged spec says; Unicorn itself is given none, and its mret returns.
+// is done per instruction. A block's count is kept by its address and size: code that rewrites
+// itself in place (not the loader's, nor a test's: code_changed()) may be counted as it was. An
+// interrupt is taken between runs (take_interrupt) by writing the trap CSRs as the privileged spec
+// says; Unicorn itself is given none, and its mret returns. Code runs from host memory only.
 //
 // A synchronous exception (illegal instruction, ecall, ebreak, misaligned atomic, access to
 // unmapped memory, a bus error) ends the run as a fault: Unicorn reports them to the host rather
@@ -112,7 +114,8 @@ private:
     void stop_now();
     void bus_error(std::uint64_t address, unsigned size, bool write);
     void set_fault(std::uint64_t pc, std::uint64_t cause, std::uint64_t address, std::string what);
-    std::uint64_t block_instructions(std::uint64_t address, std::uint32_t size) const;
+    std::uint32_t block_instructions(std::uint64_t address, std::uint32_t size);
+    void forget_counts();
     const std::uint8_t* host_code(std::uint64_t address, std::uint64_t length) const;
     // The load or store of the current block that accesses `address` with the registers as they are.
     std::optional<std::uint64_t> access_pc(std::uint64_t address) const;
@@ -125,6 +128,11 @@ private:
     uc_struct* m_uc = nullptr;
     std::vector<ram_range> m_ram;
     std::list<bus_range> m_bus_ranges;  // stable addresses: Unicorn holds pointers to them
+    struct block_count {
+        std::uint64_t address = ~std::uint64_t{0};
+        std::uint32_t size = 0, count = 0;
+    };
+    std::vector<block_count> m_counts = std::vector<block_count>(4096);  // a power of two
     std::uint64_t m_budget = 0, m_run_count = 0, m_retired = 0;
     std::uint64_t m_block = 0, m_block_size = 0;  // the block being executed
     bool m_stopping = false;                      // uc_emu_stop has been called: the next block will not run

@@ -18,6 +18,7 @@
 #include "cli_parse.h"
 #include "io/output_set.h"
 #include "io/process.h"
+#include "io/text.h"
 #include "job_script.h"
 #include "platform.h"
 #include "systolic/job_names.h"
@@ -33,12 +34,6 @@ namespace {
 using namespace systolic;
 
 constexpr int exit_failed = 1, exit_usage = 2, exit_fault = 3, exit_timeout = 4;
-
-std::string hex(std::uint64_t v) {
-    char buf[24];
-    std::snprintf(buf, sizeof buf, "0x%llx", static_cast<unsigned long long>(v));
-    return buf;
-}
 
 struct options {
     std::string isa = "rv32";
@@ -186,15 +181,16 @@ int sc_main(int argc, char* argv[]) {
     const auto violations = chip.protocol_violations();
     const auto& failures = chip.job_failures();
     if (fault) {
-        std::cerr << "systolic-soc: firmware fault at pc " << hex(fault->pc) << ": " << fault->what
-                  << " (mcause " << hex(fault->cause) << ", address " << hex(fault->address) << ")\n";
+        std::cerr << "systolic-soc: firmware fault at pc " << io::hex(fault->pc) << ": " << fault->what
+                  << " (mcause " << io::hex(fault->cause) << ", address " << io::hex(fault->address) << ")\n";
         status = exit_fault;
     } else if (!code) {
         std::cerr << "systolic-soc: timeout: the firmware did not finish within " << tb::format_time(timeout)
                   << " of simulated time (--timeout)\n";
         status = exit_timeout;
     } else if (*code != 0) {
-        std::cerr << "systolic-soc: the firmware finished with code " << *code << " (" << hex(*code) << ")\n";
+        std::cerr << "systolic-soc: the firmware finished with code " << *code << " (" << io::hex(*code)
+                  << ")\n";
         status = exit_failed;
     }
     for (const auto& f : failures)

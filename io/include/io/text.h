@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstddef>
+#include <cstdint>
 #include <string>
 #include <string_view>
 
@@ -11,6 +12,9 @@ namespace systolic::io {
 // `text` with every control character, NUL and DEL written as \xNN, so that a message stays one
 // line and is not cut short at a NUL. Other bytes pass unchanged.
 std::string printable(std::string_view text);
+
+// "0x" and the lowercase hexadecimal digits of `v`, for addresses and codes in messages.
+std::string hex(std::uint64_t v);
 
 // What a file that is not a regular one is, for messages: "a directory", "a FIFO", ... (st_mode).
 std::string file_kind(unsigned mode);
