@@ -18,6 +18,7 @@
 
 #include "elf_loader.h"
 #include "hart_loop.h"
+#include "io/text.h"
 #include "platform.h"
 
 namespace {
@@ -108,7 +109,7 @@ public:
     }
     std::string why_stopped() const {
         const auto& f = m_platform.cpu.fault();
-        return f ? f->what + " at pc " + std::to_string(f->pc) : "the firmware finished";
+        return f ? f->what + " at pc " + io::hex(f->pc) : "the firmware finished";
     }
 
 private:
