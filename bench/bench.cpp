@@ -15,6 +15,9 @@
 // int32 is the headline format and runs every case; int8, fp32 and bf16 run the two larger
 // one-tile cases, which keeps the whole run well under two minutes on two cores.
 //
+// Where systolic-soc is built, soc_bench.cpp adds its benchmarks (soc/...): the RISC-V hart beside
+// Unicorn alone, and the firmware-driven GPT-2 layer beside systolic-tb (soc_bench.h).
+//
 // The functional engine's arithmetic (gemm_accumulate) on the 1024 x 1600 x 1600 layer, beside
 // OpenBLAS sgemm and the reference GEMM, is registered by functional_bench.cpp: benchmarks named
 // functional/..., e.g. OPENBLAS_CORETYPE=SkylakeX OPENBLAS_NUM_THREADS=1 systolic-bench

@@ -18,6 +18,7 @@
 
 #include "elf_loader.h"
 #include "hart_loop.h"
+#include "io/text.h"
 #include "platform.h"
 
 namespace {
@@ -108,7 +109,7 @@ public:
     }
     std::string why_stopped() const {
         const auto& f = m_platform.cpu.fault();
-        return f ? f->what + " at pc " + std::to_string(f->pc) : "the firmware finished";
+        return f ? f->what + " at pc " + io::hex(f->pc) : "the firmware finished";
     }
 
 private:
@@ -355,7 +356,7 @@ void register_soc_benchmarks() {
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
-    const std::string soc = std::string(SYSTOLIC_SOC) + " --array 128 " + SYSTOLIC_GPT2_LAYER_RV32;
+    const std::string soc = std::string(SYSTOLIC_SOC) + " --isa rv64 --array 128 " + SYSTOLIC_GPT2_LAYER_RV64;
     const std::string tb = std::string(SYSTOLIC_TB) + " --array 128 --m 1024 --k 1600 --p 1600 --dtype int8";
     benchmark::RegisterBenchmark(
         "soc/gpt2_layer/firmware",

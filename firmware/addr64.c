@@ -29,14 +29,7 @@ static int64_t c_back[M * P];
 static int run(const char* what, uint64_t a_addr, uint64_t b_addr, uint64_t c_addr, uint32_t m, uint32_t k,
                uint32_t p, uint32_t dtype, uint32_t out_dtype) {
     systolic_job job;
-    systolic_job_init(&job);
-    job.m = m;
-    job.k = k;
-    job.p = p;
-    job.a_addr = a_addr;
-    job.b_addr = b_addr;
-    job.c_addr = c_addr;
-    job.dtype = dtype;
+    fw_job(&job, dtype, m, k, p, a_addr, b_addr, c_addr);
     job.out_dtype = out_dtype;
     fw_start(&job);
     const uint64_t a_reg = systolic_read64(&fw_accel, SYSTOLIC_REG_A_ADDR_LO);

@@ -53,14 +53,8 @@ static void lower(int8_t* a, int row0, int rows) {
 }
 
 static void band_job(systolic_job* job, int band, const int8_t* a) {
-    systolic_job_init(job);
-    job->m = BAND_PIXELS;
-    job->k = K;
-    job->p = COUT;
-    job->a_addr = (uintptr_t)a;
-    job->b_addr = (uintptr_t)filters;
-    job->c_addr = (uintptr_t)(out_accel + band * BAND_PIXELS * COUT);
-    job->dtype = SYSTOLIC_DTYPE_INT8;
+    fw_job(job, SYSTOLIC_DTYPE_INT8, BAND_PIXELS, K, COUT, (uintptr_t)a, (uintptr_t)filters,
+           (uintptr_t)(out_accel + band * BAND_PIXELS * COUT));
     job->out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
     job->scale = scale;
     job->zero_point = zero_point;

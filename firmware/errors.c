@@ -34,13 +34,7 @@ static void on_accelerator(void) {
 
 /* The job every refusal starts from: int32, M x K x P, packed, accepted as it is. */
 static void base_job(systolic_job* job) {
-    systolic_job_init(job);
-    job->m = M;
-    job->k = K;
-    job->p = P;
-    job->a_addr = (uintptr_t)a;
-    job->b_addr = (uintptr_t)b;
-    job->c_addr = (uintptr_t)c;
+    fw_job(job, SYSTOLIC_DTYPE_INT32, M, K, P, (uintptr_t)a, (uintptr_t)b, (uintptr_t)c);
 }
 
 static void zero_m(systolic_job* j) {

@@ -14,6 +14,18 @@ static void fw_job_irq(void) {
     if (systolic_irq_ack(&fw_accel) != 0) fw_job_ended = 1;
 }
 
+void fw_job(systolic_job* job, uint32_t dtype, uint32_t m, uint32_t k, uint32_t p, uint64_t a, uint64_t b,
+            uint64_t c) {
+    systolic_job_init(job);
+    job->dtype = dtype;
+    job->m = m;
+    job->k = k;
+    job->p = p;
+    job->a_addr = a;
+    job->b_addr = b;
+    job->c_addr = c;
+}
+
 int fw_init(const char* program, uint32_t* n) {
     fw_accel = soc_accel();
     if (systolic_probe(&fw_accel, n) != 0) {
@@ -77,50 +89,42 @@ float fw_bf16_value(uint16_t bits) {
     return f;
 }
 
+/* The four references' one loop nest: C(i, j) is the sum over t of TERM(A's index, B's index), in t
+ * order from zero, kept in ACC (unsigned for the integers, so that a wrapping sum is defined in C as
+ * it is in the accelerator). The functions give m, k, p, the strides lda, ldb, ldc and a, b, c. */
+#define FW_GEMM(ACC, TERM, OUT)                                    \
+    for (uint32_t i = 0; i < m; ++i)                               \
+        for (uint32_t j = 0; j < p; ++j) {                         \
+            ACC acc = 0;                                           \
+            for (uint32_t t = 0; t < k; ++t)                       \
+                acc = (ACC)(acc + TERM(i * lda + t, t * ldb + j)); \
+            c[i * ldc + j] = (OUT)acc;                             \
+        }
+/* int8 x int8 fits in int32, int32 x int32 in int64; a float product is rounded before the sum, and
+ * the product of two bf16 values is exact in float. */
+#define FW_TERM_I8(x, y) (uint32_t)((int32_t)a[x] * b[y])
+#define FW_TERM_I32(x, y) (uint64_t)((int64_t)a[x] * b[y])
+#define FW_TERM_F32(x, y) (a[x] * b[y])
+#define FW_TERM_BF16(x, y) (fw_bf16_value(a[x]) * fw_bf16_value(b[y]))
+
 void fw_gemm_i8(const int8_t* a, const int8_t* b, int32_t* c, uint32_t m, uint32_t k, uint32_t p,
                 uint32_t lda, uint32_t ldb, uint32_t ldc) {
-    for (uint32_t i = 0; i < m; ++i)
-        for (uint32_t j = 0; j < p; ++j) {
-            /* Unsigned, so that a wrapping sum is defined in C as it is in the accelerator. */
-            uint32_t acc = 0;
-            for (uint32_t t = 0; t < k; ++t)
-                acc += (uint32_t)((int32_t)a[i * lda + t] * b[t * ldb + j]);
-            c[i * ldc + j] = (int32_t)acc;
-        }
+    FW_GEMM(uint32_t, FW_TERM_I8, int32_t)
 }
 
 void fw_gemm_i32(const int32_t* a, const int32_t* b, int64_t* c, uint32_t m, uint32_t k, uint32_t p) {
-    for (uint32_t i = 0; i < m; ++i)
-        for (uint32_t j = 0; j < p; ++j) {
-            uint64_t acc = 0;
-            for (uint32_t t = 0; t < k; ++t)
-                acc += (uint64_t)((int64_t)a[i * k + t] * b[t * p + j]);
-            c[i * p + j] = (int64_t)acc;
-        }
+    const uint32_t lda = k, ldb = p, ldc = p;
+    FW_GEMM(uint64_t, FW_TERM_I32, int64_t)
 }
 
 void fw_gemm_f32(const float* a, const float* b, float* c, uint32_t m, uint32_t k, uint32_t p) {
-    for (uint32_t i = 0; i < m; ++i)
-        for (uint32_t j = 0; j < p; ++j) {
-            float acc = 0.0f;
-            for (uint32_t t = 0; t < k; ++t) {
-                const float product = a[i * k + t] * b[t * p + j];
-                acc = acc + product;
-            }
-            c[i * p + j] = acc;
-        }
+    const uint32_t lda = k, ldb = p, ldc = p;
+    FW_GEMM(float, FW_TERM_F32, float)
 }
 
 void fw_gemm_bf16(const uint16_t* a, const uint16_t* b, float* c, uint32_t m, uint32_t k, uint32_t p) {
-    for (uint32_t i = 0; i < m; ++i)
-        for (uint32_t j = 0; j < p; ++j) {
-            float acc = 0.0f;
-            for (uint32_t t = 0; t < k; ++t) {
-                const float product = fw_bf16_value(a[i * k + t]) * fw_bf16_value(b[t * p + j]);
-                acc = acc + product;
-            }
-            c[i * p + j] = acc;
-        }
+    const uint32_t lda = k, ldb = p, ldc = p;
+    FW_GEMM(float, FW_TERM_BF16, float)
 }
 
 /* An integer-valued double from x by the rounding mode, with floor and a comparison only. */

@@ -12,6 +12,11 @@
 
 extern systolic_dev fw_accel;
 
+/* A job with the registers' reset values (systolic_job_init), then the format, the shape and the
+ * three matrices' addresses (packed rows). */
+void fw_job(systolic_job* job, uint32_t dtype, uint32_t m, uint32_t k, uint32_t p, uint64_t a, uint64_t b,
+            uint64_t c);
+
 /* Probes the accelerator (the ID and version registers); its N in *n. 0, or -1 with a line printed. */
 int fw_init(const char* program, uint32_t* n);
 

@@ -161,14 +161,7 @@ int main(void) {
         fill(q->dtype, b->a, (size_t)q->m * q->k, &seed);
         fill(q->dtype, b->b, (size_t)q->k * q->p, &seed);
         systolic_job* job = &jobs[i];
-        systolic_job_init(job);
-        job->dtype = q->dtype;
-        job->m = q->m;
-        job->k = q->k;
-        job->p = q->p;
-        job->a_addr = (uintptr_t)b->a;
-        job->b_addr = (uintptr_t)b->b;
-        job->c_addr = (uintptr_t)b->c;
+        fw_job(job, q->dtype, q->m, q->k, q->p, (uintptr_t)b->a, (uintptr_t)b->b, (uintptr_t)b->c);
         job->partial_addr = (uintptr_t)b->partial;
         job->k_tile = q->k_tile;
         job->k_policy = q->k_policy;

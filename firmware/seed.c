@@ -19,11 +19,7 @@ int main(void) {
         return 1;
     }
     systolic_job job;
-    systolic_job_init(&job);
-    job.m = job.k = job.p = 3;
-    job.a_addr = (uintptr_t)a;
-    job.b_addr = (uintptr_t)b;
-    job.c_addr = (uintptr_t)c;
+    fw_job(&job, SYSTOLIC_DTYPE_INT32, 3, 3, 3, (uintptr_t)a, (uintptr_t)b, (uintptr_t)c);
     if (fw_run(&job) != 1) {
         printf("seed: FAIL: the job ended with ERROR %u\n", (unsigned)systolic_error(&fw_accel));
         return 1;
