@@ -2,10 +2,7 @@
 // docs/soc.md). Exit status: 0 when the firmware finished with code 0 and every check passed; 1 when
 // it finished with another code, or a job, or a TLM-2.0 rule on a bus, failed its check; 2 for bad
 // usage or a bad ELF file; 3 for a firmware fault; 4 when --timeout (simulated) ran out first.
-#include <CLI/CLI.hpp>
-
 #include <chrono>
-#include <cmath>
 #include <cstdlib>
 #include <iostream>
 #include <memory>
@@ -13,16 +10,12 @@
 #include <string>
 #include <systemc>
 
-#include "cli_choice.h"
 #include "cli_options.h"
-#include "cli_parse.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
-#include "job_script.h"
 #include "platform.h"
-#include "systolic/job_names.h"
-#include "systolic/log.h"
+#include "soc_options.h"
 #include "systolic/observe/accelerator_observers.h"
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/trace_observer.h"
@@ -35,81 +28,23 @@ using namespace systolic;
 
 constexpr int exit_failed = 1, exit_usage = 2, exit_fault = 3, exit_timeout = 4;
 
-struct options {
-    std::string isa = "rv32";
-    double cpu_clock = 1e9, cpi = 1;
-    std::string uart, timeout = "10s", quantum = "1us", trace, vcd, log_level = "warn";
-    std::size_t array = 16;
-    engine_kind engine = engine_kind::cycle;
-    std::string firmware;
-};
-
-// A time option as an sc_time: a whole number with ps, ns, us, ms or s, and more than zero.
-sc_core::sc_time time_option(const std::string& option, const std::string& text) {
-    const auto ps = vp::parse_time(text);
-    if (!ps || *ps == 0)
-        throw tb::usage_error(option + " " + tb::one_line(text) +
-                              ": not a time (a whole number above zero with ps, ns, us, ms or s)");
-    return sc_core::sc_time::from_value(*ps);  // the kernel keeps its 1 ps resolution
-}
-
 }  // namespace
 
 int sc_main(int argc, char* argv[]) {
-    CLI::App app{
-        "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    options o;
-    app.add_option("--isa", o.isa, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
-        ->check(CLI::IsMember({"rv32", "rv64"}));
-    app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
-    app.add_option("--cpi", o.cpi, "cycles per retired instruction (default 1)")->type_name("N");
-    app.add_option("--uart", o.uart, "write the UART's output to FILE rather than stdout")->type_name("FILE");
-    app.add_option("--timeout", o.timeout, "end a firmware that runs longer, in simulated time (default 10s)")
-        ->type_name("TIME");
-    app.add_option("--quantum", o.quantum,
-                   "the global quantum, the hart's slice: interrupts are taken at most one quantum late "
-                   "(default 1us)")
-        ->type_name("TIME");
-    app.add_option("--trace", o.trace,
-                   "write a Chrome/Perfetto trace-event timeline: the CPU's device accesses, interrupts and "
-                   "sleeps beside each job's tiles, chunks, phases and DMA transfers")
-        ->type_name("FILE");
-    app.add_option("--vcd", o.vcd,
-                   "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
-                   "(all up to 16x16) and the interrupt lines")
-        ->type_name("NAME");
-    app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
-        ->check(CLI::Range(1, 1024))
-        ->type_name("N");
-    tb::add_choice(app, "--engine", o.engine, engine_kind_names,
-                   "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
-                   "modelled)");
-    app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
-    app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
-        ->required()
-        ->type_name("FIRMWARE.elf");
-    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-soc", exit_usage))
-        return *status;
+    soc::soc_options o;
+    if (const auto status = soc::parse_options(argc, argv, o, exit_usage)) return *status;
 
     soc::platform::config pc;
-    pc.arch = o.isa == "rv64" ? soc::isa::rv64 : soc::isa::rv32;
+    pc.arch = o.arch;
     pc.cpu_clock_hz = o.cpu_clock;
     pc.cpi = o.cpi;
     pc.array_size = o.array;
     pc.engine = o.engine;
-    sc_core::sc_time timeout, quantum;
+    const sc_core::sc_time timeout = o.timeout;
+    const std::string& vcd_file = o.vcd_file;
     soc::elf_image image;
     io::output_set files;
-    const std::string vcd_file = o.vcd.empty() ? "" : o.vcd + ".vcd";  // NAME without its extension
     try {
-        if (!(o.cpu_clock > 0) || !std::isfinite(o.cpu_clock))
-            throw tb::usage_error("--cpu-clock must be a frequency above zero");
-        if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw tb::usage_error("--cpi must be above zero");
-        timeout = time_option("--timeout", o.timeout);
-        quantum = time_option("--quantum", o.quantum);
-        const auto level = parse_log_level(o.log_level);
-        if (!level) throw tb::usage_error("--log-level " + tb::one_line(o.log_level) + ": not a log level");
-        set_log_level(*level);
         image = soc::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
         files.add_input({"firmware", o.firmware});
         if (!o.uart.empty()) files.add({"--uart", o.uart});
@@ -118,14 +53,14 @@ int sc_main(int argc, char* argv[]) {
     } catch (const soc::elf_error& e) {
         std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
         return exit_usage;
-    } catch (const std::exception& e) {  // usage_error, io_error
+    } catch (const std::exception& e) {  // io_error
         std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
         return exit_usage;
     }
 
     // The hart ends the simulation with sc_stop(), which is no news to the user.
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
-    tlm::tlm_global_quantum::instance().set(quantum);
+    tlm::tlm_global_quantum::instance().set(o.quantum);
     soc::platform chip("soc", pc);
     chip.load(image);
     // The UART, the waveform and the timeline stream into their temporaries while the platform runs.

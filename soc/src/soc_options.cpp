@@ -1,0 +1,83 @@
+// systolic-soc's command line (soc_options.h).
+#include "soc_options.h"
+
+#include <CLI/CLI.hpp>
+
+#include <cmath>
+#include <iostream>
+
+#include "cli_choice.h"
+#include "cli_options.h"
+#include "cli_parse.h"
+#include "job_script.h"
+#include "systolic/log.h"
+
+namespace systolic::soc {
+
+namespace {
+
+// A time option as an sc_time: a whole number with ps, ns, us, ms or s, and more than zero.
+sc_core::sc_time time_option(const std::string& option, const std::string& text) {
+    const auto ps = vp::parse_time(text);
+    if (!ps || *ps == 0)
+        throw tb::usage_error(option + " " + tb::one_line(text) +
+                              ": not a time (a whole number above zero with ps, ns, us, ms or s)");
+    return sc_core::sc_time::from_value(*ps);  // the kernel keeps its 1 ps resolution
+}
+
+}  // namespace
+
+std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
+    CLI::App app{
+        "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", vcd, log_level = "warn";
+    app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
+        ->check(CLI::IsMember({"rv32", "rv64"}));
+    app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
+    app.add_option("--cpi", o.cpi, "cycles per retired instruction (default 1)")->type_name("N");
+    app.add_option("--uart", o.uart, "write the UART's output to FILE rather than stdout")->type_name("FILE");
+    app.add_option("--timeout", timeout, "end a firmware that runs longer, in simulated time (default 10s)")
+        ->type_name("TIME");
+    app.add_option("--quantum", quantum,
+                   "the global quantum, the hart's slice: interrupts are taken at most one quantum late "
+                   "(default 1us)")
+        ->type_name("TIME");
+    app.add_option("--trace", o.trace,
+                   "write a Chrome/Perfetto trace-event timeline: the CPU's device accesses, interrupts and "
+                   "sleeps beside each job's tiles, chunks, phases and DMA transfers")
+        ->type_name("FILE");
+    app.add_option("--vcd", vcd,
+                   "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
+                   "(all up to 16x16) and the interrupt lines")
+        ->type_name("NAME");
+    app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
+        ->check(CLI::Range(1, 1024))
+        ->type_name("N");
+    tb::add_choice(app, "--engine", o.engine, engine_kind_names,
+                   "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
+                   "modelled)");
+    app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
+        ->required()
+        ->type_name("FIRMWARE.elf");
+    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-soc", usage_status))
+        return status;
+    try {
+        o.arch = isa_name == "rv64" ? isa::rv64 : isa::rv32;
+        if (!(o.cpu_clock > 0) || !std::isfinite(o.cpu_clock))
+            throw tb::usage_error("--cpu-clock must be a frequency above zero");
+        if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw tb::usage_error("--cpi must be above zero");
+        o.timeout = time_option("--timeout", timeout);
+        o.quantum = time_option("--quantum", quantum);
+        o.vcd_file = vcd.empty() ? "" : vcd + ".vcd";  // NAME without its extension
+        const auto level = parse_log_level(log_level);
+        if (!level) throw tb::usage_error("--log-level " + tb::one_line(log_level) + ": not a log level");
+        set_log_level(*level);
+    } catch (const tb::usage_error& e) {
+        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        return usage_status;
+    }
+    return std::nullopt;
+}
+
+}  // namespace systolic::soc
