@@ -91,7 +91,13 @@ TEST_F(io_test, ProcFilesAreReadToTheirEndOrRefusedWhereTheSizeMatters) {
 
 // The counters every report shares, under their one set of keys; what a report lacks stays out.
 TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
-    systolic::io::job_counters c{3, 5, 7, 20, 48, 27};
+    systolic::io::job_counters c;
+    c.m = 3;
+    c.k = 5;
+    c.p = 7;
+    c.advance_edges = 20;
+    c.macs_padded = 48;
+    c.macs_real = 27;
     EXPECT_EQ(
         systolic::io::job_json(c),
         (nlohmann::json{
