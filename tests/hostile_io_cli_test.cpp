@@ -62,6 +62,11 @@ std::vector<tool> tools() {
         // Its file outputs print nothing; what it prints is one of them.
         {"systolic-regs", SYSTOLIC_REGS, [](const std::string& f) { return "write markdown " + f; },
          [](const std::string& f) { return "check markdown " + f; }, "", "markdown"},
+#ifdef SYSTOLIC_SOC
+        // Where it is built: a firmware that prints a line, its UART to a file or to stdout.
+        {"systolic-soc", SYSTOLIC_SOC, [](const std::string& f) { return "--uart " + f + " fw.elf"; },
+         [](const std::string& f) { return f; }, "fw.elf", "fw.elf"},
+#endif
     };
 }
 
@@ -98,6 +103,9 @@ protected:
         systolic::io::write_npy(p("b.npy"), "<i4", 2, 2, v.data(), 16);
         put("t.csv", topology);
         put("s.vps", script);
+#ifdef SYSTOLIC_SOC
+        fs::copy_file(SYSTOLIC_SOC_FIRMWARE, path("fw.elf"));
+#endif
     }
     void put(const std::string& name, const std::string& text) const {
         std::ofstream(path(name), std::ios::binary) << text;
@@ -125,7 +133,9 @@ protected:
         EXPECT_EQ(r.status, 2) << r.err << r.out;
         EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
         EXPECT_EQ(r.err.find('\0'), std::string::npos) << "a raw NUL on stderr";
-        if (!needle.empty()) EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        if (!needle.empty()) {
+            EXPECT_NE(r.err.find(needle), std::string::npos) << "stderr: " << r.err;
+        }
         expect_no_temporaries();
     }
 };
