@@ -38,7 +38,8 @@ constexpr int exit_failed = 1, exit_usage = 2, exit_fault = 3, exit_timeout = 4;
 struct options {
     std::string isa = "rv32";
     double cpu_clock = 1e9, cpi = 1;
-    std::string uart, timeout = "10s", quantum = "1us", trace, vcd, log_level = "warn";
+    std::string uart, timeout = "10s", quantum = "1us", trace, vcd,
+                      log_level = name_of(log_level_names, default_log_level);
     std::size_t array = 16;
     engine_kind engine = engine_kind::cycle;
     std::string firmware;
@@ -84,7 +85,7 @@ int sc_main(int argc, char* argv[]) {
     tb::add_choice(app, "--engine", o.engine, engine_kind_names,
                    "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
                    "modelled)");
-    app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_option("--log-level", o.log_level, log_level_help());
     app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
         ->required()
         ->type_name("FIRMWARE.elf");
