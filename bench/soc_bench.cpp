@@ -242,59 +242,90 @@ struct process_tally {
 };
 process_tally gpt2_firmware, gpt2_tb;
 
-void bench_hart(benchmark::State& state, hart_rig& rig) {
-    for (auto _ : state) {
-        const std::uint64_t i0 = rig.retired();
-        const std::uint32_t r0 = rig.rounds();
-        const auto t0 = std::chrono::steady_clock::now();
-        const double c0 = thread_cpu_seconds();
-        if (!rig.run(hart_window)) {
-            state.SkipWithError(("the hart stopped: " + rig.why_stopped()).c_str());
-            break;
-        }
-        rig.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        rig.tally.cpu_seconds += thread_cpu_seconds() - c0;
-        rig.tally.instructions += double(rig.retired() - i0);
-        rig.tally.rounds += double(rig.rounds() - r0);
-    }
-    state.counters["instructions_per_s"] = benchmark::Counter(rig.tally.rate());
+// One timed run of the hart; false if it stopped.
+bool time_hart(hart_rig& rig) {
+    const std::uint64_t i0 = rig.retired();
+    const std::uint32_t r0 = rig.rounds();
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    if (!rig.run(hart_window)) return false;
+    rig.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    rig.tally.cpu_seconds += thread_cpu_seconds() - c0;
+    rig.tally.instructions += double(rig.retired() - i0);
+    rig.tally.rounds += double(rig.rounds() - r0);
+    return true;
 }
 
-void bench_alone(benchmark::State& state, unicorn_alone& uc, std::uint64_t per_round) {
-    for (auto _ : state) {
-        const std::uint32_t r0 = uc.rounds();
-        const auto t0 = std::chrono::steady_clock::now();
-        const double c0 = thread_cpu_seconds();
-        uc.run_for(unicorn_window_us);
-        uc.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        uc.tally.cpu_seconds += thread_cpu_seconds() - c0;
-        const double rounds = double(uc.rounds() - r0);
-        uc.tally.rounds += rounds;
-        uc.tally.instructions += rounds * double(per_round);
-    }
-    state.counters["instructions_per_s"] = benchmark::Counter(uc.tally.rate());
+// One timed run of Unicorn alone; its instructions are its rounds times the counted round.
+void time_alone(unicorn_alone& uc, std::uint64_t per_round) {
+    const std::uint32_t r0 = uc.rounds();
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = thread_cpu_seconds();
+    uc.run_for(unicorn_window_us);
+    uc.tally.seconds += std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    uc.tally.cpu_seconds += thread_cpu_seconds() - c0;
+    const double rounds = double(uc.rounds() - r0);
+    uc.tally.rounds += rounds;
+    uc.tally.instructions += rounds * double(per_round);
 }
 
-// One whole run of a command; its output must match `pass`.
-void bench_process(benchmark::State& state, const std::string& command, const char* pass, process_tally& t) {
+// The hart and Unicorn alone in turn, each iteration one run of each, so that a machine whose
+// speed drifts (other work, a busy sibling thread) slows both alike and the ratio holds.
+// The counters are this call's (one repetition's); the tallies, for the summary, every call's.
+void bench_hart_beside_unicorn(benchmark::State& state, loop_pair& p) {
+    const rate_tally hart0 = p.hart->tally, alone0 = p.alone->tally;
     for (auto _ : state) {
-        const auto t0 = std::chrono::steady_clock::now();
-        const double c0 = children_cpu_seconds();
-        std::FILE* p = ::popen((command + " 2>&1").c_str(), "r");
-        std::string text;
-        char buf[512];
-        while (p && std::fgets(buf, sizeof buf, p))
-            text += buf;
-        const int status = p ? ::pclose(p) : -1;
-        const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-        if (status != 0 || text.find(pass) == std::string::npos) {
-            state.SkipWithError((command + " failed: " + text.substr(0, 400)).c_str());
+        if (!time_hart(*p.hart)) {
+            state.SkipWithError(("the hart stopped: " + p.hart->why_stopped()).c_str());
             break;
         }
-        t.seconds += seconds;
-        t.cpu_seconds += children_cpu_seconds() - c0;
-        ++t.runs;
+        time_alone(*p.alone, p.per_round);
     }
+    const rate_tally &hart = p.hart->tally, &alone = p.alone->tally;
+    const double h = (hart.instructions - hart0.instructions) / (hart.seconds - hart0.seconds);
+    const double a = (alone.instructions - alone0.instructions) / (alone.seconds - alone0.seconds);
+    state.counters["hart_instructions_per_s"] = benchmark::Counter(h);
+    state.counters["unicorn_alone_instructions_per_s"] = benchmark::Counter(a);
+    state.counters["hart_over_unicorn_alone"] = benchmark::Counter(h / a);
+}
+
+// One whole run of a command, timed into `t`; empty when it exited 0 with `pass` in its output,
+// else what went wrong.
+std::string time_process(const std::string& command, const char* pass, process_tally& t) {
+    const auto t0 = std::chrono::steady_clock::now();
+    const double c0 = children_cpu_seconds();
+    std::FILE* p = ::popen((command + " 2>&1").c_str(), "r");
+    std::string text;
+    char buf[512];
+    while (p && std::fgets(buf, sizeof buf, p))
+        text += buf;
+    const int status = p ? ::pclose(p) : -1;
+    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    if (status != 0 || text.find(pass) == std::string::npos)
+        return command + " failed: " + text.substr(0, 400);
+    t.seconds += seconds;
+    t.cpu_seconds += children_cpu_seconds() - c0;
+    ++t.runs;
+    return {};
+}
+
+// The layer on systolic-soc and on systolic-tb in turn, each iteration one run of each, as the hart
+// beside Unicorn alone.
+void bench_gpt2(benchmark::State& state, const std::string& soc, const std::string& tb) {
+    const process_tally soc0 = gpt2_firmware, tb0 = gpt2_tb;
+    for (auto _ : state) {
+        std::string error = time_process(soc, "gpt2_layer: PASS", gpt2_firmware);
+        if (error.empty()) error = time_process(tb, "PASS", gpt2_tb);
+        if (!error.empty()) {
+            state.SkipWithError(error.c_str());
+            break;
+        }
+    }
+    const double soc_s = (gpt2_firmware.seconds - soc0.seconds) / (gpt2_firmware.runs - soc0.runs);
+    const double tb_s = (gpt2_tb.seconds - tb0.seconds) / (gpt2_tb.runs - tb0.runs);
+    state.counters["soc_s"] = benchmark::Counter(soc_s);
+    state.counters["tb_s"] = benchmark::Counter(tb_s);
+    state.counters["soc_over_tb"] = benchmark::Counter(soc_s / tb_s);
 }
 
 }  // namespace
@@ -342,30 +373,17 @@ bool check_soc_rigs() {
 
 void register_soc_benchmarks() {
     for (auto& p : loops()) {
-        hart_rig* hart = p.hart.get();
-        unicorn_alone* alone = p.alone.get();
-        const std::uint64_t per_round = p.per_round;
-        const std::string isa = isa_name(hart->arch());
-        benchmark::RegisterBenchmark(("soc/hart/" + isa).c_str(),
-                                     [hart](benchmark::State& st) { bench_hart(st, *hart); })
-            ->Unit(benchmark::kMillisecond)
-            ->UseRealTime();
+        loop_pair* pair = &p;
         benchmark::RegisterBenchmark(
-            ("soc/unicorn_alone/" + isa).c_str(),
-            [alone, per_round](benchmark::State& st) { bench_alone(st, *alone, per_round); })
+            ("soc/hart_beside_unicorn/" + std::string(isa_name(p.hart->arch()))).c_str(),
+            [pair](benchmark::State& st) { bench_hart_beside_unicorn(st, *pair); })
             ->Unit(benchmark::kMillisecond)
             ->UseRealTime();
     }
     const std::string soc = std::string(SYSTOLIC_SOC) + " --isa rv64 --array 128 " + SYSTOLIC_GPT2_LAYER_RV64;
     const std::string tb = std::string(SYSTOLIC_TB) + " --array 128 --m 1024 --k 1600 --p 1600 --dtype int8";
-    benchmark::RegisterBenchmark(
-        "soc/gpt2_layer/firmware",
-        [soc](benchmark::State& st) { bench_process(st, soc, "gpt2_layer: PASS", gpt2_firmware); })
-        ->Unit(benchmark::kSecond)
-        ->UseRealTime()
-        ->Iterations(1);
-    benchmark::RegisterBenchmark("soc/gpt2_layer/systolic-tb",
-                                 [tb](benchmark::State& st) { bench_process(st, tb, "PASS", gpt2_tb); })
+    benchmark::RegisterBenchmark("soc/gpt2_layer_beside_systolic_tb",
+                                 [soc, tb](benchmark::State& st) { bench_gpt2(st, soc, tb); })
         ->Unit(benchmark::kSecond)
         ->UseRealTime()
         ->Iterations(1);

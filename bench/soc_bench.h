@@ -1,11 +1,11 @@
 // systolic-soc in systolic-bench (soc_bench.cpp, built when systolic-soc is, since it links Unicorn):
-//  - soc/hart/<isa>: the platform's hart (the whole systolic-soc platform, quantum keeper and
-//    interrupt delivery in place) running hart_loop.c, in instructions per wall second;
-//  - soc/unicorn_alone/<isa>: the same ELF on a bare Unicorn engine in this process (RAM mapped from
+//  - soc/hart_beside_unicorn/<isa>: the platform's hart (the whole systolic-soc platform, quantum
+//    keeper and interrupt delivery in place) running hart_loop.c, in instructions per wall second,
+//    and in turn with it the same ELF on a bare Unicorn engine in this process (RAM mapped from
 //    host memory, no hooks), the ceiling the hart is measured against;
-//  - soc/gpt2_layer/firmware and soc/gpt2_layer/systolic-tb: the GPT-2 projection layer (int8,
-//    1024 x 1600 x 1600 on 128 x 128) driven by firmware on systolic-soc, and the same job on
-//    systolic-tb, each a whole run of the executable, in wall seconds.
+//  - soc/gpt2_layer_beside_systolic_tb: the GPT-2 projection layer (int8, 1024 x 1600 x 1600 on
+//    128 x 128) driven by firmware on systolic-soc, and in turn the same job on systolic-tb, each a
+//    whole run of the executable, in wall and CPU seconds.
 // docs/performance.md has the figures.
 #pragma once
 

@@ -5,6 +5,7 @@
 #include "io/text.h"
 #include "option_rules.h"
 #include "systolic/fabric_geometry.h"
+#include "systolic/log.h"
 
 #include <CLI/CLI.hpp>
 
@@ -298,8 +299,8 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         "--progress", raw.progress,
         "Show a progress bar on stderr [on when stderr is a terminal and the job takes over a second]");
     app.add_flag("--no-progress", raw.no_progress, "Never show the progress bar");
-    app.add_option("--log-level", o.log_level, "Model log level")
-        ->check(CLI::IsMember({"trace", "debug", "info", "warn", "error", "critical", "off"}));
+    app.add_option("--log-level", o.log_level, "Model log level: " + log_level_help())
+        ->check(CLI::IsMember(names(log_level_names)));
     app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");
     app.add_option("--fabric", raw.fabric,
                    "A fabric of R x C (x D) arrays of --array N that pass A east, B south and partial sums "

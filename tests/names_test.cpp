@@ -9,6 +9,7 @@
 
 #include "systolic/accelerator_map.h"
 #include "systolic/job_names.h"
+#include "systolic/log.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tile_plan.h"
@@ -116,6 +117,23 @@ std::vector<std::string> docs_table_names(const std::string& page, const std::st
 TEST(Names, TheDocsTablesListEveryName) {
     EXPECT_EQ(docs_table_names("formats.md", "--dtype"), names(dtype_names));
     EXPECT_EQ(docs_table_names("formats.md", "--rounding"), names(rounding_mode_names));
+}
+
+// Every --log-level reads the table in the log module: each name sets spdlog's level of the same
+// meaning (spdlog spells warn "warning"), nothing else is a level, and the help lists them in order.
+TEST(Names, LogLevelsAreSpdlogsLevelsInOrder) {
+    for (const auto& e : log_level_names) {
+        EXPECT_EQ(parse_log_level(e.name), e.value) << e.name;
+        const auto sv = spdlog::level::to_string_view(e.value);
+        const std::string spdlog_name(sv.data(), sv.size());
+        EXPECT_EQ(spdlog_name, e.value == spdlog::level::warn ? "warning" : e.name);
+    }
+    EXPECT_EQ(std::size(log_level_names), std::size_t(spdlog::level::n_levels));
+    EXPECT_EQ(parse_log_level("warning"), std::nullopt);
+    EXPECT_EQ(parse_log_level("loud"), std::nullopt);
+    EXPECT_EQ(parse_log_level(""), std::nullopt);
+    EXPECT_EQ(log_level_help(), "trace, debug, info, warn (default), error, critical, off");
+    EXPECT_EQ(names_text(log_level_names), "trace, debug, info, warn, error, critical or off");
 }
 
 }  // namespace

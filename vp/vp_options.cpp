@@ -14,7 +14,7 @@ namespace systolic::vp {
 
 std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
     CLI::App app{"systolic-vp: a virtual platform with the systolic accelerator, driven by a job script"};
-    std::string array_text = "2", log_level = "warn";
+    std::string array_text = "2", log_level = name_of(log_level_names, default_log_level);
     app.add_option("--script", o.script_path, "job script (default: the built-in vp/scripts/default.vps)");
     app.add_option("--array", array_text, "array size N (default 2); the accelerator's arrays are square")
         ->type_name("N");
@@ -28,7 +28,7 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
                    "write a Chrome/Perfetto trace-event timeline: each job's tiles, chunks, phases and DMA "
                    "transfers")
         ->type_name("FILE");
-    app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_option("--log-level", log_level, log_level_help());
     app.add_flag("--print-default-script", o.print_default, "print the built-in script and exit");
     if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-vp", 2)) return *status;
     if (o.print_default) {

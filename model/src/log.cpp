@@ -52,7 +52,7 @@ public:
 struct log_state {
     std::mutex mutex;
     spdlog::sink_ptr sink;
-    spdlog::level::level_enum level = spdlog::level::warn;
+    spdlog::level::level_enum level = default_log_level;
 
     log_state() {
         sink = std::make_shared<spdlog::sinks::stderr_sink_mt>();
@@ -80,13 +80,15 @@ std::shared_ptr<spdlog::logger> get_logger(const std::string& name) {
 }
 
 std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name) {
-    for (int l = spdlog::level::trace; l < spdlog::level::n_levels; ++l) {
-        const auto level = static_cast<spdlog::level::level_enum>(l);
-        const auto sv = spdlog::level::to_string_view(level);
-        if (std::string_view(sv.data(), sv.size()) == name) return level;
-    }
-    if (name == "warn") return spdlog::level::warn;  // spdlog spells it "warning"
-    return std::nullopt;
+    return parse_name(log_level_names, name);
+}
+
+std::string log_level_help() {
+    std::string out;
+    for (const auto& e : log_level_names)
+        out += std::string(out.empty() ? "" : ", ") + e.name +
+               (e.value == default_log_level ? " (default)" : "");
+    return out;
 }
 
 void set_log_level(spdlog::level::level_enum level) {

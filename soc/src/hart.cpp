@@ -174,16 +174,20 @@ std::string hart::device_text(std::uint64_t address) const {
     return io::hex(address);
 }
 
-// Between slices, the CPU's time is the kernel's: the lines are current.
+// Between slices: after a sync, when the CPU's time is the kernel's, or right after an instruction
+// that changed mstatus or mie (or an mret), when the CPU may be ahead of the kernel by its local
+// time and the lines it reads are the kernel's.
 void hart::interrupts() {
     const bool enabled = m_core.mstatus() & csr::mstatus_mie;
     if (m_in_handler && enabled) {  // the handler's mret has set MIE again
         m_in_handler = false;
-        if (m_trace) m_trace->interrupt_returned(sc_core::sc_time_stamp());
+        if (m_trace) m_trace->interrupt_returned(sc_core::sc_time_stamp() + m_keeper.get_local_time());
     }
     if (!enabled || !m_core.wakes(pending())) return;
-    // A line seen high may be one that a device lowers at this very time, a delta cycle later
-    // (after an access that cleared its cause was the slice's last): look again after one.
+    // A line seen high may be one that a device lowers at the CPU's time (the handler's access that
+    // cleared its cause), or at this very time a delta cycle later: sync, wait one delta, look again.
+    // A line that rises between the kernel's time and the CPU's is taken at the slice's end.
+    if (m_keeper.get_local_time() != sc_core::SC_ZERO_TIME) m_keeper.sync();
     sc_core::wait(sc_core::SC_ZERO_TIME);
     const int cause = m_core.take_interrupt(pending());
     if (cause < 0) return;
@@ -230,7 +234,9 @@ void hart::run() {
             break;
         }
         if (m_halt) break;
-        m_keeper.sync();
+        // After a change of mstatus or mie the interrupts are looked at again at once; interrupts()
+        // syncs only when one is to be taken, so turning them off or on costs no context switch.
+        if (why != hart_core::stop::interrupt_state || m_keeper.need_sync()) m_keeper.sync();
         if (why == hart_core::stop::wfi) sleep();
     }
     m_keeper.sync();

@@ -45,7 +45,29 @@ const char* exception_name(std::uint32_t cause) {
     }
 }
 
-constexpr std::uint32_t wfi_encoding = 0x10500073;
+constexpr std::uint32_t wfi_encoding = 0x10500073, mret_encoding = 0x30200073;
+
+// Whether a 32-bit instruction writes mstatus or mie (a csrrw or csrrwi always; a csrrs, csrrc or
+// their immediate forms unless rs1 or the immediate is 0), or is an mret: after it, the interrupt
+// conditions are evaluated again.
+bool changes_interrupt_state(std::uint32_t insn) {
+    if (insn == mret_encoding) return true;
+    if ((insn & 0x7f) != 0x73) return false;
+    const unsigned funct3 = (insn >> 12) & 7, rs1 = (insn >> 15) & 31, csr = insn >> 20;
+    if (csr != 0x300 && csr != 0x304) return false;  // mstatus, mie
+    switch (funct3) {
+        case 1:  // csrrw
+        case 5:  // csrrwi
+            return true;
+        case 2:  // csrrs
+        case 3:  // csrrc
+        case 6:  // csrrsi
+        case 7:  // csrrci
+            return rs1 != 0;
+        default:
+            return false;
+    }
+}
 
 // The address a load, store or AMO accesses (x: the registers), or nothing for any other instruction.
 std::optional<std::uint64_t> effective_address(std::uint32_t insn, unsigned length, bool rv64,
@@ -95,14 +117,18 @@ struct hart_core::callbacks {
         // one asked for inside the access would leave the block at once and run it again from its
         // start, the instructions before the access (and the access) twice.
         if (c.m_stopping) return;
-        if (c.m_stop_pending || c.m_run_count >= c.m_budget) {
-            c.m_stop = c.m_stop_pending ? stop::requested : stop::budget;
+        if (c.m_stop_pending || c.m_interrupt_state || c.m_run_count >= c.m_budget) {
+            c.m_stop = c.m_stop_pending      ? stop::requested
+                       : c.m_interrupt_state ? stop::interrupt_state
+                                             : stop::budget;
             c.stop_now();
             return;
         }
         c.m_block = address;
         c.m_block_size = size;
-        c.m_run_count += c.block_instructions(address, size);
+        const block_count& b = c.block_info(address, size);
+        c.m_run_count += b.count;
+        c.m_interrupt_state = b.interrupt_state;
     }
 
     static void exception(uc_engine*, std::uint32_t cause, void* self) {
@@ -249,7 +275,7 @@ hart_core::stop hart_core::run(std::uint64_t budget) {
     m_error = nullptr;
     m_run_count = 0;
     m_budget = budget;
-    m_stopping = m_stop_pending = false;
+    m_stopping = m_stop_pending = m_interrupt_state = false;
     m_stop = stop::budget;
     if (budget == 0) return stop::budget;
     const uc_err err = uc_emu_start(m_uc, pc(), 0, 0, 0);
@@ -301,19 +327,24 @@ const std::uint8_t* hart_core::host_code(std::uint64_t address, std::uint64_t le
     return nullptr;
 }
 
-std::uint32_t hart_core::block_instructions(std::uint64_t address, std::uint32_t size) {
+const hart_core::block_count& hart_core::block_info(std::uint64_t address, std::uint32_t size) {
     // Counting a block's bytes costs several times what running it does: the count is kept by the
     // block's address and size, in a table indexed by the address.
     block_count& e = m_counts[(address >> 1) & (m_counts.size() - 1)];
-    if (e.address == address && e.size == size) return e.count;
+    if (e.address == address && e.size == size) return e;
+    static const block_count none;
     const std::uint8_t* code = host_code(address, size);
-    if (!code) return 0;  // not reached: the engine runs code from host memory only
+    if (!code) return none;  // not reached: the engine runs code from host memory only
     // Bits 1:0 of an instruction's first halfword are 11 for a 32-bit one, else it is 16-bit.
-    std::uint32_t n = 0;
-    for (std::uint32_t off = 0; off < size; ++n)
+    std::uint32_t n = 0, last = 0;
+    for (std::uint32_t off = 0; off < size; ++n) {
+        last = off;
         off += (code[off] & 3) == 3 ? 4 : 2;
-    e = {address, size, n};
-    return n;
+    }
+    std::uint32_t insn = 0;
+    if ((code[last] & 3) == 3 && last + 4 <= size) std::memcpy(&insn, code + last, 4);
+    e = {address, size, n, changes_interrupt_state(insn)};
+    return e;
 }
 
 std::optional<std::uint64_t> hart_core::access_pc(std::uint64_t address) const {

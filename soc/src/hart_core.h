@@ -3,7 +3,9 @@
 // memory and runs at JIT speed; every other mapped range goes to a hart_bus, one call per access.
 //
 // run(budget) executes whole translated blocks until about `budget` instructions have retired (the
-// block that crosses it finishes), a bus callback asks for a stop, a wfi is executed, or a fault.
+// block that crosses it finishes), a bus callback asks for a stop, a wfi is executed, a block has
+// changed what decides whether an interrupt is taken (it wrote mstatus or mie, or was an mret),
+// or a fault.
 // Instructions are counted per block, from the block's bytes (2 or 4 per instruction), so nothing
 // is done per instruction. A block's count is kept by its address and size: code that rewrites
 // itself in place (not the loader's, nor a test's: code_changed()) may be counted as it was. An
@@ -55,7 +57,10 @@ constexpr unsigned external_irq = 11, timer_irq = 7;  // mip and mie bit numbers
 
 class hart_core {
 public:
-    enum class stop { budget, requested, wfi, fault };
+    // interrupt_state: the block before wrote mstatus or mie, or returned with mret. The privileged
+    // spec has the interrupt conditions evaluated again right after such an instruction (3.1.9);
+    // QEMU ends a translated block after each, so the run stops before the next one.
+    enum class stop { budget, requested, wfi, fault, interrupt_state };
 
     hart_core(isa arch, hart_bus& bus);
     ~hart_core();
@@ -114,7 +119,12 @@ private:
     void stop_now();
     void bus_error(std::uint64_t address, unsigned size, bool write);
     void set_fault(std::uint64_t pc, std::uint64_t cause, std::uint64_t address, std::string what);
-    std::uint32_t block_instructions(std::uint64_t address, std::uint32_t size);
+    struct block_count {
+        std::uint64_t address = ~std::uint64_t{0};
+        std::uint32_t size = 0, count = 0;
+        bool interrupt_state = false;  // its last instruction writes mstatus or mie, or is an mret
+    };
+    const block_count& block_info(std::uint64_t address, std::uint32_t size);
     void forget_counts();
     const std::uint8_t* host_code(std::uint64_t address, std::uint64_t length) const;
     // The load or store of the current block that accesses `address` with the registers as they are.
@@ -128,15 +138,12 @@ private:
     uc_struct* m_uc = nullptr;
     std::vector<ram_range> m_ram;
     std::list<bus_range> m_bus_ranges;  // stable addresses: Unicorn holds pointers to them
-    struct block_count {
-        std::uint64_t address = ~std::uint64_t{0};
-        std::uint32_t size = 0, count = 0;
-    };
     std::vector<block_count> m_counts = std::vector<block_count>(4096);  // a power of two
     std::uint64_t m_budget = 0, m_run_count = 0, m_retired = 0;
     std::uint64_t m_block = 0, m_block_size = 0;  // the block being executed
     bool m_stopping = false;                      // uc_emu_stop has been called: the next block will not run
     bool m_stop_pending = false;                  // request_stop(): stop at the next block
+    bool m_interrupt_state = false;               // the block being executed is an interrupt_state one
     stop m_stop = stop::budget;
     std::optional<hart_fault> m_fault;
     std::exception_ptr m_error;  // thrown by the bus inside a run, rethrown after it

@@ -30,7 +30,8 @@ sc_core::sc_time time_option(const std::string& option, const std::string& text)
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
     CLI::App app{
         "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", vcd, log_level = "warn";
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", vcd,
+                log_level = name_of(log_level_names, default_log_level);
     app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
         ->check(CLI::IsMember({"rv32", "rv64"}));
     app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
@@ -56,7 +57,7 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
     tb::add_choice(app, "--engine", o.engine, engine_kind_names,
                    "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
                    "modelled)");
-    app.add_option("--log-level", log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_option("--log-level", log_level, log_level_help());
     app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
         ->required()
         ->type_name("FIRMWARE.elf");

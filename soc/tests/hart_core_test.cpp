@@ -58,6 +58,14 @@ protected:
         core.code_changed(ram_base, ram_base + ram_size);
     }
     std::uint64_t interrupt_bit() const { return std::uint64_t(1) << (core.xlen() - 1); }
+    // Runs on past the stops after writes of mstatus and mie (where the shell looks at its
+    // interrupts again), to the next stop of another kind.
+    hart_core::stop run_on(std::uint64_t budget) {
+        hart_core::stop why;
+        while ((why = core.run(budget)) == hart_core::stop::interrupt_state) {
+        }
+        return why;
+    }
 
     std::vector<std::uint8_t> m_ram;
     fake_bus bus;
@@ -233,6 +241,40 @@ TEST_P(HartCore, ExceptionsAreFaultsAtTheirExactPc) {
     }
 }
 
+// The privileged spec has the interrupt conditions evaluated again right after a write of mstatus
+// or mie and after an mret: the run ends there, and only there (not after a read of them).
+TEST_P(HartCore, AWriteOfMstatusOrMieOrAnMretEndsTheRunRightAfterIt) {
+    program p(ram_base);
+    p.op(rv::addi(rv::t1, rv::zero, 8))
+        .op(rv::csrrs(rv::zero, rv::mstatus, rv::zero))  // reads
+        .op(rv::csrrs(rv::a0, rv::mie, rv::zero))
+        .op(rv::csrrs(rv::zero, rv::mstatus, rv::t1));  // writes
+    const std::uint64_t after_mstatus = p.here();
+    p.op(rv::csrrw(rv::zero, rv::mie, rv::t1));
+    const std::uint64_t after_mie = p.here();
+    p.op(rv::lui(rv::t2, 2)).op(rv::addi(rv::t2, rv::t2, -2048));  // MPP = machine mode, for the mret
+    p.op(rv::csrrw(rv::zero, rv::mepc, rv::zero)).op(rv::csrrs(rv::zero, rv::mstatus, rv::t2));
+    const std::uint64_t mepc_at = p.here();
+    p.op(rv::auipc(rv::t0, 0)).op(rv::addi(rv::t0, rv::t0, 16)).op(rv::csrrw(rv::zero, rv::mepc, rv::t0));
+    p.op(rv::mret);
+    const std::uint64_t returned_to = p.here();
+    ASSERT_EQ(returned_to, mepc_at + 16);
+    p.op(rv::wfi);
+    load(p);
+    EXPECT_EQ(core.run(1000), hart_core::stop::interrupt_state);
+    EXPECT_EQ(core.pc(), after_mstatus);
+    EXPECT_EQ(core.retired(), 4u);
+    EXPECT_EQ(core.run(1000), hart_core::stop::interrupt_state);
+    EXPECT_EQ(core.pc(), after_mie);
+    EXPECT_EQ(core.mie(), 8u);
+    EXPECT_EQ(core.run(1000), hart_core::stop::interrupt_state);  // the write of mstatus, not of mepc
+    EXPECT_EQ(core.pc(), mepc_at);
+    EXPECT_EQ(core.run(1000), hart_core::stop::interrupt_state);  // the mret
+    EXPECT_EQ(core.pc(), returned_to);
+    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(core.retired(), 14u);
+}
+
 // A program that sets mtvec (to `handler`, plus `mode`), mie and mstatus.MIE, then sleeps.
 std::uint64_t arm(program& p, std::uint64_t handler, unsigned mode, std::uint32_t mie) {
     const std::uint64_t here = p.here();
@@ -258,14 +300,14 @@ TEST_P(HartCore, AnInterruptIsTakenThroughTheTrapCsrsAndMretReturns) {
         .op(rv::csrrs(rv::a2, rv::mstatus, rv::zero))
         .op(rv::mret);
     load(p);
-    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(run_on(1000), hart_core::stop::wfi);
     const std::uint64_t timer = std::uint64_t(1) << csr::timer_irq;
     EXPECT_FALSE(core.wakes(1u << csr::external_irq));  // not enabled in mie
     EXPECT_TRUE(core.wakes(timer));
     EXPECT_EQ(core.take_interrupt(0), -1);
     EXPECT_EQ(core.take_interrupt(timer), int(csr::timer_irq));
     EXPECT_EQ(core.pc(), handler);
-    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(run_on(1000), hart_core::stop::wfi);
     EXPECT_EQ(core.reg(rv::a0), interrupt_bit() | csr::timer_irq);
     EXPECT_EQ(core.reg(rv::a1), after_wfi);
     const std::uint64_t in_handler = core.reg(rv::a2);
@@ -281,7 +323,7 @@ TEST_P(HartCore, ExternalComesBeforeTimerAndVectoredModeOffsetsByTheCause) {
     program p(ram_base);
     arm(p, vectors, 1, 1u << csr::timer_irq | 1u << csr::external_irq);
     load(p);
-    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(run_on(1000), hart_core::stop::wfi);
     EXPECT_EQ(core.take_interrupt(1u << csr::timer_irq | 1u << csr::external_irq), int(csr::external_irq));
     EXPECT_EQ(core.pc(), vectors + 4 * csr::external_irq);
     EXPECT_EQ(core.take_interrupt(1u << csr::timer_irq), -1);  // MIE is clear in the handler
@@ -291,12 +333,12 @@ TEST_P(HartCore, AnInterruptWithMtvecZeroIsAFault) {
     program p(ram_base);
     arm(p, ram_base, 0, 1u << csr::timer_irq);
     load(p);
-    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(run_on(1000), hart_core::stop::wfi);
     program q(p.here());
     q.op(rv::csrrw(rv::zero, rv::mtvec, rv::zero)).op(rv::wfi);
     q.copy_to(m_ram.data() + (p.here() - ram_base));
     core.code_changed(p.here(), p.here() + 8);
-    EXPECT_EQ(core.run(1000), hart_core::stop::wfi);
+    EXPECT_EQ(run_on(1000), hart_core::stop::wfi);
     EXPECT_EQ(core.take_interrupt(1u << csr::timer_irq), -1);
     ASSERT_TRUE(core.fault());
     EXPECT_EQ(core.fault()->cause, interrupt_bit() | csr::timer_irq);

@@ -9,6 +9,7 @@
 #include "cli_suggest.h"
 #include "io/input_file.h"
 #include "option_rules.h"
+#include "systolic/log.h"
 #include "systolic/verify/fault.h"
 
 namespace systolic::run {
@@ -65,7 +66,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option("--job", o.job, "RxC:ID: run only layer ID on the RxC array (with --job-out)");
     app.add_option("--job-out", o.job_out, "the job file --job writes");
     app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
-    app.add_option("--log-level", o.log_level, "trace, debug, info, warn (default), error, critical, off");
+    app.add_option("--log-level", o.log_level, log_level_help());
     app.add_flag("--no-progress", o.no_progress, "no progress bar even on a terminal");
     app.add_option(
         "--inject", r.inject,

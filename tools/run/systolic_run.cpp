@@ -610,7 +610,7 @@ int sc_main(int argc, char* argv[]) {
             return parsed.exit_status;
         }
         const auto level = parse_log_level(o.log_level);
-        if (!level) throw usage_error("--log-level must be trace, debug, info, warn, error, critical or off");
+        if (!level) throw usage_error("--log-level must be " + names_text(log_level_names));
         set_log_level(*level);
         return tb::allocating("running the jobs", [&] { return run_main(o); });
     } catch (const std::exception& e) {

@@ -36,8 +36,7 @@ scoreboard::value_printer printer(bool int8_output) {
 struct memory_image {
     std::vector<std::uint8_t> copy;
     const std::uint8_t* bytes = nullptr;
-    memory_image(memory_access& mem, std::uint64_t base, std::uint64_t size)
-        : bytes(base == mem.base() ? mem.view(size) : nullptr) {
+    memory_image(memory_access& mem, std::uint64_t base, std::uint64_t size) : bytes(mem.view(base, size)) {
         if (!bytes) {
             copy.resize(size);
             mem.read(base, copy.data(), size);
@@ -85,6 +84,13 @@ environment<Format>::environment(const sc_core::sc_module_name& name, std::uint6
       monitor("monitor"),
       m_mem(std::make_unique<debug_memory_access>(initiator_socket, ram_base, ram_size)) {
     bind_chain();
+}
+
+template <class Format>
+void environment<Format>::reach_memory_through(tlm::tlm_initiator_socket<>& socket) {
+    const auto* ram = dynamic_cast<const debug_memory_access*>(m_mem.get());
+    if (!ram) throw std::logic_error(std::string(name()) + ": reach_memory_through needs a platform's RAM");
+    m_mem = std::make_unique<debug_memory_access>(socket, ram->base(), ram->size());
 }
 
 template <class Format>

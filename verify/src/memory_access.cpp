@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstring>
 #include <stdexcept>
 #include <string>
 
@@ -29,8 +30,12 @@ void core_memory_access::write(std::uint64_t address, const std::uint8_t* data, 
                                 " bytes");
 }
 
-const std::uint8_t* core_memory_access::view(std::uint64_t size) {
-    return size <= m_mem.core().size() ? m_mem.core().data() : nullptr;
+const std::uint8_t* core_memory_access::view(std::uint64_t address, std::uint64_t size) {
+    const auto& core = m_mem.core();
+    if (address < core.base() || address - core.base() > core.size() ||
+        size > core.size() - (address - core.base()))
+        return nullptr;
+    return m_mem.core().data() + (address - core.base());
 }
 
 void debug_memory_access::reserve(std::uint64_t size) {
@@ -40,7 +45,22 @@ void debug_memory_access::reserve(std::uint64_t size) {
 }
 
 void debug_memory_access::read(std::uint64_t address, std::uint8_t* data, std::uint64_t size) {
-    transfer(tlm::TLM_READ_COMMAND, address, data, size);
+    if (const std::uint8_t* p = view(address, size))
+        std::memcpy(data, p, size);
+    else
+        transfer(tlm::TLM_READ_COMMAND, address, data, size);
+}
+
+const std::uint8_t* debug_memory_access::view(std::uint64_t address, std::uint64_t size) {
+    if (size == 0 || address + size < address) return nullptr;
+    tlm::tlm_generic_payload t;
+    t.set_command(tlm::TLM_READ_COMMAND);
+    t.set_address(address);
+    tlm::tlm_dmi dmi;
+    if (!m_socket->get_direct_mem_ptr(t, dmi) || !dmi.is_read_allowed() || dmi.get_dmi_ptr() == nullptr ||
+        dmi.get_start_address() > address || dmi.get_end_address() < address + (size - 1))
+        return nullptr;
+    return dmi.get_dmi_ptr() + (address - dmi.get_start_address());
 }
 
 void debug_memory_access::write(std::uint64_t address, const std::uint8_t* data, std::uint64_t size) {

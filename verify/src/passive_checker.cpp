@@ -55,14 +55,23 @@ std::vector<address_range> spans(const matmul_job& job) {
 }
 
 // The bytes of `r` by debug transport; nullopt when the memory does not answer every one of them.
-// Read a piece at a time, so that a span with a hole in it costs no more than the bytes before it.
+// In one read when the memory shows the span in place; else a piece at a time, so that a span with
+// a hole in it costs no more than the bytes before it (its room reserved, not filled, first).
 std::optional<memory_snapshot> take(memory_access& mem, const address_range& r) {
     constexpr std::uint64_t piece = std::uint64_t{1} << 20;
     memory_snapshot s;
     s.base = r.base;
+    const auto size = static_cast<std::uint64_t>(r.end - r.base);
+    if (const std::uint8_t* p = mem.view(r.base, size)) {
+        s.bytes.assign(p, p + size);
+        return s;
+    }
     std::uint8_t probe = 0;
     try {
-        mem.read(static_cast<std::uint64_t>(r.end - 1), &probe, 1);  // a span that ends outside fails at once
+        // A span that ends outside fails at once; one that has both ends inside gets its room.
+        mem.read(static_cast<std::uint64_t>(r.end - 1), &probe, 1);
+        mem.read(static_cast<std::uint64_t>(r.base), &probe, 1);
+        s.bytes.reserve(size);
         for (address_range::wide at = r.base; at < r.end; at += piece) {
             const auto n = static_cast<std::uint64_t>(std::min<address_range::wide>(piece, r.end - at));
             const std::size_t done = s.bytes.size();

@@ -11,6 +11,8 @@
 #include <string>
 #include <string_view>
 
+#include "systolic/names.h"
+
 namespace tlm {
 class tlm_generic_payload;
 }
@@ -23,8 +25,24 @@ namespace systolic {
 // The logger for a module; created on first use, shared afterwards.
 std::shared_ptr<spdlog::logger> get_logger(const std::string& name);
 
-// "trace", "debug", "info", "warn", "error", "critical", "off".
+// The levels every --log-level takes, in spdlog's order (trace = 0 ... off = 6): the parser, the
+// options' help and their messages all read this one table.
+inline constexpr enum_name<spdlog::level::level_enum> log_level_names[] = {
+    {spdlog::level::trace, "trace", "everything the modules log"},
+    {spdlog::level::debug, "debug", "detail for debugging a model"},
+    {spdlog::level::info, "info", "progress"},
+    {spdlog::level::warn, "warn", "warnings and errors"},
+    {spdlog::level::err, "error", "errors only"},
+    {spdlog::level::critical, "critical", "critical errors only"},
+    {spdlog::level::off, "off", "nothing"},
+};
+static_assert(names_in_order(log_level_names));
+inline constexpr spdlog::level::level_enum default_log_level = spdlog::level::warn;
+
+// A name of log_level_names, or nullopt.
 std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name);
+// "trace, debug, info, warn (default), error, critical, off", the help of every --log-level.
+std::string log_level_help();
 void set_log_level(spdlog::level::level_enum level);
 
 // A process that runs ahead of the kernel with a quantum keeper registers it here (from inside the

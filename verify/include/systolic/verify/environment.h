@@ -136,6 +136,10 @@ public:
     }
 
     memory_access& memory() { return *m_mem; }
+    // Over a platform's RAM: reach it through `socket` from now on, the same RAM by another path
+    // (format_environments: the chain's end, past the other environments' checkers, which are
+    // there for the DUT's transactions, not for the environments' own debug accesses).
+    void reach_memory_through(tlm::tlm_initiator_socket<>& socket);
 
 private:
     void bind_chain();

@@ -5,8 +5,9 @@
 //   DUT initiator -> target_socket() [int8 -> int32 -> fp32 -> bf16] initiator_socket() -> RAM or bus
 //
 // A scoreboard counts writes only while its own job runs, so each job is checked by its format's
-// environment alone; every environment reaches the RAM with debug transport through the sockets
-// downstream of it.
+// environment alone. Every environment reaches the RAM with debug transport from the chain's end
+// (initiator_socket()): the checkers and monitors of the others are for the DUT's transactions, and
+// each would copy and compare a window around every debug access of a job's megabytes.
 #pragma once
 
 #include <cstdint>
@@ -35,6 +36,7 @@ public:
         int8.initiator_socket.bind(int32.target_socket);
         int32.initiator_socket.bind(fp32.target_socket);
         fp32.initiator_socket.bind(bf16.target_socket);
+        each([this](auto& e) { e.reach_memory_through(initiator_socket()); });
     }
 
     tlm::tlm_target_socket<>& target_socket() { return int8.target_socket; }           // bind the DUT here

@@ -28,8 +28,9 @@ public:
     virtual void reserve(std::uint64_t size) = 0;
     virtual void read(std::uint64_t address, std::uint8_t* data, std::uint64_t size) = 0;
     virtual void write(std::uint64_t address, const std::uint8_t* data, std::uint64_t size) = 0;
-    // The bytes [base(), base() + size) in place, when the memory can show them without a copy.
-    virtual const std::uint8_t* view(std::uint64_t /*size*/) { return nullptr; }
+    // The bytes [address, address + size) in place, when the memory can show them without a copy;
+    // null otherwise. Valid until the simulation runs on (a DMI grant may be revoked then).
+    virtual const std::uint8_t* view(std::uint64_t /*address*/, std::uint64_t /*size*/) { return nullptr; }
 
     std::vector<std::uint8_t> snapshot(std::uint64_t size) {
         std::vector<std::uint8_t> bytes(size);
@@ -46,22 +47,26 @@ public:
     void reserve(std::uint64_t size) override { m_mem.resize(size); }
     void read(std::uint64_t address, std::uint8_t* data, std::uint64_t size) override;
     void write(std::uint64_t address, const std::uint8_t* data, std::uint64_t size) override;
-    const std::uint8_t* view(std::uint64_t size) override;
+    const std::uint8_t* view(std::uint64_t address, std::uint64_t size) override;
 
 private:
     systolic::memory& m_mem;
 };
 
 // A platform's RAM at [base, base + size), reached with transport_dbg through `socket` (bound,
-// directly or over the platform's bus, to that RAM before the first job).
+// directly or over the platform's bus, to that RAM before the first job). Reads and views go
+// through a DMI pointer when the RAM grants one for reading, asked for at each access and used at
+// once, so a job's megabytes are one memcpy rather than a debug transaction per megabyte.
 class debug_memory_access final : public memory_access {
 public:
     debug_memory_access(tlm::tlm_initiator_socket<>& socket, std::uint64_t base, std::uint64_t size)
         : m_socket(socket), m_base(base), m_size(size) {}
     std::uint64_t base() const override { return m_base; }
+    std::uint64_t size() const { return m_size; }
     void reserve(std::uint64_t size) override;
     void read(std::uint64_t address, std::uint8_t* data, std::uint64_t size) override;
     void write(std::uint64_t address, const std::uint8_t* data, std::uint64_t size) override;
+    const std::uint8_t* view(std::uint64_t address, std::uint64_t size) override;
 
 private:
     void transfer(tlm::tlm_command cmd, std::uint64_t address, std::uint8_t* data, std::uint64_t size);
