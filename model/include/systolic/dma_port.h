@@ -42,6 +42,7 @@ struct dma_transfer {
     sc_core::sc_time begin, end;
     bool dmi = false;  // through a DMI pointer (else b_transport)
     bool ok = true;
+    bool prefetch = false;  // issued ahead for a later tile while the array works (buffers double)
 };
 
 // Told about every transfer of a port that has one (waveforms, timelines). None: no extra work.

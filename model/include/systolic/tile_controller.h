@@ -173,6 +173,8 @@ private:
                 case step_kind::drain:
                     timed(s, eng, m_result.phases.drain, [&] { drain(s, eng); });
                     break;
+                case step_kind::stall:  // never in a plan
+                    break;
             }
         }
     }
