@@ -290,6 +290,28 @@ TEST(MemoryJobs, SmallBuffersStreamAndStillCheckEveryValue) {
     EXPECT_EQ(out.result.memory.total_cycles, cycles_of(out.result));
 }
 
+TEST(MemoryJobs, SeedExampleAsDocsMemoryMdWorksItOut) {
+    auto& b = bench_set<int32_format>::get(2, 2);
+    for (auto engine : {engine_kind::cycle, engine_kind::functional}) {
+        const auto out = b.run(seed_example<int32_format>(), with(buffers(), tile_order::row_major, engine));
+        expect_pass(out);
+        const memory_report& m = out.result.memory;
+        EXPECT_EQ(m.prefetch_cycles, 19u);
+        EXPECT_EQ(m.stall_cycles, 18u);
+        EXPECT_EQ(m.total_cycles, 80u);
+        EXPECT_EQ(cycles_of(out.result), 80u);
+        EXPECT_EQ(out.result.phases.stall, sc_core::sc_time(18, sc_core::SC_NS));
+        EXPECT_EQ(out.result.phases.drain, sc_core::sc_time(19, sc_core::SC_NS));
+        EXPECT_EQ(m.a.dram, 36u);
+        EXPECT_EQ(m.b.dram, 36u);
+        EXPECT_EQ(m.c.dram, 72u);
+        EXPECT_EQ(m.a.array, 24u + 24u + 12u + 12u);
+        EXPECT_DOUBLE_EQ(m.peak_bandwidth, 44.0 / 5);
+        EXPECT_DOUBLE_EQ(m.average_bandwidth, 144.0 / 80);
+        EXPECT_TRUE(std::isinf(m.zero_stall_bandwidth));
+    }
+}
+
 // Both engines: the same stall cycles, traffic and times on random jobs of every kind.
 template <class Format>
 void compare_engines(std::mt19937_64& rng, int index) {
