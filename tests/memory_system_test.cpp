@@ -33,8 +33,8 @@ public:
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
-constexpr std::uint64_t kOp = 4;   // int32 operands
-constexpr std::uint64_t kAcc = 8;  // ... and their int64 accumulators
+constexpr std::uint64_t kOp = 4;        // int32 operands
+constexpr std::uint64_t kAcc = 8;       // ... and their int64 accumulators
 constexpr std::uint64_t kLatency = 10;  // the testbench memory's latency, in 1 ns cycles
 
 memory_config buffers(std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c = 0, double bandwidth = 0) {
@@ -48,7 +48,7 @@ memory_config buffers(std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c 
 }
 
 job_options with(const memory_config& m, tile_order order = tile_order::row_major,
-                  engine_kind engine = engine_kind::cycle) {
+                 engine_kind engine = engine_kind::cycle) {
     job_options o;
     o.memory = m;
     o.order = order;
@@ -117,7 +117,8 @@ TEST(MemoryRules, ReuseFormulaPerTileOrderFromThePlan) {
 
 TEST(MemoryRules, UnlimitedScratchpadsReadEachOperandOnceInAnyOrder) {
     const problem_shape s{9, 5, 11};
-    for (auto order : {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
+    for (auto order :
+         {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         matmul_job job = plain_job(s);
         job.order = order;
         job.seed = 7;
@@ -150,7 +151,14 @@ TEST(MemoryRules, ConfigChecksSayWhatIsWrong) {
     memory_config none;
     none.a_sram = 1024;
     EXPECT_NE(check_memory(none, job, 2, 2, kOp, kAcc).find("need buffers double"), std::string::npos);
-    EXPECT_NE(validate_job([&] { auto j = job; j.memory = none; return j; }(), kOp, kAcc).find("buffers double"),
+    EXPECT_NE(validate_job(
+                  [&] {
+                      auto j = job;
+                      j.memory = none;
+                      return j;
+                  }(),
+                  kOp, kAcc)
+                  .find("buffers double"),
               std::string::npos);
     EXPECT_NE(check_memory(buffers(0, 0, 16), job, 2, 2, kOp, kAcc).find("smaller than one tile's outputs"),
               std::string::npos);

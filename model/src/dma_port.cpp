@@ -138,7 +138,8 @@ void dma_port::spend(const sc_core::sc_time& latency, std::uint64_t accesses, st
         return;
     }
     sc_core::sc_time t = latency;
-    if (m_bandwidth > 0) t += m_clock * double(accesses * std::uint64_t(std::ceil(double(bytes) / m_bandwidth)));
+    if (m_bandwidth > 0)
+        t += m_clock * double(accesses * std::uint64_t(std::ceil(double(bytes) / m_bandwidth)));
     m_qk.inc(t);
 }
 

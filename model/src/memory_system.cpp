@@ -36,12 +36,12 @@ std::string check_memory(const memory_config& memory, const matmul_job& job, std
     const std::uint64_t tc = std::min<std::uint64_t>(cols, job.shape.p);
     const std::uint64_t c_block = tr * tc * output_size(job.quant, accumulator_size);
     if (memory.c_sram && memory.c_sram < c_block)
-        return "the C scratchpad (" + std::to_string(memory.c_sram) + " bytes) is smaller than one tile's outputs (" +
-               std::to_string(c_block) + " bytes)";
+        return "the C scratchpad (" + std::to_string(memory.c_sram) +
+               " bytes) is smaller than one tile's outputs (" + std::to_string(c_block) + " bytes)";
     if (memory.a_sram && memory.a_sram < 2 * tr * operand_size)
         return "the A scratchpad (" + std::to_string(memory.a_sram) +
-               " bytes) cannot hold one K term of a tile's A rows twice (" + std::to_string(2 * tr * operand_size) +
-               " bytes)";
+               " bytes) cannot hold one K term of a tile's A rows twice (" +
+               std::to_string(2 * tr * operand_size) + " bytes)";
     if (memory.b_sram && memory.b_sram < 2 * tc * operand_size)
         return "the B scratchpad (" + std::to_string(memory.b_sram) +
                " bytes) cannot hold one K term of a tile's B columns twice (" +
@@ -106,7 +106,8 @@ private:
 
 // The longest K segment whose A and B blocks fit their scratchpads twice for a tile of rows x cols
 // (0: no limit).
-std::uint64_t segment_limit(const memory_config& m, std::uint64_t rows, std::uint64_t cols, std::uint64_t osz) {
+std::uint64_t segment_limit(const memory_config& m, std::uint64_t rows, std::uint64_t cols,
+                            std::uint64_t osz) {
     std::uint64_t limit = 0;
     auto bound = [&limit](std::uint64_t capacity, std::uint64_t per_term) {
         if (capacity == 0) return;

@@ -46,15 +46,16 @@ struct stream_bytes {
 };
 
 struct memory_report {
-    std::uint64_t stall_cycles = 0;     // cycles the array waited for operands or for room in the C buffer
-    std::uint64_t prefetch_cycles = 0;  // the first load, before the array's first edge (SCALE-Sim v3's prefetch)
-    std::uint64_t total_cycles = 0;     // the whole job, first transfer to last drain
-    stream_bytes a, b, c;               // c: outputs (and partial sums) written
-    double average_bandwidth = 0;       // DRAM bytes / total_cycles
-    double peak_bandwidth = 0;          // the busiest tile's DRAM bytes over its advance window (docs/memory.md)
-    double zero_stall_bandwidth = 0;    // the least dram_bandwidth with 0 stall cycles (same buffers)
-    std::uint64_t streamed_tiles = 0;   // tiles whose operands did not fit: streamed in K chunks
-    std::uint64_t stream_k_chunk = 0;   // the chunk length used for them (0: none streamed)
+    std::uint64_t stall_cycles = 0;  // cycles the array waited for operands or for room in the C buffer
+    std::uint64_t prefetch_cycles =
+        0;  // the first load, before the array's first edge (SCALE-Sim v3's prefetch)
+    std::uint64_t total_cycles = 0;  // the whole job, first transfer to last drain
+    stream_bytes a, b, c;            // c: outputs (and partial sums) written
+    double average_bandwidth = 0;    // DRAM bytes / total_cycles
+    double peak_bandwidth = 0;       // the busiest tile's DRAM bytes over its advance window (docs/memory.md)
+    double zero_stall_bandwidth = 0;   // the least dram_bandwidth with 0 stall cycles (same buffers)
+    std::uint64_t streamed_tiles = 0;  // tiles whose operands did not fit: streamed in K chunks
+    std::uint64_t stream_k_chunk = 0;  // the chunk length used for them (0: none streamed)
 };
 
 // The parts of check_memory that need no array: a negative or not-a-number bandwidth, SRAM sizes
@@ -75,10 +76,10 @@ std::string check_memory(const memory_config& memory, const matmul_job& job, std
 // recently used leaving first, never the previous unit's (it is still being fed while this one
 // is fetched).
 struct buffer_unit {
-    std::size_t step = 0;      // the plan's advance step (its index in the plan)
-    std::uint64_t k0 = 0;      // the terms k0 .. k0 + kc - 1 of the tile's rows and columns
+    std::size_t step = 0;  // the plan's advance step (its index in the plan)
+    std::uint64_t k0 = 0;  // the terms k0 .. k0 + kc - 1 of the tile's rows and columns
     std::uint64_t kc = 0;
-    std::uint64_t edge0 = 0;   // the advance edge (within the step) where this unit's terms begin
+    std::uint64_t edge0 = 0;  // the advance edge (within the step) where this unit's terms begin
     bool first_of_step = false;
     std::uint64_t a_bytes = 0, b_bytes = 0;  // the unit's blocks
     bool a_read = false, b_read = false;     // not in the scratchpad: read from DRAM

@@ -84,9 +84,9 @@ public:
         const auto err = validate_job(job, sizeof(typename Format::operand_type),
                                       sizeof(typename Format::accumulator_type));
         if (!err.empty()) throw std::invalid_argument(err);
-        const auto mem_err = check_memory(job.memory, job, m_array.rows(), m_array.cols(),
-                                          sizeof(typename Format::operand_type),
-                                          sizeof(typename Format::accumulator_type));
+        const auto mem_err =
+            check_memory(job.memory, job, m_array.rows(), m_array.cols(),
+                         sizeof(typename Format::operand_type), sizeof(typename Format::accumulator_type));
         if (!mem_err.empty()) throw std::invalid_argument(mem_err);
         m_array.engine_for(job.engine);  // throws for an engine the array does not have
         m_job = job;
@@ -280,18 +280,21 @@ private:
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
         const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
         const std::size_t step = m_bplan.units[u].step;
-        for (; m_units_read < m_bplan.units.size() && m_bplan.units[m_units_read].step == step; ++m_units_read) {
+        for (; m_units_read < m_bplan.units.size() && m_bplan.units[m_units_read].step == step;
+             ++m_units_read) {
             const buffer_unit& b = m_bplan.units[m_units_read];
             const tile& t = *plan[b.step].where;
             if (b.a_read)
                 m_unit_latency[m_units_read][0] = deferred([&] {
-                    return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz, m_job.a.row_stride,
-                                            &m_a_pad[(t.r0 * k + b.k0) * osz], k * osz, "A");
+                    return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
+                                            m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz], k * osz,
+                                            "A");
                 });
             if (b.b_read)
                 m_unit_latency[m_units_read][1] = deferred([&] {
-                    return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz, m_job.b.row_stride,
-                                            &m_b_pad[(b.k0 * p + t.c0) * osz], p * osz, "B");
+                    return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
+                                            m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz], p * osz,
+                                            "B");
                 });
         }
         m_read_plan = &plan;
@@ -316,11 +319,11 @@ private:
         const buffer_unit& b = m_bplan.units[u];
         const tile& t = *(*m_read_plan)[b.step].where;
         if (b.a_read)
-            tell(m_mem.fetch(memory_timeline::stream::a, b.a_bytes, m_unit_latency[u][0]), tlm::TLM_READ_COMMAND,
-                 m_job.a.address(t.r0, b.k0), "A", u > 0);
+            tell(m_mem.fetch(memory_timeline::stream::a, b.a_bytes, m_unit_latency[u][0]),
+                 tlm::TLM_READ_COMMAND, m_job.a.address(t.r0, b.k0), "A", u > 0);
         if (b.b_read)
-            tell(m_mem.fetch(memory_timeline::stream::b, b.b_bytes, m_unit_latency[u][1]), tlm::TLM_READ_COMMAND,
-                 m_job.b.address(b.k0, t.c0), "B", u > 0);
+            tell(m_mem.fetch(memory_timeline::stream::b, b.b_bytes, m_unit_latency[u][1]),
+                 tlm::TLM_READ_COMMAND, m_job.b.address(b.k0, t.c0), "B", u > 0);
     }
 
     // A unit starts: the array waits for its blocks, then the next unit's reads are issued.
@@ -401,7 +404,8 @@ private:
     void close_tile_window() {
         const std::uint64_t bytes = dram_bytes(m_dma.traffic());
         const std::uint64_t c = cycles(now() - m_tile_mark);
-        if (!m_buffered && c) m_peak_none = std::max(m_peak_none, double(bytes - m_tile_mark_bytes) / double(c));
+        if (!m_buffered && c)
+            m_peak_none = std::max(m_peak_none, double(bytes - m_tile_mark_bytes) / double(c));
         m_tile_mark = now();
         m_tile_mark_bytes = bytes;
     }
@@ -437,7 +441,8 @@ private:
             r.total_cycles = cycles(m_result.end - m_result.start);
             r.peak_bandwidth = m_peak_none;
         }
-        if (r.total_cycles) r.average_bandwidth = double(r.a.dram + r.b.dram + r.c.dram) / double(r.total_cycles);
+        if (r.total_cycles)
+            r.average_bandwidth = double(r.a.dram + r.b.dram + r.c.dram) / double(r.total_cycles);
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
@@ -501,8 +506,8 @@ private:
             if (n) latency = cycles(sink / double(n));
             if (st.ok()) {
                 m_c_array += c_block_bytes(t);
-                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND, m_job.c.address(t.r0, t.c0),
-                     "C", false);
+                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
+                     m_job.c.address(t.r0, t.c0), "C", false);
             }
         } else {
             st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
