@@ -262,8 +262,9 @@ private:
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
         m_bplan = plan_buffers(m_job.memory, plan, osz);
         m_mem = memory_timeline(m_job.memory.dram_bandwidth, m_job.memory.c_sram);
-        m_a_pad.assign(m_job.shape.m * m_job.shape.k * osz, 0);
-        m_b_pad.assign(m_job.shape.k * m_job.shape.p * osz, 0);
+        // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
+        m_a_pad.resize(m_job.shape.m * m_job.shape.k * osz);
+        m_b_pad.resize(m_job.shape.k * m_job.shape.p * osz);
         m_unit_latency.assign(m_bplan.units.size(), {0, 0});
         m_units_read = 0;
         m_next_unit = 0;
