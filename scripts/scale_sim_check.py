@@ -8,9 +8,15 @@ stalls, Total Cycles = folds x (K + R + C - 2) - 1. This script lowers the topol
 SCALE-Sim's topology_utils.py does, and works that figure out on its own; the edges come from
 systolic-run's reports, stepped by the cycle engine.
 
+With a memory system (systolic-run --config FILE.cfg), the script also runs SCALE-Sim itself
+from a checkout of its source (v2 or v3: https://github.com/scalesim-project) on the same
+configuration and topology, and sets its COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv beside ours.
+
 usage:
   scale_sim_check.py check SYSTOLIC_RUN WORKLOADS_DIR   run the shipped topologies and check
   scale_sim_check.py table WORKLOADS_DIR REPORT_DIR...  markdown tables for docs/scale-sim.md
+  scale_sim_check.py scalesim SRC CFG TOPOLOGY OUT      run SCALE-Sim (checkout SRC) into OUT/<run_name>
+  scale_sim_check.py compare SCALESIM_DIR OUR_DIR       both runs' reports side by side (markdown)
 """
 import csv
 import json
@@ -135,11 +141,77 @@ def table(workloads, report_dirs):
                       f"{'yes' if edges == ss + 1 else 'NO'} |")
 
 
+def run_scalesim(src, cfg, topology, out):
+    """Runs SCALE-Sim from its source tree without writing its (huge) traces. v3 also wants a
+    layout file, which it reads but does not use without custom layouts: one neutral row per layer."""
+    sys.path.insert(0, str(Path(src).resolve()))
+    from scalesim.scale_sim import scalesim  # noqa: E402 (found only once SRC is on the path)
+    gemm = read_header(topology)[1] == "M"
+    kw = dict(save_disk_space=True, verbose=False, config=str(cfg), topology=str(topology),
+              input_type_gemm=gemm)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    if (Path(src) / "scalesim" / "layout_utils.py").exists():
+        layout = Path(out) / "layout.csv"
+        with open(layout, "w") as f:
+            f.write("Layer name," + ",".join(["x"] * 20) + ",\n")
+            for lid, *_ in read_topology(topology):
+                f.write(f"L{lid}," + ",".join(["1"] * 20) + ",\n")
+        kw["layout"] = str(layout)
+    scalesim(**kw).run_scale(top_path=str(out))
+
+
+def read_header(path):
+    with open(path) as f:
+        return [x.strip() for x in f.readline().split(",")]
+
+
+def read_csv(path):
+    with open(path) as f:
+        rows = [[x.strip() for x in r] for r in csv.reader(f, skipinitialspace=True) if r]
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def compare(scalesim_dir, ours_dir):
+    """Two markdown tables: cycles, then DRAM bandwidth, SCALE-Sim's figure beside ours."""
+    ss_c = read_csv(Path(scalesim_dir) / "COMPUTE_REPORT.csv")
+    ss_b = read_csv(Path(scalesim_dir) / "BANDWIDTH_REPORT.csv")
+    us_c = read_csv(Path(ours_dir) / "COMPUTE_REPORT.csv")
+    us_b = read_csv(Path(ours_dir) / "BANDWIDTH_REPORT.csv")
+    rep = json.load(open(Path(ours_dir) / "report.json"))
+    incl = "Total Cycles (incl. prefetch)"
+    print("| LayerID | Layer | Edges − 1 | SCALE-Sim Total | ours Total | SCALE-Sim Stall | ours Stall | "
+          "SCALE-Sim incl. prefetch | ours incl. prefetch |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s, u in zip(ss_c, us_c):
+        print(f"| {u['LayerID']} | {u['Layer']} | {int(u['Advance Edges']) - 1} | {s['Total Cycles']} | "
+              f"{u['Total Cycles']} | {s['Stall Cycles']} | {u['Stall Cycles']} | {s.get(incl, '–')} | {u[incl]} |")
+    print()
+    print("| LayerID | Layer | IFMAP DRAM BW SCALE-Sim / ours | FILTER DRAM BW | OFMAP DRAM BW | "
+          "DRAM words SCALE-Sim / ours (A+B) | ours zero-stall B/cycle | streamed tiles |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|")
+    detail = read_csv(Path(scalesim_dir) / "DETAILED_ACCESS_REPORT.csv")
+    for s, u, d, layer in zip(ss_b, us_b, detail, rep["layers"]):
+        use = layer["memory_use"]
+        ss_words = float(d["DRAM IFMAP Reads"]) + float(d["DRAM Filter Reads"])
+        our_words = (use["a"]["dram"] + use["b"]["dram"]) // layer["operand_bytes"]
+        print(f"| {u['LayerID']} | {u['Layer']} | {float(s['Avg IFMAP DRAM BW']):.3f} / "
+              f"{float(u['Avg IFMAP DRAM BW']):.3f} | {float(s['Avg FILTER DRAM BW']):.3f} / "
+              f"{float(u['Avg FILTER DRAM BW']):.3f} | {float(s['Avg OFMAP DRAM BW']):.3f} / "
+              f"{float(u['Avg OFMAP DRAM BW']):.3f} | {ss_words:.0f} / {our_words} | "
+              f"{float(u['Zero-Stall DRAM Bytes/Cycle']):.3f} | {u['Streamed Tiles']} |")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "check":
         return check(sys.argv[2], Path(sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] == "table":
         table(Path(sys.argv[2]), sys.argv[3:])
+        return 0
+    if len(sys.argv) == 6 and sys.argv[1] == "scalesim":
+        run_scalesim(*sys.argv[2:6])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+        compare(sys.argv[2], sys.argv[3])
         return 0
     print(__doc__, file=sys.stderr)
     return 2
