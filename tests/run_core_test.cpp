@@ -614,6 +614,17 @@ TEST(ScaleConfig, BadKeysNameFileLineAndKey) {
     }
 }
 
+// The configurations shipped beside the topologies, as SCALE-Sim v3 reads them too.
+TEST(ScaleConfig, ShippedConfigurations) {
+    const auto calc = read_scale_config(std::string(SYSTOLIC_WORKLOADS) + "/scale_os32_calc.cfg", max_array);
+    const auto user = read_scale_config(std::string(SYSTOLIC_WORKLOADS) + "/scale_os32_user.cfg", max_array);
+    EXPECT_EQ(calc.array, (systolic::array_shape{32, 32}));
+    EXPECT_EQ(calc.mode, interface_bandwidth::calc);
+    EXPECT_EQ(user.mode, interface_bandwidth::user);
+    EXPECT_EQ(memory_of(user, 1).dram_bandwidth, 10.0);
+    EXPECT_EQ(memory_of(user, 1).a_sram, 65536u);
+}
+
 // docs/scale-sim.md's table of configuration keys is the reader's table, row for row.
 TEST(ScaleConfig, DocsListEveryKeyAsTheReaderTakesIt) {
     std::ifstream in(std::string(SYSTOLIC_WORKLOADS) + "/../docs/scale-sim.md");

@@ -3,29 +3,14 @@
 #include <algorithm>
 #include <cctype>
 #include <map>
-#include <optional>
-#include <vector>
 
 #include "io/input_file.h"
 #include "io/text.h"
+#include "topology.h"
 
 namespace systolic::run {
 
 namespace {
-
-std::string trim(std::string_view s) {
-    std::size_t b = 0, e = s.size();
-    while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
-        ++b;
-    while (e > b && std::isspace(static_cast<unsigned char>(s[e - 1])))
-        --e;
-    return std::string(s.substr(b, e - b));
-}
-
-std::string lower(std::string s) {
-    std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
-    return s;
-}
 
 // A value or key as typed, on one line and not too long.
 std::string shown(const std::string& s) {
