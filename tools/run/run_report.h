@@ -42,7 +42,7 @@ struct traffic_counts {
 
 // The memory system of a run (--config): SCALE-Sim's configuration as the job got it.
 struct memory_settings {
-    std::string config;               // the .cfg's path as given; empty: no --config (buffers none)
+    std::string config;               // the .cfg's file name; empty: no --config (buffers none)
     std::string buffers = "none";     // buffer_mode_names
     std::string interface_bandwidth;  // "CALC" or "USER" with --config, else empty
     std::uint64_t a_sram = 0, b_sram = 0, c_sram = 0;  // bytes; 0: unlimited

@@ -96,10 +96,8 @@ plan make_plan(const run_cli& o) {
             with_format(o.dtype, [](auto format) { return sizeof(typename decltype(format)::operand_type); });
         p.settings.memory = memory_of(c, word);
         memory_settings& m = p.settings.memory_record;
-        // Absolute, as the job processes get it, so that their records are the same run's.
-        std::error_code ec;
-        const fs::path abs = fs::absolute(*o.config, ec);
-        m.config = ec ? *o.config : abs.lexically_normal().string();
+        // Its file name only: a record names no path, so that where a job ran changes no byte.
+        m.config = fs::path(*o.config).filename().string();
         m.buffers = to_string(p.settings.memory.buffers);
         m.interface_bandwidth = to_string(c.mode);
         m.a_sram = p.settings.memory.a_sram;
