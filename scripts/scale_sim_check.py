@@ -202,6 +202,7 @@ def compare(scalesim_dir, ours_dir):
             a_b = use["a"]["dram"] + use["b"]["dram"]
             c = use["c"]["dram"]
             ours_channel = (a_b + c) / bw
+            # SCALE-Sim v3 gives each of its ports its own bandwidth (the shipped file: all 10, as ours).
             ss_port = max(float(d["DRAM IFMAP Reads"]), float(d["DRAM Filter Reads"]),
                           float(d["DRAM OFMAP Writes"])) / (bw / layer["operand_bytes"])
             why = (f"ours: one channel moves {a_b + c} B ({c} of them int32 C) at {bw} B/cycle, "
