@@ -2,6 +2,8 @@
 // edges / s), side by side in one run:
 //  - the cycle engine, with no edge observer and with an empty one (what observing costs);
 //  - the functional engine, through the same controller, memory and TLM path (model_functional/);
+//  - both engines with --buffers double (unlimited scratchpads and bandwidth: the memory system's
+//    own cost, docs/memory.md), model_double/ and model_functional_double/;
 //  - the test reference GEMM of the same number format, on the same shape and data;
 //  - with --verilator=SCRIPT, the same array as RTL under Verilator (../shared/anchors/verilator/
 //    run.sh N), run for each int32 size, and the cycle engine's ratio to it.
@@ -106,17 +108,35 @@ sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, std::uint64
 
 // What the benchmarks and the summary need from a rig, whatever its number format.
 // How a timed model run is made.
-enum class run_kind { cycle, observed, functional };
+enum class run_kind { cycle, observed, functional, buffered, functional_buffered };
 
 class rig_base : public sc_core::sc_module {
 public:
-    tally model;       // the timed cycle-engine runs
-    tally observed;    // ... with an empty edge observer set
-    tally functional;  // the timed functional-engine runs
-    tally reference;   // the timed reference GEMM runs
+    tally model;                // the timed cycle-engine runs
+    tally observed;             // ... with an empty edge observer set
+    tally functional;           // the timed functional-engine runs
+    tally buffered;             // the timed cycle-engine runs with buffers double
+    tally functional_buffered;  // ... functional-engine runs
+    tally reference;            // the timed reference GEMM runs
 
     tally& tally_of(run_kind k) {
-        return k == run_kind::cycle ? model : k == run_kind::observed ? observed : functional;
+        switch (k) {
+            case run_kind::cycle:
+                return model;
+            case run_kind::observed:
+                return observed;
+            case run_kind::functional:
+                return functional;
+            case run_kind::buffered:
+                return buffered;
+            case run_kind::functional_buffered:
+                return functional_buffered;
+        }
+        return model;
+    }
+    bool any_ran() const {
+        return model.ran() || observed.ran() || functional.ran() || buffered.ran() ||
+               functional_buffered.ran() || reference.ran();
     }
 
     std::size_t n() const { return m_n; }
@@ -194,7 +214,12 @@ public:
     }
 
     bool run_job(run_kind kind) override {
-        m_job.engine = kind == run_kind::functional ? engine_kind::functional : engine_kind::cycle;
+        m_job.engine = kind == run_kind::functional || kind == run_kind::functional_buffered
+                           ? engine_kind::functional
+                           : engine_kind::cycle;
+        m_job.memory.buffers = kind == run_kind::buffered || kind == run_kind::functional_buffered
+                                   ? buffer_mode::double_buffered
+                                   : buffer_mode::none;
         controller.set_observer(kind == run_kind::observed ? &m_observer : nullptr);
         controller.start(m_job);
         sc_core::sc_start(m_limit, sc_core::SC_EXIT_ON_STARVATION);
@@ -316,7 +341,8 @@ bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator
                 "  --verilator=SCRIPT  also run the RTL anchor (e.g. ../shared/anchors/verilator/run.sh)\n"
                 "                      for each int32 array size and print the cycle engine's ratio to it\n"
                 "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... (cycle engine),\n"
-                "  model_observed/..., model_functional/... and reference_gemm/<format>/...;\n"
+                "  model_observed/..., model_functional/..., model_double/... and\n"
+                "  model_functional_double/... (buffers double), and reference_gemm/<format>/...;\n"
                 "  functional/... is the functional engine's kernel on the GPT-2 layer beside OpenBLAS,\n"
                 "  soc/... (when systolic-soc is built) the RISC-V hart beside Unicorn alone and the\n"
                 "  firmware-driven GPT-2 layer beside systolic-tb, e.g. --benchmark_filter=/int8/\n\n",
@@ -368,6 +394,8 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
             rig.model.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
         if (rig.observed.ran()) out += " with an observer " + rate(rig.observed) + ",";
         if (rig.functional.ran()) out += " functional engine " + rate(rig.functional) + ",";
+        if (rig.buffered.ran()) out += " buffers double " + rate(rig.buffered) + ",";
+        if (rig.functional_buffered.ran()) out += " functional double " + rate(rig.functional_buffered) + ",";
         out += rig.reference.ran() ? " reference GEMM " + mega(ref) + " M MAC/s" : " reference GEMM not run";
         if (rig.model.ran() && rig.reference.ran()) {
             char buf[32];
@@ -379,11 +407,11 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
 
     double wall = 0, cpu = 0;
     for (const auto& rig : rigs) {
-        if (!rig->model.ran() && !rig->reference.ran() && !rig->functional.ran() && !rig->observed.ran())
-            continue;
+        if (!rig->any_ran()) continue;
         if (wall == 0) std::fprintf(out, "\nsummary, per wall second over every timed run above:\n");
         std::fprintf(out, "%s\n", line(*rig, false).c_str());
-        for (const tally* t : {&rig->model, &rig->observed, &rig->functional, &rig->reference}) {
+        for (const tally* t : {&rig->model, &rig->observed, &rig->functional, &rig->buffered,
+                               &rig->functional_buffered, &rig->reference}) {
             wall += t->seconds;
             cpu += t->cpu_seconds;
         }
@@ -393,8 +421,7 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
                      "the machine was busy: this thread ran %.0f%% of the timed wall time; per CPU-second:\n",
                      100.0 * cpu / wall);
         for (const auto& rig : rigs) {
-            if (rig->model.ran() || rig->reference.ran() || rig->functional.ran() || rig->observed.ran())
-                std::fprintf(out, "%s\n", line(*rig, true).c_str());
+            if (rig->any_ran()) std::fprintf(out, "%s\n", line(*rig, true).c_str());
         }
     }
     std::fflush(out);
@@ -488,7 +515,8 @@ int sc_main(int argc, char* argv[]) {
     // One untimed run per rig: it elaborates, and it shows the model computes the right product,
     // byte for byte (fp32 and bf16 included: both sides add rounded products in k order).
     for (auto& rig : rigs) {
-        for (auto kind : {run_kind::cycle, run_kind::functional}) {
+        for (auto kind :
+             {run_kind::cycle, run_kind::functional, run_kind::buffered, run_kind::functional_buffered}) {
             if (!rig->run_job(kind)) {
                 std::cerr << "systolic-bench: " << rig->error() << "\n";
                 return 1;
@@ -507,7 +535,9 @@ int sc_main(int argc, char* argv[]) {
         rig_base* r = rig.get();
         for (auto [prefix, kind] :
              {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
-              std::pair{"model_functional/", run_kind::functional}}) {
+              std::pair{"model_functional/", run_kind::functional},
+              std::pair{"model_double/", run_kind::buffered},
+              std::pair{"model_functional_double/", run_kind::functional_buffered}}) {
             benchmark::RegisterBenchmark(
                 (prefix + r->label("/")).c_str(),
                 [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })

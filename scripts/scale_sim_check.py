@@ -8,9 +8,15 @@ stalls, Total Cycles = folds x (K + R + C - 2) - 1. This script lowers the topol
 SCALE-Sim's topology_utils.py does, and works that figure out on its own; the edges come from
 systolic-run's reports, stepped by the cycle engine.
 
+With a memory system (systolic-run --config FILE.cfg), the script also runs SCALE-Sim itself
+from a checkout of its source (v2 or v3: https://github.com/scalesim-project) on the same
+configuration and topology, and sets its COMPUTE_REPORT.csv and BANDWIDTH_REPORT.csv beside ours.
+
 usage:
   scale_sim_check.py check SYSTOLIC_RUN WORKLOADS_DIR   run the shipped topologies and check
   scale_sim_check.py table WORKLOADS_DIR REPORT_DIR...  markdown tables for docs/scale-sim.md
+  scale_sim_check.py scalesim SRC CFG TOPOLOGY OUT      run SCALE-Sim (checkout SRC) into OUT/<run_name>
+  scale_sim_check.py compare SCALESIM_DIR OUR_DIR       both runs' reports side by side (markdown)
 """
 import csv
 import json
@@ -135,11 +141,103 @@ def table(workloads, report_dirs):
                       f"{'yes' if edges == ss + 1 else 'NO'} |")
 
 
+def run_scalesim(src, cfg, topology, out):
+    """Runs SCALE-Sim from its source tree without writing its (huge) traces. v3 also wants a
+    layout file, which it reads but does not use without custom layouts: one neutral row per layer."""
+    sys.path.insert(0, str(Path(src).resolve()))
+    from scalesim.scale_sim import scalesim  # noqa: E402 (found only once SRC is on the path)
+    gemm = read_header(topology)[1] == "M"
+    kw = dict(save_disk_space=True, verbose=False, config=str(cfg), topology=str(topology),
+              input_type_gemm=gemm)
+    Path(out).mkdir(parents=True, exist_ok=True)
+    if (Path(src) / "scalesim" / "layout_utils.py").exists():
+        layout = Path(out) / "layout.csv"
+        with open(layout, "w") as f:
+            f.write("Layer name," + ",".join(["x"] * 20) + ",\n")
+            for lid, *_ in read_topology(topology):
+                f.write(f"L{lid}," + ",".join(["1"] * 20) + ",\n")
+        kw["layout"] = str(layout)
+    scalesim(**kw).run_scale(top_path=str(out))
+
+
+def read_header(path):
+    with open(path) as f:
+        return [x.strip() for x in f.readline().split(",")]
+
+
+def read_csv(path):
+    with open(path) as f:
+        rows = [[x.strip() for x in r] for r in csv.reader(f, skipinitialspace=True) if r]
+    return [dict(zip(rows[0], r)) for r in rows[1:]]
+
+
+def compare(scalesim_dir, ours_dir):
+    """Two markdown tables, SCALE-Sim's figure beside ours: cycles with the reason they differ,
+    then DRAM traffic and bandwidth. The reasons are worked out from both runs' own counts."""
+    ss_c = read_csv(Path(scalesim_dir) / "COMPUTE_REPORT.csv")
+    ss_b = read_csv(Path(scalesim_dir) / "BANDWIDTH_REPORT.csv")
+    detail = read_csv(Path(scalesim_dir) / "DETAILED_ACCESS_REPORT.csv")
+    us_c = read_csv(Path(ours_dir) / "COMPUTE_REPORT.csv")
+    us_b = read_csv(Path(ours_dir) / "BANDWIDTH_REPORT.csv")
+    rep = json.load(open(Path(ours_dir) / "report.json"))
+    bw = rep["memory"]["dram_bandwidth"]  # bytes per cycle; 0 with CALC
+    incl = "Total Cycles (incl. prefetch)"
+    print("| LayerID | Layer | Edges − 1 | Total SCALE-Sim / ours | Stall SCALE-Sim / ours | "
+          "incl. prefetch SCALE-Sim / ours | Why they differ |")
+    print("|---:|---|---:|---:|---:|---:|---|")
+    for s, u, d, layer in zip(ss_c, us_c, detail, rep["layers"]):
+        use = layer["memory_use"]
+        ss_total, ss_stall = int(s["Total Cycles"]), int(s["Stall Cycles"])
+        lead = -int(min(float(d["DRAM IFMAP Start Cycle"]), float(d["DRAM Filter Start Cycle"])))
+        tail = int(float(d["DRAM OFMAP Stop Cycle"])) - ss_total
+        ours_total = int(u["Total Cycles"])
+        ours_tail = int(u[incl]) - use["prefetch_cycles"] - ours_total
+        if not bw:
+            why = (f"same edges and no stalls; SCALE-Sim prefetches {lead} cycles before its cycle 0 and "
+                   f"drains {tail} after, ours loads the first tile in {use['prefetch_cycles']} and drains "
+                   f"the last in {ours_tail}")
+            if ss_stall or int(u["Stall Cycles"]):
+                why = "stalls: " + why
+        else:
+            a_b = use["a"]["dram"] + use["b"]["dram"]
+            c = use["c"]["dram"]
+            ours_channel = (a_b + c) / bw
+            # SCALE-Sim v3 gives each of its ports its own bandwidth (the shipped file: all 10, as ours).
+            ss_port = max(float(d["DRAM IFMAP Reads"]), float(d["DRAM Filter Reads"]),
+                          float(d["DRAM OFMAP Writes"])) / (bw / layer["operand_bytes"])
+            why = (f"ours: one channel moves {a_b + c} B ({c} of them int32 C) at {bw} B/cycle, "
+                   f"≥ {ours_channel:.0f} cycles; SCALE-Sim: its busiest port moves "
+                   f"{ss_port * bw / layer['operand_bytes']:.0f} words at {bw // layer['operand_bytes']}"
+                   f"/cycle, ≥ {ss_port:.0f} cycles")
+        print(f"| {u['LayerID']} | {u['Layer']} | {int(u['Advance Edges']) - 1} | {ss_total} / {ours_total} | "
+              f"{ss_stall} / {u['Stall Cycles']} | {s.get(incl, '–')} / {u[incl]} | {why} |")
+    print()
+    print("| LayerID | Layer | DRAM words A+B SCALE-Sim / ours | C words | IFMAP DRAM BW | FILTER DRAM BW | "
+          "OFMAP DRAM BW | ours zero-stall B/cycle | streamed tiles |")
+    print("|---:|---|---:|---:|---:|---:|---:|---:|---:|")
+    for s, u, d, layer in zip(ss_b, us_b, detail, rep["layers"]):
+        use = layer["memory_use"]
+        ss_words = float(d["DRAM IFMAP Reads"]) + float(d["DRAM Filter Reads"])
+        our_words = (use["a"]["dram"] + use["b"]["dram"]) // layer["operand_bytes"]
+        print(f"| {u['LayerID']} | {u['Layer']} | {ss_words:.0f} / {our_words} | "
+              f"{float(d['DRAM OFMAP Writes']):.0f} / {use['c']['dram'] // layer['output_bytes']} | "
+              f"{float(s['Avg IFMAP DRAM BW']):.3f} / {float(u['Avg IFMAP DRAM BW']):.3f} | "
+              f"{float(s['Avg FILTER DRAM BW']):.3f} / {float(u['Avg FILTER DRAM BW']):.3f} | "
+              f"{float(s['Avg OFMAP DRAM BW']):.3f} / {float(u['Avg OFMAP DRAM BW']):.3f} | "
+              f"{u['Zero-Stall DRAM Bytes/Cycle']} | {u['Streamed Tiles']} |")
+
+
 def main():
     if len(sys.argv) == 4 and sys.argv[1] == "check":
         return check(sys.argv[2], Path(sys.argv[3]))
     if len(sys.argv) >= 4 and sys.argv[1] == "table":
         table(Path(sys.argv[2]), sys.argv[3:])
+        return 0
+    if len(sys.argv) == 6 and sys.argv[1] == "scalesim":
+        run_scalesim(*sys.argv[2:6])
+        return 0
+    if len(sys.argv) == 4 and sys.argv[1] == "compare":
+        compare(sys.argv[2], sys.argv[3])
         return 0
     print(__doc__, file=sys.stderr)
     return 2

@@ -12,6 +12,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <map>
 #include <nlohmann/json.hpp>
 #include <sstream>
 #include <string>
@@ -354,7 +355,8 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_EQ(files_in("jobs"), 12u);
     r = sr("--merge jobs --out merged");
     ASSERT_EQ(r.status, 0) << r.err;
-    for (const char* f : {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+    for (const char* f :
+         {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
         SCOPED_TRACE(f);
         const std::string seq = slurp(path(std::string("seq/") + f));
         EXPECT_FALSE(seq.empty());
@@ -368,7 +370,7 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_EQ(rows[4][11], "4x4");
     EXPECT_EQ(rows[8][11], "3x3");
     EXPECT_FALSE(fs::exists(path("par/.systolic-run-jobs")));
-    EXPECT_EQ(files_in("par"), 3u);  // no scratch directory left behind
+    EXPECT_EQ(files_in("par"), 4u);  // the reports, and no scratch directory left behind
 
     // A job missing from the directory is named, and nothing is written.
     fs::remove(path("jobs/job-3x3-0002.json"));
@@ -385,6 +387,139 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-run: error: jobs/junk.json: not a systolic-run job file\n");
+}
+
+// A SCALE-Sim configuration for a 4x4 array (ArrayHeight rows of ArrayWidth PEs), as SCALE-Sim
+// ships them, with the interface bandwidth given.
+std::string scale_cfg(const std::string& mode, const std::string& extra = "") {
+    return "[general]\nrun_name = test\n\n[architecture_presets]\nArrayHeight:    4\nArrayWidth:     4\n"
+           "IfmapSramSzkB:   64\nFilterSramSzkB:  64\nOfmapSramSzkB:   64\nIfmapOffset:    0\n"
+           "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 1\nDataflow : os\n" +
+           extra + "MemoryBanks:   1\n\n[run_presets]\nInterfaceBandwidth: " + mode + "\n";
+}
+
+std::map<std::string, std::string> by_name(const std::string& csv, std::size_t row) {
+    std::istringstream in(csv);
+    std::string head, line;
+    std::getline(in, head);
+    for (std::size_t i = 0; i <= row; ++i)
+        std::getline(in, line);
+    std::map<std::string, std::string> out;
+    std::istringstream h(head), l(line);
+    std::string name, value;
+    while (std::getline(h, name, ',') && std::getline(l, value, ','))
+        out[name.substr(name[0] == ' ')] = value.substr(!value.empty() && value[0] == ' ');
+    return out;
+}
+
+// With --config the layers run on SCALE-Sim's double-buffered scratchpads: USER's one word per
+// cycle is below what a 4x4 array takes in (8 operands an edge), so the array stalls more than with
+// CALC's unlimited channel (where only the DRAM latency of small tiles is left), and SCALE-Sim's
+// Total Cycles is the edges - 1 plus the stalls in both; the whole job cannot be shorter than its
+// DRAM bytes at one a cycle. The bandwidth reported to need no stalls is above the one that stalled.
+TEST_F(SystolicRun, ConfigRunsOnScaleSimsBuffersAndBandwidth) {
+    write("t.csv", small_gemm);
+    write("user.cfg", scale_cfg("USER"));
+    write("calc.cfg", scale_cfg("CALC"));
+    auto r = sr("--topology t.csv --config user.cfg --out user");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(" stall cycles, PASS"), std::string::npos) << r.out;
+    r = sr("--topology t.csv --config calc.cfg --out calc");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string user = slurp(path("user/COMPUTE_REPORT.csv")),
+                      calc = slurp(path("calc/COMPUTE_REPORT.csv"));
+    const auto j = nlohmann::json::parse(slurp(path("user/report.json")));
+    EXPECT_EQ(j.at("memory").at("buffers"), "double");
+    EXPECT_EQ(j.at("memory").at("interface_bandwidth"), "USER");
+    EXPECT_EQ(j.at("memory").at("a_sram"), 65536);
+    EXPECT_EQ(j.at("memory").at("dram_bandwidth"), 1);  // one int8 word
+    std::uint64_t user_stalls = 0, calc_stalls = 0;
+    for (std::size_t i = 0; i < 4; ++i) {
+        SCOPED_TRACE(i);
+        const auto u = by_name(user, i), c = by_name(calc, i);
+        ASSERT_EQ(u.at("Pass"), "PASS");
+        ASSERT_EQ(c.at("Pass"), "PASS");
+        const std::uint64_t edges = std::stoull(u.at("Advance Edges"));
+        EXPECT_EQ(c.at("Advance Edges"), u.at("Advance Edges"));  // the plan's edges never change
+        const std::uint64_t us = std::stoull(u.at("Stall Cycles")), cs = std::stoull(c.at("Stall Cycles"));
+        EXPECT_EQ(std::stoull(u.at("Total Cycles")), edges - 1 + us);
+        EXPECT_EQ(std::stoull(c.at("Total Cycles")), edges - 1 + cs);
+        EXPECT_GE(us, cs);
+        user_stalls += us;
+        calc_stalls += cs;
+        const auto& use = j.at("layers")[i].at("memory_use");
+        const std::uint64_t dram = use.at("a").at("dram").get<std::uint64_t>() +
+                                   use.at("b").at("dram").get<std::uint64_t>() +
+                                   use.at("c").at("dram").get<std::uint64_t>();
+        EXPECT_GT(dram, 0u);
+        EXPECT_GE(std::stoull(u.at("Total Cycles (incl. prefetch)")), dram);
+        EXPECT_GE(std::stoull(u.at("Total Cycles (incl. prefetch)")), std::stoull(u.at("Total Cycles")));
+        const auto bw = by_name(slurp(path("calc/BANDWIDTH_REPORT.csv")), i);
+        if (us > 0 && bw.at("Zero-Stall DRAM Bytes/Cycle") != "inf") {
+            EXPECT_GT(std::stod(bw.at("Zero-Stall DRAM Bytes/Cycle")), 1.0);
+        }
+        EXPECT_GT(std::stod(bw.at("Avg IFMAP SRAM BW")), 0.0);
+        EXPECT_EQ(bw.at("Array"), "4x4");
+    }
+    EXPECT_GT(user_stalls, calc_stalls);
+    // The same reports from job processes, whose command lines carry the configuration.
+    r = sr("--topology t.csv --config user.cfg --jobs 2 --out par");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char* f :
+         {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+        SCOPED_TRACE(f);
+        EXPECT_EQ(slurp(path(std::string("par/") + f)), slurp(path(std::string("user/") + f)));
+    }
+    r = sr("--topology t.csv --config user.cfg --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(" --config " + path("user.cfg").string() + " "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("--array"), std::string::npos) << r.out;
+}
+
+// A bad configuration is one line naming the file, the line and the key; nothing is written.
+TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
+    write("t.csv", small_gemm);
+    write("typo.cfg", scale_cfg("USER", "IfmapSramSizekB: 64\n"));
+    auto r = sr("--topology t.csv --config typo.cfg --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(
+        r.err,
+        "systolic-run: error: typo.cfg:15: key 'IfmapSramSizekB' is not a SCALE-Sim configuration key in "
+        "[architecture_presets]\n");
+    EXPECT_EQ(r.out, "");
+    EXPECT_FALSE(fs::exists(path("o")));
+    std::string ws = scale_cfg("CALC");
+    ws.replace(ws.find("Dataflow : os"), 13, "Dataflow : ws");
+    write("ws.cfg", ws);
+    r = sr("--topology t.csv --config ws.cfg --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(
+        r.err,
+        "systolic-run: error: ws.cfg:14: key 'Dataflow': ws is not modelled yet: systolic-run's array is "
+        "output stationary (os)\n");
+    r = sr("--topology t.csv --config missing.cfg --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("systolic-run: error: missing.cfg", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+    write("user.cfg", scale_cfg("USER"));
+    r = sr("--topology t.csv --config user.cfg --array 8 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(
+        r.err,
+        "systolic-run: error: --config gives the array (ArrayHeight x ArrayWidth): no --array or --sweep\n");
+    // A C scratchpad smaller than one tile's outputs (4x4 int32 is 64 bytes; 1 kB holds them, so
+    // the array is made large instead: 32x32 int32 outputs are 4 kB).
+    std::string big = scale_cfg("USER");
+    big.replace(big.find("ArrayHeight:    4"), 17, "ArrayHeight:    32");
+    big.replace(big.find("ArrayWidth:     4"), 17, "ArrayWidth:     32");
+    big.replace(big.find("OfmapSramSzkB:   64"), 19, "OfmapSramSzkB:   1");
+    write("big.cfg", big);
+    write("wide.csv", "Layer, M, N, K,\nW, 32, 32, 8,\n");
+    r = sr("--topology wide.csv --config big.cfg --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("systolic-run: error: --config big.cfg: layer 0 (W) on 32x32: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
+    EXPECT_FALSE(fs::exists(path("o")));
 }
 
 // --merge reads job files as it reads topologies: a tampered value is refused with the file and the

@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -12,6 +14,7 @@
 #include "progress.h"
 #include "run_options.h"
 #include "run_report.h"
+#include "scale_config.h"
 #include "topology.h"
 
 namespace {
@@ -240,11 +243,93 @@ TEST(Report, ScaleSimFiguresFromCountedEdges) {
     EXPECT_EQ(
         csv.substr(0, csv.find('\n')),
         "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
-        "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,");
+        "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
+        "Total Cycles (incl. prefetch),");
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
-        "cycle, PASS,\n");
+        "cycle, PASS, 0,\n");
+}
+
+// A record of a run with --config: SCALE-Sim's buffers and a DRAM channel, and what they cost.
+layer_record memory_record() {
+    layer_record r = sample_record();
+    r.memory.config = "scale.cfg";
+    r.memory.buffers = "double";
+    r.memory.interface_bandwidth = "USER";
+    r.memory.a_sram = r.memory.b_sram = r.memory.c_sram = 64 * 1024;
+    r.memory.dram_bandwidth = 10;
+    systolic::memory_report& m = r.memory_use;
+    m.stall_cycles = 37;
+    m.prefetch_cycles = 12;
+    m.total_cycles = 150;
+    m.a = {60, 160};  // A read once; each of the 4 tiles feeds its rows x K
+    m.b = {50, 200};
+    m.c = {120, 120};  // 30 int32 outputs
+    m.average_bandwidth = 230.0 / 150;
+    m.peak_bandwidth = 1.0 / 3;  // not a short decimal: must read back exactly
+    m.zero_stall_bandwidth = 2.75;
+    m.streamed_tiles = 1;
+    m.stream_k_chunk = 4;
+    return r;
+}
+
+// Stalls count into SCALE-Sim's Total Cycles (and so into its utilisation); v3's column is the
+// whole job, prefetch and last drain included.
+TEST(Report, StallsAndPrefetchInTheScaleSimFigures) {
+    const layer_record r = memory_record();
+    const compute_figures f = compute_figures_of(r);
+    EXPECT_EQ(f.stall_cycles, 37u);
+    EXPECT_EQ(f.total_cycles, 63u + 37u);
+    EXPECT_EQ(f.total_cycles_incl_prefetch, 150u);
+    EXPECT_DOUBLE_EQ(f.overall_util, 300.0 * 100 / (100.0 * 16));
+    const std::string csv = compute_report_csv({r});
+    EXPECT_EQ(
+        csv.substr(csv.find('\n') + 1),
+        "1, 100, 37, 18.7500, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, "
+        "4, cycle, PASS, 150,\n");
+    // SRAM words over Total Cycles, DRAM words over the whole job; C's words are 4 bytes.
+    const bandwidth_figures b = bandwidth_figures_of(r);
+    EXPECT_DOUBLE_EQ(b.ifmap_sram, 160.0 / 100);
+    EXPECT_DOUBLE_EQ(b.filter_sram, 200.0 / 100);
+    EXPECT_DOUBLE_EQ(b.ofmap_sram, 30.0 / 100);
+    EXPECT_DOUBLE_EQ(b.ifmap_dram, 60.0 / 150);
+    EXPECT_DOUBLE_EQ(b.filter_dram, 50.0 / 150);
+    EXPECT_DOUBLE_EQ(b.ofmap_dram, 30.0 / 150);
+    EXPECT_EQ(bandwidth_report_csv({r}),
+              "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, "
+              "Avg FILTER DRAM BW, Avg OFMAP DRAM BW, Avg DRAM Bytes/Cycle, Peak DRAM Bytes/Cycle, "
+              "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array,\n"
+              "1, 1.6000, 2.0000, 0.3000, 0.4000, 0.3333, 0.2000, 1.5333, 0.3333, 2.7500, 1, 4, "
+              "\"L, \"\"one\"\"\", 4x4,\n");
+    // Without a memory system nothing moved through scratchpads: zeros, not a division by zero.
+    EXPECT_EQ(bandwidth_figures_of(sample_record()).ifmap_dram, 0.0);
+}
+
+TEST(Report, JobFilesWithAMemorySystemReadBackExactly) {
+    const layer_record r = memory_record();
+    const std::string text = job_file_text(r);
+    const layer_record back = record_from_json(nlohmann::json::parse(text).at("record"), "x");
+    EXPECT_EQ(job_file_text(back), text);
+    EXPECT_EQ(back.memory_use.peak_bandwidth, 1.0 / 3);
+    // No bandwidth removes stalls that come from latency: infinity, written "inf", reads back.
+    layer_record never = r;
+    never.memory_use.zero_stall_bandwidth = HUGE_VAL;
+    const std::string inf_text = job_file_text(never);
+    EXPECT_NE(inf_text.find("\"zero_stall_bandwidth\": \"inf\""), std::string::npos) << inf_text;
+    EXPECT_EQ(job_file_text(record_from_json(nlohmann::json::parse(inf_text).at("record"), "x")), inf_text);
+    EXPECT_EQ(back.memory, r.memory);
+    EXPECT_EQ(bandwidth_report_csv({back}), bandwidth_report_csv({r}));
+    EXPECT_EQ(report_json({back}), report_json({r}));
+    // A run with another memory system is another run.
+    layer_record other = sample_record();
+    other.layer_id = 0;
+    try {
+        check_complete({other, back}, "jobs");
+        ADD_FAILURE() << "accepted";
+    } catch (const report_error& e) {
+        EXPECT_NE(std::string(e.what()).find("different runs"), std::string::npos) << e.what();
+    }
 }
 
 TEST(Report, JobFilesReadBackExactly) {
@@ -309,6 +394,19 @@ TEST(Report, JobFilesAreCheckedFieldByField) {
         {"more used PEs than the array has", [](nlohmann::json& j) { j["folds"][0]["used_pes"] = 17; },
          "'folds'"},
         {"a string for a number", [](nlohmann::json& j) { j["traffic"]["reads"] = "many"; }, "'reads'"},
+        {"unknown buffers", [](nlohmann::json& j) { j["memory"]["buffers"] = "triple"; }, "'buffers'"},
+        {"unknown interface bandwidth", [](nlohmann::json& j) { j["memory"]["interface_bandwidth"] = "MAX"; },
+         "'interface_bandwidth'"},
+        {"CALC without a config", [](nlohmann::json& j) { j["memory"]["interface_bandwidth"] = "CALC"; },
+         "'interface_bandwidth'"},
+        {"negative bandwidth", [](nlohmann::json& j) { j["memory_use"]["peak_bandwidth"] = -1.0; },
+         "'peak_bandwidth'"},
+        {"text bandwidth", [](nlohmann::json& j) { j["memory_use"]["average_bandwidth"] = "fast"; },
+         "'average_bandwidth'"},
+        {"more streamed tiles than tiles", [](nlohmann::json& j) { j["memory_use"]["streamed_tiles"] = 5; },
+         "'streamed_tiles'"},
+        {"no stream bytes", [](nlohmann::json& j) { j["memory_use"]["b"].erase("dram"); }, "'dram'"},
+        {"zero word size", [](nlohmann::json& j) { j["operand_bytes"] = 0; }, "'operand_bytes'"},
     };
     for (const auto& c : cases) {
         SCOPED_TRACE(c.what);
@@ -380,6 +478,166 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     EXPECT_EQ(v[0].layer_id, 0u);
     EXPECT_EQ(v[1].layer_id, 1u);
     EXPECT_EQ(v[2].array_rows, 8u);
+}
+
+// SCALE-Sim's own shipped configurations, v2's scale.cfg (with os, as it ships) and v3's (whose
+// Dataflow is ws: set to os here), read as SCALE-Sim reads them.
+const char* v2_scale_cfg =
+    "[general]\nrun_name = scale_example_run_32x32_os\n\n[architecture_presets]\nArrayHeight:    32\n"
+    "ArrayWidth:     32\nIfmapSramSzkB:   64 \nFilterSramSzkB:  64 \nOfmapSramSzkB:   64 \nIfmapOffset:    "
+    "0\n"
+    "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : os\nMemoryBanks:   1\n\n"
+    "[run_presets]\nInterfaceBandwidth: CALC \n";
+const char* v3_scale_cfg =
+    "[general]\nrun_name = scale_example_run_32x32_ws\n\n[architecture_presets]\nArrayHeight:    32\n"
+    "ArrayWidth:     16\nIfmapSramSzkB:   64\nFilterSramSzkB:  32\nOfmapSramSzkB:   16\nIfmapOffset:    0\n"
+    "FilterOffset:   10000000\nOfmapOffset:    20000000\nBandwidth : 10\nDataflow : os\nMemoryBanks:   1\n"
+    "ReadRequestBuffer: 32\nWriteRequestBuffer: 32\n\n[layout]\nIfmapCustomLayout: False\n"
+    "IfmapSRAMBankBandwidth: 10\nIfmapSRAMBankNum: 10\nIfmapSRAMBankPort: 2\nFilterCustomLayout: False\n"
+    "FilterSRAMBankBandwidth: 10\nFilterSRAMBankNum: 10\nFilterSRAMBankPort: 2\n\n[sparsity]\n"
+    "SparsitySupport : false\nSparseRep : ellpack_block\nOptimizedMapping : false\nBlockSize : 8\n"
+    "RandomNumberGeneratorSeed : 40\n\n[run_presets]\nInterfaceBandwidth: USER\nUseRamulatorTrace: False\n";
+
+TEST(ScaleConfig, ShippedConfigurationsMapToTheArrayAndDoubleBuffers) {
+    const scale_config v2 = parse_scale_config(v2_scale_cfg, "scale.cfg", max_array);
+    EXPECT_EQ(v2.array, (systolic::array_shape{32, 32}));
+    EXPECT_EQ(v2.mode, interface_bandwidth::calc);
+    EXPECT_EQ(v2.bandwidth, 10u);
+    const systolic::memory_config m2 = memory_of(v2, 1);
+    EXPECT_EQ(m2.buffers, systolic::buffer_mode::double_buffered);
+    EXPECT_EQ(m2.a_sram, 65536u);
+    EXPECT_EQ(m2.b_sram, 65536u);
+    EXPECT_EQ(m2.c_sram, 65536u);
+    EXPECT_EQ(m2.dram_bandwidth, 0.0);  // CALC: unlimited, the report says what was needed
+
+    const scale_config v3 = parse_scale_config(v3_scale_cfg, "v3.cfg", max_array);
+    EXPECT_EQ(v3.array, (systolic::array_shape{32, 16}));  // ArrayHeight rows of ArrayWidth PEs
+    EXPECT_EQ(v3.mode, interface_bandwidth::user);
+    const systolic::memory_config m3 = memory_of(v3, 4);  // fp32 words
+    EXPECT_EQ(m3.a_sram, 65536u);
+    EXPECT_EQ(m3.b_sram, 32768u);
+    EXPECT_EQ(m3.c_sram, 16384u);
+    EXPECT_EQ(m3.dram_bandwidth, 40.0);  // 10 words of 4 bytes per cycle
+
+    // configparser's other spellings: '=' as well as ':', keys in any case, ; and # comments.
+    const scale_config odd = parse_scale_config(
+        "; a comment\n[architecture_presets]\narrayheight = 8\nARRAYWIDTH=4\n  # indented comment\n"
+        "ifmapsramszkb: 1\nFilterSramSzkB: 2\nOfmapSramSzkB: 3\nDataflow: os\n[run_presets]\n"
+        "InterfaceBandwidth: CALC\r\n",
+        "odd.cfg", max_array);
+    EXPECT_EQ(odd.array, (systolic::array_shape{8, 4}));
+    EXPECT_EQ(memory_of(odd, 1).c_sram, 3072u);
+    EXPECT_EQ(odd.bandwidth, 0u);  // CALC needs none
+}
+
+std::string config_error_of(const std::string& text) {
+    try {
+        parse_scale_config(text, "my.cfg", max_array);
+    } catch (const config_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
+// Every bad or unknown key is one line naming the file, the line and the key.
+TEST(ScaleConfig, BadKeysNameFileLineAndKey) {
+    const std::string head = "[architecture_presets]\nArrayHeight: 4\nArrayWidth: 4\n";
+    const std::string rest =
+        "IfmapSramSzkB: 1\nFilterSramSzkB: 1\nOfmapSramSzkB: 1\nDataflow: os\n[run_presets]\n"
+        "InterfaceBandwidth: CALC\n";
+    EXPECT_EQ(config_error_of(head + rest), "no error");
+    struct bad {
+        std::string text, says;
+    };
+    const bad cases[] = {
+        {head + "IfmapSramSize: 1\n" + rest,
+         "my.cfg:4: key 'IfmapSramSize' is not a SCALE-Sim configuration key in [architecture_presets]"},
+        {head + "InterfaceBandwidth: USER\n" + rest,
+         "my.cfg:4: key 'InterfaceBandwidth' is not a SCALE-Sim configuration key in [architecture_presets] "
+         "(it "
+         "belongs in [run_presets])"},
+        {"[architecture_presets]\nArrayHeight: four\nArrayWidth: 4\n" + rest,
+         "my.cfg:2: key 'ArrayHeight': 'four' is not a positive integer"},
+        {"[architecture_presets]\nArrayHeight: 4\nArrayWidth: 2048\n" + rest,
+         "my.cfg:3: key 'ArrayWidth': 2048 is outside [1, 1024]"},
+        {head + "IfmapSramSzkB: 0\n" + rest.substr(rest.find('\n') + 1),
+         "my.cfg:4: key 'IfmapSramSzkB': 0 is outside [1, 1073741824]"},
+        {head + "arrayheight: 8\n" + rest, "my.cfg:4: key 'ArrayHeight' is also on line 2"},
+        {head + rest + "[architecture_presets]\n",
+         "my.cfg:10: section [architecture_presets] is also on line 1"},
+        {head + rest + "[dram]\n",
+         "my.cfg:10: section [dram] is not one of SCALE-Sim's configuration sections"},
+        {"ArrayHeight: 4\n" + head + rest, "my.cfg:1: key 'ArrayHeight' comes before any [section]"},
+        {head + "just words\n" + rest,
+         "my.cfg:4: not a [section], a 'key: value' line or a comment: 'just words'"},
+        {head + "[open\n" + rest, "my.cfg:4: not a [section] line: '[open'"},
+        {head + "MemoryBanks: 4\n" + rest,
+         "my.cfg:4: key 'MemoryBanks': '4' is not supported, only 1 (one DRAM channel)"},
+        {head + rest + "UseRamulatorTrace: True\n",
+         "my.cfg:10: key 'UseRamulatorTrace': 'True' is not supported, only False (no Ramulator DRAM model)"},
+        {head + rest + "[sparsity]\nSparsitySupport: true\n",
+         "my.cfg:11: key 'SparsitySupport': 'true' is not supported, only false (dense operands)"},
+        {head + rest.substr(0, rest.find("Dataflow")) +
+             "Dataflow: ws\n[run_presets]\nInterfaceBandwidth: CALC\n",
+         "my.cfg:7: key 'Dataflow': ws is not modelled yet: systolic-run's array is output stationary (os)"},
+        {head + rest.substr(0, rest.find("Dataflow")) +
+             "Dataflow: is\n[run_presets]\nInterfaceBandwidth: CALC\n",
+         "my.cfg:7: key 'Dataflow': is is not modelled yet: systolic-run's array is output stationary (os)"},
+        {head + rest.substr(0, rest.find("Dataflow")) +
+             "Dataflow: rs\n[run_presets]\nInterfaceBandwidth: CALC\n",
+         "my.cfg:7: key 'Dataflow': 'rs' is not os, ws or is"},
+        {head + rest.substr(0, rest.find("CALC")) + "calc\n",
+         "my.cfg:9: key 'InterfaceBandwidth': 'calc' is not CALC or USER"},
+        {head + rest.substr(0, rest.find("CALC")) + "USER\n",
+         "my.cfg:9: InterfaceBandwidth USER needs the key 'Bandwidth' in [architecture_presets]"},
+        {head + "Bandwidth: 10,20\n" + rest,
+         "my.cfg:4: key 'Bandwidth': '10,20' is a list; give one value (one DRAM channel serves the three "
+         "streams)"},
+        {head + "Bandwidth: 0\n" + rest, "my.cfg:4: key 'Bandwidth': 0 is outside [1, 4294967296]"},
+        {"[architecture_presets]\nArrayWidth: 4\n" + rest,
+         "my.cfg: no key 'ArrayHeight' in [architecture_presets]"},
+        {head + rest.substr(0, rest.find("[run_presets]")),
+         "my.cfg: no key 'InterfaceBandwidth' in [run_presets]"},
+        {head + "Dataflow\xff: os\n" + rest, "my.cfg:4: not UTF-8 text (byte 0xff at column 9)"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.text);
+        EXPECT_EQ(config_error_of(c.text), c.says);
+    }
+    // A file that cannot be read is one line too.
+    try {
+        read_scale_config("/nonexistent/dir/x.cfg", max_array);
+        ADD_FAILURE() << "accepted";
+    } catch (const config_error& e) {
+        EXPECT_NE(std::string(e.what()).find("/nonexistent/dir/x.cfg"), std::string::npos) << e.what();
+        EXPECT_EQ(std::string(e.what()).find('\n'), std::string::npos);
+    }
+}
+
+// The configurations shipped beside the topologies, as SCALE-Sim v3 reads them too.
+TEST(ScaleConfig, ShippedConfigurations) {
+    const auto calc = read_scale_config(std::string(SYSTOLIC_WORKLOADS) + "/scale_os32_calc.cfg", max_array);
+    const auto user = read_scale_config(std::string(SYSTOLIC_WORKLOADS) + "/scale_os32_user.cfg", max_array);
+    EXPECT_EQ(calc.array, (systolic::array_shape{32, 32}));
+    EXPECT_EQ(calc.mode, interface_bandwidth::calc);
+    EXPECT_EQ(user.mode, interface_bandwidth::user);
+    EXPECT_EQ(memory_of(user, 1).dram_bandwidth, 10.0);
+    EXPECT_EQ(memory_of(user, 1).a_sram, 65536u);
+}
+
+// docs/scale-sim.md's table of configuration keys is the reader's table, row for row.
+TEST(ScaleConfig, DocsListEveryKeyAsTheReaderTakesIt) {
+    std::ifstream in(std::string(SYSTOLIC_WORKLOADS) + "/../docs/scale-sim.md");
+    const std::string doc((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
+    ASSERT_FALSE(doc.empty());
+    for (const auto& k : scale_config_keys) {
+        const std::string use = k.use == key_use::ignored   ? "accepted, ignored"
+                                : k.use == key_use::must_be ? "must be `" + std::string(k.value) + "`"
+                                                            : "used";
+        const std::string row =
+            "| `[" + std::string(k.section) + "]` | `" + k.key + "` | " + use + " | " + k.why + " |\n";
+        EXPECT_NE(doc.find(row), std::string::npos) << row;
+    }
 }
 
 // systolic-run's line on the executables' one bar: the share done, the time left, the label, and

@@ -1,6 +1,7 @@
 #include "systolic/dma_port.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstring>
 #include <utility>
 
@@ -33,11 +34,12 @@ dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uin
         const unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
         for (std::uint64_t r = 0; r < rows; ++r)
             std::memcpy(out + r * data_stride, p + r * stride, row_bytes);
-        m_qk.inc(d->get_read_latency() * double(rows));
+        spend(d->get_read_latency() * double(rows), rows, row_bytes);
         m_dmi_accesses += rows;
         count(tlm::TLM_READ_COMMAND, what, rows * row_bytes);
-        if (m_listener) tell(tlm::TLM_READ_COMMAND, addr, span, what, begin, true, true);  // the whole block
-        if (m_qk.need_sync()) m_qk.sync();
+        if (m_listener && !m_deferred)
+            tell(tlm::TLM_READ_COMMAND, addr, span, what, begin, true, true);  // the whole block
+        if (!m_deferred && m_qk.need_sync()) m_qk.sync();
         return {};
     }
     for (std::uint64_t r = 0; r < rows; ++r) {
@@ -65,15 +67,15 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
         unsigned char* p = d->get_dmi_ptr() + (addr - d->get_start_address());
         if (is_read) {
             std::memcpy(data, p, len);
-            m_qk.inc(d->get_read_latency());
+            spend(d->get_read_latency(), 1, len);
         } else {
             std::memcpy(p, data, len);
-            m_qk.inc(d->get_write_latency());
+            spend(d->get_write_latency(), 1, len);
         }
         ++m_dmi_accesses;
         count(cmd, what, len);
-        if (m_listener) tell(cmd, addr, len, what, begin, true, true);
-        if (m_qk.need_sync()) m_qk.sync();
+        if (m_listener && !m_deferred) tell(cmd, addr, len, what, begin, true, true);
+        if (!m_deferred && m_qk.need_sync()) m_qk.sync();
         return {};
     }
     if (!m_fw) return {tlm::TLM_GENERIC_ERROR_RESPONSE, std::string("DMA port is not bound, moving ") + what};
@@ -87,17 +89,23 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
     m_trans.set_byte_enable_length(0);
     m_trans.set_dmi_allowed(false);
     m_trans.set_response_status(tlm::TLM_INCOMPLETE_RESPONSE);
-    sc_core::sc_time delay = m_qk.get_local_time();
+    // The target adds its latency to the local time it is given; deferred, that is counted from zero.
+    sc_core::sc_time delay = m_deferred ? sc_core::SC_ZERO_TIME : m_qk.get_local_time();
     m_fw->b_transport(m_trans, delay);
-    m_qk.set(delay);
+    if (m_deferred) {
+        *m_deferred += delay;
+    } else {
+        m_qk.set(delay);  // a target that synchronised may hand back less than it was given
+        spend(sc_core::SC_ZERO_TIME, 1, len);
+    }
     ++m_transport_accesses;
     m_log->trace("{}", txn_to_string(m_trans));
-    if (m_listener) tell(cmd, addr, len, what, begin, false, m_trans.is_response_ok());
+    if (m_listener && !m_deferred) tell(cmd, addr, len, what, begin, false, m_trans.is_response_ok());
     if (m_trans.is_response_ok()) count(cmd, what, len);
     if (!m_trans.is_response_ok())
         return {m_trans.get_response_status(),
                 "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
-    if (m_qk.need_sync()) m_qk.sync();
+    if (!m_deferred && m_qk.need_sync()) m_qk.sync();
     // A range already cached for this address, even one without this direction's permission, is what
     // the target grants: asking again would only cache copies of it.
     if (m_trans.is_dmi_allowed() && !denied(addr) && !cached(addr)) request_dmi(addr, cmd);
@@ -122,6 +130,17 @@ void dma_port::tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len,
     t.dmi = dmi;
     t.ok = ok;
     m_listener->on_transfer(t);
+}
+
+void dma_port::spend(const sc_core::sc_time& latency, std::uint64_t accesses, std::uint64_t bytes) {
+    if (m_deferred) {
+        *m_deferred += latency;
+        return;
+    }
+    sc_core::sc_time t = latency;
+    if (m_bandwidth > 0)
+        t += m_clock * double(accesses * std::uint64_t(std::ceil(double(bytes) / m_bandwidth)));
+    m_qk.inc(t);
 }
 
 void dma_port::count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes) {

@@ -79,7 +79,7 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
                "chunk)";
     if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
         return "the quantization scale must be a positive finite number";
-    return {};
+    return check_memory_config(job.memory, job);
 }
 
 std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r) {

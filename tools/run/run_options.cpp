@@ -55,6 +55,9 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                    "array size N (an NxN grid) or RxC (R rows of C PEs), or a comma list for a sweep "
                    "(default 32)");
     app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
+    app.add_option("--config", o.config,
+                   "SCALE-Sim configuration (.cfg): the array, double-buffered scratchpads and the DRAM "
+                   "bandwidth (docs/scale-sim.md)");
     app.add_option("--dtype", r.dtype, "int8 (default), int32, fp32 or bf16");
     app.add_option("--engine", r.engine, "cycle (default) or functional");
     app.add_option("--seed", r.seed, "seed of the random operands (default 1)");
@@ -100,15 +103,18 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
             throw usage_error("--inject " + r.inject +
                               " changes how the array is stepped: it needs --engine cycle");
         if (o.merge) {
-            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data)
+            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data || o.config)
                 throw usage_error(
-                    "--merge reads job files only: no --topology, --emit-jobs, --job, --job-out or --data");
+                    "--merge reads job files only: no --topology, --config, --emit-jobs, --job, --job-out or "
+                    "--data");
         }
         if (const auto broken = tb::broken_option_rule(run_option_rules(), o,
                                                        [&](const char* name) { return app.count(name) > 0; }))
             throw usage_error(*broken);
         if (o.merge) return res;
         if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
+        if (o.config && (app.count("--array") || o.sweep))
+            throw usage_error("--config gives the array (ArrayHeight x ArrayWidth): no --array or --sweep");
         if (o.job && (o.emit_jobs || o.out))
             throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
         if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");

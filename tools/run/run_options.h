@@ -16,8 +16,9 @@ namespace systolic::run {
 
 struct run_cli {
     std::string topology;
-    std::string array = "32";          // --array: "N", "RxC" or a comma list of them
-    std::optional<std::string> sweep;  // --sweep FILE: the same, one or more per line, # comments
+    std::string array = "32";           // --array: "N", "RxC" or a comma list of them
+    std::optional<std::string> sweep;   // --sweep FILE: the same, one or more per line, # comments
+    std::optional<std::string> config;  // --config FILE: a SCALE-Sim .cfg (the array and the memory system)
     systolic::dtype dtype = systolic::dtype::int8;
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;

@@ -1,6 +1,7 @@
 #include "run_report.h"
 
 #include <algorithm>
+#include <cmath>
 #include <cstdio>
 #include <map>
 #include <set>
@@ -11,6 +12,7 @@
 #include "io/job_json.h"
 #include "io/text.h"
 #include "run_options.h"
+#include "scale_config.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/fault.h"
@@ -25,6 +27,12 @@ bool fold_group::operator==(const fold_group& o) const {
     return std::tie(edges, used_pes, macs_real, count) == std::tie(o.edges, o.used_pes, o.macs_real, o.count);
 }
 
+bool memory_settings::operator==(const memory_settings& o) const {
+    return std::tie(config, buffers, interface_bandwidth, a_sram, b_sram, c_sram, dram_bandwidth) ==
+           std::tie(o.config, o.buffers, o.interface_bandwidth, o.a_sram, o.b_sram, o.c_sram,
+                    o.dram_bandwidth);
+}
+
 std::string layer_record::array_name() const {
     return std::to_string(array_rows) + "x" + std::to_string(array_cols);
 }
@@ -32,8 +40,9 @@ std::string layer_record::array_name() const {
 compute_figures compute_figures_of(const layer_record& r) {
     compute_figures f;
     const double pes = double(r.array_rows) * double(r.array_cols);
-    f.total_cycles = r.advance_edges ? r.advance_edges - 1 : 0;
-    f.stall_cycles = 0;
+    f.stall_cycles = r.memory_use.stall_cycles;
+    f.total_cycles = r.advance_edges ? r.advance_edges - 1 + f.stall_cycles : 0;
+    f.total_cycles_incl_prefetch = r.memory_use.total_cycles;
     if (f.total_cycles) f.overall_util = double(r.macs_real) * 100.0 / (double(f.total_cycles) * pes);
     std::uint64_t folds = 0;
     double mapping = 0, compute = 0;
@@ -48,6 +57,36 @@ compute_figures compute_figures_of(const layer_record& r) {
     }
     return f;
 }
+
+bandwidth_figures bandwidth_figures_of(const layer_record& r) {
+    bandwidth_figures b;
+    const compute_figures f = compute_figures_of(r);
+    const memory_report& m = r.memory_use;
+    auto per = [](std::uint64_t bytes, std::uint64_t word, std::uint64_t cycles) {
+        return cycles && word ? double(bytes) / double(word) / double(cycles) : 0.0;
+    };
+    b.ifmap_sram = per(m.a.array, r.operand_bytes, f.total_cycles);
+    b.filter_sram = per(m.b.array, r.operand_bytes, f.total_cycles);
+    b.ofmap_sram = per(m.c.array, r.output_bytes, f.total_cycles);
+    b.ifmap_dram = per(m.a.dram, r.operand_bytes, f.total_cycles_incl_prefetch);
+    b.filter_dram = per(m.b.dram, r.operand_bytes, f.total_cycles_incl_prefetch);
+    b.ofmap_dram = per(m.c.dram, r.output_bytes, f.total_cycles_incl_prefetch);
+    return b;
+}
+
+namespace {
+
+nlohmann::json stream_json(const stream_bytes& s) {
+    return {{"dram", s.dram}, {"array", s.array}};
+}
+
+// A bandwidth; "inf" when none would do (stalls that come from latency, not bandwidth): JSON has
+// no infinity, and null would read back as nothing.
+nlohmann::json bandwidth_json(double v) {
+    return std::isinf(v) ? nlohmann::json("inf") : nlohmann::json(v);
+}
+
+}  // namespace
 
 nlohmann::json to_json(const layer_record& r) {
     nlohmann::json folds = nlohmann::json::array();
@@ -74,6 +113,16 @@ nlohmann::json to_json(const layer_record& r) {
               {"data", r.data},
               {"k_tile", r.k_tile},
               {"inject", r.inject},
+              {"memory",
+               {{"config", r.memory.config},
+                {"buffers", r.memory.buffers},
+                {"interface_bandwidth", r.memory.interface_bandwidth},
+                {"a_sram", r.memory.a_sram},
+                {"b_sram", r.memory.b_sram},
+                {"c_sram", r.memory.c_sram},
+                {"dram_bandwidth", r.memory.dram_bandwidth}}},
+              {"operand_bytes", r.operand_bytes},
+              {"output_bytes", r.output_bytes},
               {"status", r.status},
               {"error", r.error},
               {"pass", r.pass},
@@ -94,7 +143,19 @@ nlohmann::json to_json(const layer_record& r) {
                 {"partial_write_bytes", t.partial_write_bytes},
                 {"other_bytes", t.other_bytes},
                 {"reads", t.reads},
-                {"writes", t.writes}}}});
+                {"writes", t.writes}}},
+              {"memory_use",
+               {{"stall_cycles", r.memory_use.stall_cycles},
+                {"prefetch_cycles", r.memory_use.prefetch_cycles},
+                {"total_cycles", r.memory_use.total_cycles},
+                {"a", stream_json(r.memory_use.a)},
+                {"b", stream_json(r.memory_use.b)},
+                {"c", stream_json(r.memory_use.c)},
+                {"average_bandwidth", bandwidth_json(r.memory_use.average_bandwidth)},
+                {"peak_bandwidth", bandwidth_json(r.memory_use.peak_bandwidth)},
+                {"zero_stall_bandwidth", bandwidth_json(r.memory_use.zero_stall_bandwidth)},
+                {"streamed_tiles", r.memory_use.streamed_tiles},
+                {"stream_k_chunk", r.memory_use.stream_k_chunk}}}});
     return j;
 }
 
@@ -149,6 +210,15 @@ public:
             all += (all.empty() ? "" : ", ") + std::string(n);
         }
         fail(key, "'" + io::printable(s.substr(0, 40)) + "' is not one of " + all);
+    }
+
+    // A bandwidth: a finite number >= 0, or "inf" (bandwidth_json).
+    double real(const nlohmann::json& j, const char* key) const {
+        const auto& v = at(j, key);
+        if (v.is_string() && v.get<std::string>() == "inf") return HUGE_VAL;
+        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
+            fail(key, "expected a number >= 0 or \"inf\", got " + shown(v));
+        return v.get<double>();
     }
 
     bool flag(const nlohmann::json& j, const char* key) const {
@@ -255,6 +325,20 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     if (!verify::parse_fault(r.inject))
         f.fail("inject",
                "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
+    const auto& mem = f.at(j, "memory");
+    r.memory.config = f.text(mem, "config");
+    r.memory.buffers = f.name(mem, "buffers", names(buffer_mode_names));
+    r.memory.interface_bandwidth = f.text(mem, "interface_bandwidth");
+    if (!r.memory.interface_bandwidth.empty())
+        f.name(mem, "interface_bandwidth", names(interface_bandwidth_names));
+    r.memory.a_sram = f.number(mem, "a_sram");
+    r.memory.b_sram = f.number(mem, "b_sram");
+    r.memory.c_sram = f.number(mem, "c_sram");
+    r.memory.dram_bandwidth = f.number(mem, "dram_bandwidth");
+    if (r.memory.config.empty() != r.memory.interface_bandwidth.empty())
+        f.fail("interface_bandwidth", "a run with --config has CALC or USER, one without has none");
+    r.operand_bytes = f.number(j, "operand_bytes", 1, 8);
+    r.output_bytes = f.number(j, "output_bytes", 1, 8);
     r.status = f.name(j, "status", names(job_status_names));
     r.error = f.text(j, "error");
     r.pass = f.flag(j, "pass");
@@ -299,6 +383,22 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.traffic.other_bytes = f.number(t, "other_bytes");
     r.traffic.reads = f.number(t, "reads");
     r.traffic.writes = f.number(t, "writes");
+    const auto& u = f.at(j, "memory_use");
+    memory_report& m = r.memory_use;
+    m.stall_cycles = f.number(u, "stall_cycles");
+    m.prefetch_cycles = f.number(u, "prefetch_cycles");
+    m.total_cycles = f.number(u, "total_cycles");
+    const std::pair<const char*, stream_bytes*> streams[] = {{"a", &m.a}, {"b", &m.b}, {"c", &m.c}};
+    for (const auto& [key, s] : streams) {
+        const auto& sj = f.at(u, key);
+        s->dram = f.number(sj, "dram");
+        s->array = f.number(sj, "array");
+    }
+    m.average_bandwidth = f.real(u, "average_bandwidth");
+    m.peak_bandwidth = f.real(u, "peak_bandwidth");
+    m.zero_stall_bandwidth = f.real(u, "zero_stall_bandwidth");
+    m.streamed_tiles = f.number(u, "streamed_tiles", 0, r.tiles);
+    m.stream_k_chunk = f.number(u, "stream_k_chunk", 0, r.k);
     return r;
 }
 
@@ -346,7 +446,7 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
         return r.topology == first.topology && r.layers_in_topology == first.layers_in_topology &&
                r.sweep == first.sweep && r.dtype == first.dtype && r.engine == first.engine &&
                r.seed == first.seed && r.data == first.data && r.k_tile == first.k_tile &&
-               r.inject == first.inject;
+               r.inject == first.inject && r.memory == first.memory;
     };
     std::set<std::pair<std::string, std::uint64_t>> seen;
     for (const auto& r : records) {
@@ -373,15 +473,36 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
 
 std::string compute_report_csv(const std::vector<layer_record>& records) {
     std::ostringstream os;
+    // SCALE-Sim v2's columns first and ours after them where they always were; v3's whole-job total
+    // comes last, so that a reader of v2's or of our earlier reports finds every column in its place.
     os << "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
-          "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass,\n";
+          "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
+          "Total Cycles (incl. prefetch),\n";
     for (const auto& r : records) {
         const compute_figures f = compute_figures_of(r);
         os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util)
            << ", " << fixed(f.mapping_efficiency) << ", " << fixed(f.compute_util) << ", " << r.advance_edges
            << ", " << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", "
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
-           << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ",\n";
+           << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
+           << f.total_cycles_incl_prefetch << ",\n";
+    }
+    return os.str();
+}
+
+std::string bandwidth_report_csv(const std::vector<layer_record>& records) {
+    std::ostringstream os;
+    os << "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, "
+          "Avg FILTER DRAM BW, Avg OFMAP DRAM BW, Avg DRAM Bytes/Cycle, Peak DRAM Bytes/Cycle, "
+          "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array,\n";
+    for (const auto& r : records) {
+        const bandwidth_figures b = bandwidth_figures_of(r);
+        const memory_report& m = r.memory_use;
+        os << r.layer_id << ", " << fixed(b.ifmap_sram) << ", " << fixed(b.filter_sram) << ", "
+           << fixed(b.ofmap_sram) << ", " << fixed(b.ifmap_dram) << ", " << fixed(b.filter_dram) << ", "
+           << fixed(b.ofmap_dram) << ", " << fixed(m.average_bandwidth) << ", " << fixed(m.peak_bandwidth)
+           << ", " << fixed(m.zero_stall_bandwidth) << ", " << m.streamed_tiles << ", " << m.stream_k_chunk
+           << ", " << csv_text(r.layer) << ", " << r.array_name() << ",\n";
     }
     return os.str();
 }
@@ -402,7 +523,8 @@ std::string traffic_report_csv(const std::vector<layer_record>& records) {
 std::string report_json(const std::vector<layer_record>& records) {
     nlohmann::json layers = nlohmann::json::array();
     struct total {
-        std::uint64_t edges = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0, layers = 0;
+        std::uint64_t edges = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0, stalls = 0,
+                      layers = 0;
         bool pass = true;
     };
     std::map<std::size_t, total> totals;
@@ -410,8 +532,17 @@ std::string report_json(const std::vector<layer_record>& records) {
     for (const auto& r : records) {
         nlohmann::json j = to_json(r);
         const compute_figures f = compute_figures_of(r);
+        const bandwidth_figures b = bandwidth_figures_of(r);
         j["scale_sim"] = {{"total_cycles", f.total_cycles},
+                          {"total_cycles_incl_prefetch", f.total_cycles_incl_prefetch},
                           {"stall_cycles", f.stall_cycles},
+                          {"bandwidth_words_per_cycle",
+                           {{"ifmap_sram", b.ifmap_sram},
+                            {"filter_sram", b.filter_sram},
+                            {"ofmap_sram", b.ofmap_sram},
+                            {"ifmap_dram", b.ifmap_dram},
+                            {"filter_dram", b.filter_dram},
+                            {"ofmap_dram", b.ofmap_dram}}},
                           {"overall_util_percent", f.overall_util},
                           {"mapping_efficiency_percent", f.mapping_efficiency},
                           {"compute_util_percent", f.compute_util}};
@@ -422,6 +553,7 @@ std::string report_json(const std::vector<layer_record>& records) {
         t.macs_padded += r.macs_padded;
         t.sim_ps += r.sim_time_ps;
         t.cycles += f.total_cycles;
+        t.stalls += f.stall_cycles;
         t.layers += 1;
         t.pass = t.pass && r.pass;
         pass = pass && r.pass;
@@ -439,6 +571,7 @@ std::string report_json(const std::vector<layer_record>& records) {
              {"layers", t.layers},
              {"advance_edges", t.edges},
              {"total_cycles", t.cycles},
+             {"stall_cycles", t.stalls},
              {"macs_real", t.macs_real},
              {"macs_padded", t.macs_padded},
              {"utilization_percent", t.edges ? double(t.macs_real) * 100.0 / (double(t.edges) * pes) : 0.0},
@@ -447,8 +580,9 @@ std::string report_json(const std::vector<layer_record>& records) {
     }
     const layer_record& f = records.front();
     nlohmann::json out = {
-        {"tool", "systolic-run"}, {"topology", f.topology}, {"dtype", f.dtype},   {"engine", f.engine},
-        {"seed", f.seed},         {"data", f.data},         {"inject", f.inject}, {"sweep", f.sweep},
+        {"tool", "systolic-run"}, {"topology", f.topology}, {"dtype", f.dtype},
+        {"engine", f.engine},     {"seed", f.seed},         {"data", f.data},
+        {"inject", f.inject},     {"sweep", f.sweep},       {"memory", to_json(f).at("memory")},
         {"arrays", arrays},       {"layers", layers},       {"pass", pass}};
     return out.dump(2) + "\n";
 }

@@ -1,6 +1,7 @@
 // What systolic-run records about one (layer, array) run, and the reports made from the records:
-// COMPUTE_REPORT.csv (SCALE-Sim v2's columns, then ours), TRAFFIC_REPORT.csv and report.json.
-// A record holds only integers and strings, so that its JSON form reads back exactly: the reports
+// COMPUTE_REPORT.csv (SCALE-Sim v2's columns, then ours), BANDWIDTH_REPORT.csv (SCALE-Sim's, then
+// ours), TRAFFIC_REPORT.csv and report.json. A record holds integers, strings and the memory
+// report's bandwidths (doubles, which nlohmann::json writes so that they read back exactly): the reports
 // of a sweep merged from per-job files (--merge) are byte for byte those of a run in one process.
 // Plain C++.
 #pragma once
@@ -11,6 +12,8 @@
 #include <string>
 #include <string_view>
 #include <vector>
+
+#include "systolic/memory_system.h"
 
 namespace systolic::run {
 
@@ -37,6 +40,16 @@ struct traffic_counts {
     std::uint64_t reads = 0, writes = 0;  // transactions
 };
 
+// The memory system of a run (--config): SCALE-Sim's configuration as the job got it.
+struct memory_settings {
+    std::string config;               // the .cfg's file name; empty: no --config (buffers none)
+    std::string buffers = "none";     // buffer_mode_names
+    std::string interface_bandwidth;  // "CALC" or "USER" with --config, else empty
+    std::uint64_t a_sram = 0, b_sram = 0, c_sram = 0;  // bytes; 0: unlimited
+    std::uint64_t dram_bandwidth = 0;                  // bytes per cycle; 0: unlimited
+    bool operator==(const memory_settings& o) const;
+};
+
 // Where a layer's operands come from: seeded random data, or --data's .npy files.
 inline constexpr const char* data_sources[] = {"random", "npy"};
 
@@ -56,6 +69,8 @@ struct layer_record {
     std::string data;             // one of data_sources
     std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
     std::string inject = "none";  // a planted fault (testbench use)
+    memory_settings memory;
+    std::uint64_t operand_bytes = 1, output_bytes = 4;  // a word of A and B, and of C
     // What happened.
     std::string status, error;
     bool pass = false;
@@ -67,20 +82,33 @@ struct layer_record {
     std::uint64_t clock_ps = 0;
     std::uint64_t sim_time_ps = 0, clear_ps = 0, load_ps = 0, advance_ps = 0, drain_ps = 0;
     traffic_counts traffic;
+    memory_report memory_use;  // stalls, the DRAM and array bytes per stream, bandwidths
 
     std::string array_name() const;  // "RxC"
 };
 
 // The figures SCALE-Sim's COMPUTE_REPORT.csv defines (simulator.py, systolic_compute_os.py), from
-// our counted edges: Total Cycles is SCALE-Sim's last 0-based cycle index, edges - 1; no stalls.
+// our counted edges and stalls: Total Cycles is SCALE-Sim's last 0-based cycle index, edges - 1 +
+// the stall cycles; v3's Total Cycles (incl. prefetch) is the job from its first DRAM transfer to
+// its last drain.
 struct compute_figures {
     std::uint64_t total_cycles = 0;
+    std::uint64_t total_cycles_incl_prefetch = 0;
     std::uint64_t stall_cycles = 0;
     double overall_util = 0;        // MACs x 100 / (Total Cycles x R x C)
     double mapping_efficiency = 0;  // mean over folds of used PEs x 100 / (R x C)
     double compute_util = 0;        // mean over folds of used PEs x K x 100 / (R x C x edges of the fold)
 };
 compute_figures compute_figures_of(const layer_record& r);
+
+// SCALE-Sim's BANDWIDTH_REPORT.csv (single_layer_sim.py) in words per cycle: each stream's words
+// between its scratchpad and the array over Total Cycles, and between DRAM and the scratchpad over
+// Total Cycles (incl. prefetch); a word is an operand for A and B and an output for C.
+struct bandwidth_figures {
+    double ifmap_sram = 0, filter_sram = 0, ofmap_sram = 0;
+    double ifmap_dram = 0, filter_dram = 0, ofmap_dram = 0;
+};
+bandwidth_figures bandwidth_figures_of(const layer_record& r);
 
 nlohmann::json to_json(const layer_record& r);
 // Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
@@ -94,6 +122,7 @@ void sort_records(std::vector<layer_record>& records);
 void check_complete(const std::vector<layer_record>& records, const std::string& source);
 
 std::string compute_report_csv(const std::vector<layer_record>& records);
+std::string bandwidth_report_csv(const std::vector<layer_record>& records);
 std::string traffic_report_csv(const std::vector<layer_record>& records);
 std::string report_json(const std::vector<layer_record>& records);
 

@@ -34,6 +34,8 @@ struct run_settings {
     std::uint64_t seed = 1;
     std::string data_dir;  // empty: seeded random operands
     verify::fault inject = verify::fault::none;
+    memory_config memory;           // the job's scratchpads and DRAM bandwidth (from --config)
+    memory_settings memory_record;  // the same as the records show it
 };
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
@@ -165,6 +167,7 @@ public:
         verify::job_options opt;
         opt.engine = s.engine;
         opt.inject = s.inject;
+        opt.memory = s.memory;
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
         m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
@@ -192,6 +195,9 @@ public:
         r.seed = s.seed;
         r.data = s.data_dir.empty() ? "random" : "npy";
         r.inject = std::string(verify::to_string(s.inject));
+        r.memory = s.memory_record;
+        r.operand_bytes = sizeof(typename Format::operand_type);
+        r.output_bytes = sizeof(typename Format::accumulator_type);
         const job_result& res = out.result;
         r.status = to_string(res.status);
         r.error = res.error;
@@ -219,6 +225,7 @@ public:
         r.advance_ps = to_ps(res.phases.advance);
         r.drain_ps = to_ps(res.phases.drain);
         r.traffic = m_traffic.counts();
+        r.memory_use = res.memory;
         return r;
     }
 

@@ -35,7 +35,9 @@
 #include "run_options.h"
 #include "run_report.h"
 #include "runner.h"
+#include "scale_config.h"
 #include "systolic/log.h"
+#include "systolic/verify/memory_plan.h"
 #include "topology.h"
 
 namespace {
@@ -81,7 +83,30 @@ plan make_plan(const run_cli& o) {
     } catch (const topology_error& e) {
         throw usage_error(e.what());
     }
-    p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
+    if (o.config) {
+        // SCALE-Sim double-buffers its SRAMs; its words are our operands.
+        scale_config c;
+        try {
+            c = read_scale_config(*o.config, max_array);
+        } catch (const config_error& e) {
+            throw usage_error(e.what());
+        }
+        p.arrays = {c.array};
+        const std::uint64_t word =
+            with_format(o.dtype, [](auto format) { return sizeof(typename decltype(format)::operand_type); });
+        p.settings.memory = memory_of(c, word);
+        memory_settings& m = p.settings.memory_record;
+        // Its file name only: a record names no path, so that where a job ran changes no byte.
+        m.config = fs::path(*o.config).filename().string();
+        m.buffers = to_string(p.settings.memory.buffers);
+        m.interface_bandwidth = to_string(c.mode);
+        m.a_sram = p.settings.memory.a_sram;
+        m.b_sram = p.settings.memory.b_sram;
+        m.c_sram = p.settings.memory.c_sram;
+        m.dram_bandwidth = std::uint64_t(p.settings.memory.dram_bandwidth);
+    } else {
+        p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
+    }
     p.settings.topology = p.topo.name;
     p.settings.layers_in_topology = p.topo.layers.size();
     for (const auto& a : p.arrays)
@@ -227,6 +252,19 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
 template <class Format>
 void check_jobs(const plan& p, const run_cli& o, bool one_process) {
     check_memory<Format>(p, o, one_process);
+    if (o.config)
+        for (const auto& j : p.jobs) {
+            verify::job_options opt;
+            opt.memory = p.settings.memory;
+            const std::uint64_t operand = sizeof(typename Format::operand_type),
+                                acc = sizeof(typename Format::accumulator_type);
+            const matmul_job job = verify::plan_memory(j.l->gemm, opt, 0, operand, acc);
+            if (const std::string bad =
+                    systolic::check_memory(opt.memory, job, j.array.rows, j.array.cols, operand, acc);
+                !bad.empty())
+                throw usage_error("--config " + *o.config + ": layer " + std::to_string(j.l->id) + " (" +
+                                  tb::one_line(j.l->name) + ") on " + array_name(j.array) + ": " + bad);
+        }
     if (!p.settings.data_dir.empty())
         for (const auto& j : p.jobs)
             check_data_files<Format>(*j.l, p.settings.data_dir);
@@ -269,8 +307,8 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
     std::vector<std::string> a = {self_exe(),
                                   "--topology",
                                   absolute(o.topology),
-                                  "--array",
-                                  arrays,
+                                  o.config ? "--config" : "--array",
+                                  o.config ? absolute(*o.config) : arrays,
                                   "--dtype",
                                   to_string(o.dtype),
                                   "--engine",
@@ -445,7 +483,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     return records;
 }
 
-constexpr const char* report_files[] = {"COMPUTE_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"};
+constexpr const char* report_files[] = {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv",
+                                        "report.json"};
 
 std::string report_path(const std::string& out_dir, const char* name) {
     return (fs::path(out_dir) / name).string();
@@ -455,6 +494,7 @@ std::string report_path(const std::string& out_dir, const char* name) {
 void add_inputs(io::output_set& files, const run_cli& o) {
     files.add_input({"--topology", o.topology});
     if (o.sweep) files.add_input({"--sweep", *o.sweep});
+    if (o.config) files.add_input({"--config", *o.config});
     if (o.data) files.add_input({"--data", *o.data});
     if (o.merge) files.add_input({"--merge", *o.merge});
 }
@@ -477,14 +517,17 @@ std::string summary(std::vector<layer_record> records) {
     for (const auto& r : records) {
         if (sweep && r.pass) continue;
         const compute_figures f = compute_figures_of(r);
+        // With --config, the stalls the memory system cost.
+        const std::string stalls =
+            r.memory.config.empty() ? "" : ", " + std::to_string(f.stall_cycles) + " stall cycles";
         std::snprintf(
             line, sizeof line,
-            "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%, %s\n",
+            "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%%s, %s\n",
             r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id),
             tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
             static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
             static_cast<unsigned long long>(r.advance_edges), static_cast<unsigned long long>(r.tiles),
-            f.overall_util, r.pass ? "PASS" : "FAIL");
+            f.overall_util, stalls.c_str(), r.pass ? "PASS" : "FAIL");
         os << line;
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
@@ -517,8 +560,8 @@ std::string summary(std::vector<layer_record> records) {
 // The three reports into --out and the summary on stdout, all or none.
 int finish(io::output_set& files, const std::string& out_dir, std::vector<layer_record> records) {
     sort_records(records);
-    const std::string texts[] = {compute_report_csv(records), traffic_report_csv(records),
-                                 report_json(records)};
+    const std::string texts[] = {compute_report_csv(records), bandwidth_report_csv(records),
+                                 traffic_report_csv(records), report_json(records)};
     for (std::size_t i = 0; i < std::size(report_files); ++i)
         files.set(report_path(out_dir, report_files[i]), {texts[i]});
     files.prepare();

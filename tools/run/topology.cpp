@@ -9,13 +9,6 @@
 
 namespace systolic::run {
 
-namespace {
-
-constexpr const char* gemm_fields[] = {"Layer", "M", "N", "K"};
-constexpr const char* conv_fields[] = {"Layer name",    "IFMAP Height", "IFMAP Width",
-                                       "Filter Height", "Filter Width", "Channels",
-                                       "Num Filter",    "Strides",      "Column stride"};
-
 std::string trim(std::string_view s) {
     std::size_t b = 0, e = s.size();
     while (b < e && std::isspace(static_cast<unsigned char>(s[b])))
@@ -29,6 +22,13 @@ std::string lower(std::string s) {
     std::transform(s.begin(), s.end(), s.begin(), [](unsigned char c) { return char(std::tolower(c)); });
     return s;
 }
+
+namespace {
+
+constexpr const char* gemm_fields[] = {"Layer", "M", "N", "K"};
+constexpr const char* conv_fields[] = {"Layer name",    "IFMAP Height", "IFMAP Width",
+                                       "Filter Height", "Filter Width", "Channels",
+                                       "Num Filter",    "Strides",      "Column stride"};
 
 // A field as typed, shown on one line and not too long.
 std::string quoted(const std::string& s) {

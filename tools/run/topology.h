@@ -70,6 +70,10 @@ constexpr std::uint64_t conv_output_side(std::uint64_t ifmap, std::uint64_t filt
     return ceil_div(ifmap - filter + stride, stride);
 }
 
+// The SCALE-Sim readers' text helpers: `s` without leading and trailing white space; in lower case.
+std::string trim(std::string_view s);
+std::string lower(std::string s);
+
 // Parses a topology file's text; `path` names it in messages.
 topology parse_topology(std::string_view text, const std::string& path);
 // Reads and parses a file (regular files only).

@@ -55,9 +55,17 @@ sc_core::sc_time controller_dut<Format>::time_limit(const matmul_job& job) const
         double(counts.tiles) *
             double(counts.k_chunks * 3 * std::max(m_shape.rows, m_shape.cols) + job.shape.k) +
         1;
+    // A DRAM bandwidth adds at most every byte a tile could move over it, and a cycle per access.
+    double bandwidth_clocks = 0;
+    if (job.memory.dram_bandwidth > 0) {
+        const double block =
+            double((m_shape.rows + m_shape.cols) * job.shape.k * sizeof(typename Format::operand_type) +
+                   3 * m_shape.rows * m_shape.cols * sizeof(typename Format::accumulator_type));
+        bandwidth_clocks = double(counts.tiles) * block / job.memory.dram_bandwidth + accesses;
+    }
     return (double(counts.advance_edges + 2 * counts.tiles * counts.k_chunks) *
                 m_controller.cfg().clock_period +
-            accesses * m_access_time) *
+            accesses * m_access_time + bandwidth_clocks * m_controller.cfg().clock_period) *
                10.0 +
            sc_core::sc_time(1, sc_core::SC_US);
 }

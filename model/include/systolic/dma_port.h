@@ -42,6 +42,7 @@ struct dma_transfer {
     sc_core::sc_time begin, end;
     bool dmi = false;  // through a DMI pointer (else b_transport)
     bool ok = true;
+    bool prefetch = false;  // issued ahead for a later tile while the array works (buffers double)
 };
 
 // Told about every transfer of a port that has one (waveforms, timelines). None: no extra work.
@@ -80,6 +81,17 @@ public:
     // Told about each transfer after it ended (null: none). Not owned.
     void set_listener(dma_listener* listener) { m_listener = listener; }
 
+    // DRAM bandwidth in bytes per cycle of `clock` (0: unlimited): each access then also takes
+    // ceil(bytes / bandwidth) cycles on the keeper.
+    void set_bandwidth(double bytes_per_cycle, const sc_core::sc_time& clock) {
+        m_bandwidth = bytes_per_cycle;
+        m_clock = clock;
+    }
+    // While set (non-null), the accesses' annotated latencies add up in *sink instead of on the
+    // keeper, and the listener is not told: the owner times the transfers on its own channel
+    // (memory_timeline) and tells the listener itself. Null: timed by the keeper again.
+    void defer_timing(sc_core::sc_time* sink) { m_deferred = sink; }
+
     // The backward path's invalidate_direct_mem_ptr: drop every cached range that overlaps.
     void invalidate(std::uint64_t start, std::uint64_t end);
 
@@ -101,6 +113,8 @@ private:
               const sc_core::sc_time& begin, bool dmi, bool ok);
     void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
     void count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes);
+    // An access's time: its latency, plus `accesses` times ceil(bytes / bandwidth) clocks.
+    void spend(const sc_core::sc_time& latency, std::uint64_t accesses, std::uint64_t bytes);
 
     tlm::tlm_fw_transport_if<>* m_fw = nullptr;
     tlm_utils::tlm_quantumkeeper& m_qk;
@@ -116,6 +130,9 @@ private:
     std::uint64_t m_transport_accesses = 0;
     memory_traffic m_traffic;
     dma_listener* m_listener = nullptr;
+    double m_bandwidth = 0;
+    sc_core::sc_time m_clock = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time* m_deferred = nullptr;
 };
 
 }  // namespace systolic

@@ -11,6 +11,7 @@
 #include "systolic/counting.h"
 #include "systolic/job_names.h"
 #include "systolic/matrix_layout.h"
+#include "systolic/memory_system.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
@@ -32,6 +33,7 @@ struct matmul_job {
     overflow_mode overflow = overflow_mode::wrap;
     quantization quant;
     engine_kind engine = engine_kind::cycle;
+    memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h); the default: none
 
     std::uint64_t chunks() const { return k_chunks(shape.k, k_tile); }
     bool uses_partial_buffer() const { return policy == k_policy::partials && chunks() > 1; }
@@ -92,6 +94,7 @@ struct phase_times {
     sc_core::sc_time load = sc_core::SC_ZERO_TIME;
     sc_core::sc_time advance = sc_core::SC_ZERO_TIME;
     sc_core::sc_time drain = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time stall = sc_core::SC_ZERO_TIME;  // the array waiting for operands or C room
 };
 
 struct job_result {
@@ -110,6 +113,7 @@ struct job_result {
     std::uint64_t saturated_outputs = 0;  // int8 outputs clipped to [-128, 127]
     phase_times phases;
     memory_traffic traffic;
+    memory_report memory;  // the memory system's account: stalls, bytes per stream, bandwidths
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;
 

@@ -5,8 +5,11 @@
 //   advance -> the engine, over the feeder's skewed token streams, then the watchdog
 //   drain   -> the output stage (output_stage.h): mask, partial sums, requantization, via the DMA port
 // Time: one clock per clear and per advance edge, plus the latencies the targets annotate, kept
-// by a TLM quantum keeper. The controller is the thin SystemC shell around those plain C++ parts:
-// the socket, the thread, the time, the report and the optional edge observer and fault hooks.
+// by a TLM quantum keeper. With buffers double (memory_system.h, docs/memory.md) the keeper is the
+// array's time only: the DMA port's transfers go into the scratchpads ahead of use, timed on the
+// DRAM channel's own clock (memory_timeline), and the array waits (a stall step) when they are late.
+// The controller is the thin SystemC shell around those plain C++ parts: the socket, the thread,
+// the time, the report and the optional edge observer and fault hooks.
 #pragma once
 
 #include <spdlog/spdlog.h>
@@ -14,7 +17,10 @@
 #include <tlm_utils/simple_initiator_socket.h>
 #include <tlm_utils/tlm_quantumkeeper.h>
 #include <algorithm>
+#include <array>
+#include <cmath>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <sstream>
 #include <stdexcept>
@@ -30,6 +36,7 @@
 #include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/log.h"
+#include "systolic/memory_system.h"
 #include "systolic/output_stage.h"
 #include "systolic/systolic_array.h"
 #include "systolic/tile_plan.h"
@@ -77,6 +84,10 @@ public:
         const auto err = validate_job(job, sizeof(typename Format::operand_type),
                                       sizeof(typename Format::accumulator_type));
         if (!err.empty()) throw std::invalid_argument(err);
+        const auto mem_err =
+            check_memory(job.memory, job, m_array.rows(), m_array.cols(),
+                         sizeof(typename Format::operand_type), sizeof(typename Format::accumulator_type));
+        if (!mem_err.empty()) throw std::invalid_argument(mem_err);
         m_array.engine_for(job.engine);  // throws for an engine the array does not have
         m_job = job;
         m_busy = true;
@@ -137,9 +148,11 @@ private:
                 else
                     m_log->error("{}", f.message);
             }
+            m_dma.defer_timing(nullptr);
             m_qk.sync();
             m_result.traffic = m_dma.traffic() - traffic_before;
             m_result.end = sc_core::sc_time_stamp();
+            report_memory();
             if (m_observer) m_observer->on_job_end(m_result);
             m_busy = false;
             m_done_event.notify(sc_core::SC_ZERO_TIME);
@@ -152,10 +165,18 @@ private:
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
         eng.set_overflow(m_job.overflow);
         m_result.k_chunks = plan.chunks();
+        m_buffered = m_job.memory.buffers == buffer_mode::double_buffered;
+        m_dma.set_bandwidth(m_buffered ? 0 : m_job.memory.dram_bandwidth, m_cfg.clock_period);
+        m_first_load = true;
+        m_tile_mark = now();
+        m_tile_mark_bytes = 0;
+        m_peak_none = 0;
+        if (m_buffered) begin_buffers(plan);
         m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}",
                     m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
                     to_string(m_job.engine), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
-        for (const plan_step s : plan) {
+        for (std::size_t i = 0; i < plan.size(); ++i) {
+            const plan_step s = plan[i];
             if (m_abort)
                 throw job_failure{job_status::aborted,
                                   std::string("job aborted before ") + to_string(s.kind)};
@@ -165,13 +186,23 @@ private:
                     timed(s, eng, m_result.phases.clear, [&] { clear(eng); });
                     break;
                 case step_kind::load:
-                    timed(s, eng, m_result.phases.load, [&] { load(s); });
+                    timed(s, eng, m_result.phases.load, [&] { m_buffered ? load_buffered(s) : load(s); });
                     break;
-                case step_kind::advance:
-                    timed(s, eng, m_result.phases.advance, [&] { advance(s, eng); });
+                case step_kind::advance: {
+                    if (m_buffered) start_unit(s, eng, i);
+                    const sc_core::sc_time stalled = m_result.phases.stall;
+                    timed(s, eng, m_result.phases.advance, [&] { advance(s, eng, i); });
+                    m_result.phases.advance -= m_result.phases.stall - stalled;  // stalls inside it
                     break;
+                }
                 case step_kind::drain:
-                    timed(s, eng, m_result.phases.drain, [&] { drain(s, eng); });
+                    if (m_buffered) wait_room(s, eng);
+                    timed(s, eng, m_result.phases.drain, [&] {
+                        drain(s, eng);
+                        if (m_buffered && i + 1 == plan.size()) finish_buffers();
+                    });
+                    break;
+                case step_kind::stall:  // never in a plan
                     break;
             }
         }
@@ -181,6 +212,7 @@ private:
     // feed tables.
     void begin_tile(const tile& t) {
         m_log->debug("tile {} origin ({},{}) {}x{} real", t.index, t.r0, t.c0, t.rows, t.cols);
+        close_tile_window();
         m_result.tiles.push_back(tile_report{});
         m_result.tiles.back().where = t;
         m_feeder.plan(t);
@@ -190,6 +222,7 @@ private:
     void clear(engine_type& eng) {
         eng.clear();
         m_qk.inc(m_cfg.clock_period);
+        if (m_buffered) m_mem.clear(1);
         sync_if_needed();
     }
 
@@ -199,16 +232,231 @@ private:
         const tile& t = *s.where;
         using operand_type = typename Format::operand_type;
         constexpr std::uint64_t osz = sizeof(operand_type);
+        const sc_core::sc_time mark = now();
         m_feeder.begin_chunk(s.kc);
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
                                m_feeder.a_row(0), s.kc * osz, "A"));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
                                m_feeder.b_row(0), m_array.cols() * osz, "B"));
+        if (m_first_load) m_prefetch_none = cycles(now() - mark);
+        m_first_load = false;
+    }
+
+    // Buffers double: the chunk's operands come from the scratchpads, where the DRAM reads put them
+    // ahead of time; the first load of the job waits for them (the prefetch).
+    void load_buffered(const plan_step& s) {
+        const tile& t = *s.where;
+        constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
+        const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
+        m_feeder.begin_chunk(s.kc);
+        for (std::uint64_t i = 0; i < t.rows; ++i)
+            std::memcpy(m_feeder.a_row(i), &m_a_pad[((t.r0 + i) * k + s.k0) * osz], s.kc * osz);
+        for (std::uint64_t j = 0; j < s.kc; ++j)
+            std::memcpy(m_feeder.b_row(j), &m_b_pad[((s.k0 + j) * p + t.c0) * osz], t.cols * osz);
+        if (m_first_load) stall_for(m_mem.wait_operands());
+        m_first_load = false;
+    }
+
+    // The job's units, the scratchpads' contents and the first unit's reads, issued at once.
+    void begin_buffers(const tile_plan& plan) {
+        constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
+        m_bplan = plan_buffers(m_job.memory, plan, osz);
+        m_mem = memory_timeline(m_job.memory.dram_bandwidth, m_job.memory.c_sram);
+        // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
+        m_a_pad.resize(m_job.shape.m * m_job.shape.k * osz);
+        m_b_pad.resize(m_job.shape.k * m_job.shape.p * osz);
+        m_unit_latency.assign(m_bplan.units.size(), {0, 0});
+        m_units_read = 0;
+        m_next_unit = 0;
+        m_a_array = m_b_array = m_c_array = 0;
+        if (m_bplan.units.empty()) return;
+        read_step_blocks(plan, 0);
+        issue_fetch(0);
+    }
+
+    // Reads from DRAM the blocks of every unit of the step that unit u belongs to (the feeder needs
+    // a whole chunk at its load), untimed on the keeper: each block's latency is what the target
+    // annotated per access, for the DRAM channel to use.
+    void read_step_blocks(const tile_plan& plan, std::size_t u) {
+        constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
+        const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
+        const std::size_t step = m_bplan.units[u].step;
+        for (; m_units_read < m_bplan.units.size() && m_bplan.units[m_units_read].step == step;
+             ++m_units_read) {
+            const buffer_unit& b = m_bplan.units[m_units_read];
+            const tile& t = *plan[b.step].where;
+            dma_status st;
+            if (b.a_read) {
+                m_unit_latency[m_units_read][0] = deferred(
+                    [&] {
+                        return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
+                                                m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz],
+                                                k * osz, "A");
+                    },
+                    st);
+                check(st);
+            }
+            if (b.b_read) {
+                m_unit_latency[m_units_read][1] = deferred(
+                    [&] {
+                        return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
+                                                m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz],
+                                                p * osz, "B");
+                    },
+                    st);
+                check(st);
+            }
+        }
+        m_read_plan = &plan;
+    }
+
+    // Runs DMA accesses with their latency kept off the keeper; returns their mean latency in whole
+    // cycles, and how they went through `st`.
+    template <class F>
+    std::uint64_t deferred(F&& access, dma_status& st) {
+        sc_core::sc_time sink = sc_core::SC_ZERO_TIME;
+        const std::uint64_t before = m_dma.dmi_accesses() + m_dma.transport_accesses();
+        m_dma.defer_timing(&sink);
+        st = access();
+        m_dma.defer_timing(nullptr);
+        const std::uint64_t n = m_dma.dmi_accesses() + m_dma.transport_accesses() - before;
+        return n ? cycles(sink / double(n)) : 0;
+    }
+
+    // Unit u's DRAM reads go onto the channel now.
+    void issue_fetch(std::size_t u) {
+        const buffer_unit& b = m_bplan.units[u];
+        const tile& t = *(*m_read_plan)[b.step].where;
+        if (b.a_read)
+            tell(m_mem.fetch(memory_timeline::stream::a, b.a_bytes, m_unit_latency[u][0]),
+                 tlm::TLM_READ_COMMAND, m_job.a.address(t.r0, b.k0), "A", u > 0);
+        if (b.b_read)
+            tell(m_mem.fetch(memory_timeline::stream::b, b.b_bytes, m_unit_latency[u][1]),
+                 tlm::TLM_READ_COMMAND, m_job.b.address(b.k0, t.c0), "B", u > 0);
+    }
+
+    // A unit starts: the array waits for its blocks, then the next unit's reads are issued.
+    void begin_unit(const plan_step& s, engine_type& eng) {
+        const buffer_unit& b = m_bplan.units[m_next_unit];
+        if (const std::uint64_t w = m_mem.wait_operands()) {
+            plan_step st = s;
+            st.kind = step_kind::stall;
+            timed(st, eng, m_result.phases.stall, [&] { stall_for(w); });
+        }
+        m_a_array += b.a_bytes;
+        m_b_array += b.b_bytes;
+        ++m_next_unit;
+        if (m_next_unit < m_bplan.units.size()) {
+            if (m_next_unit >= m_units_read) read_step_blocks(*m_read_plan, m_next_unit);
+            issue_fetch(m_next_unit);
+        }
+    }
+
+    // Before an advance step: its first unit (a unit a fault hook cut short is skipped).
+    void start_unit(const plan_step& s, engine_type& eng, std::size_t step) {
+        while (m_next_unit < m_bplan.units.size() && m_bplan.units[m_next_unit].step < step)
+            ++m_next_unit;
+        if (m_next_unit < m_bplan.units.size() && m_bplan.units[m_next_unit].step == step) begin_unit(s, eng);
+    }
+
+    // The advance edge where the next unit of this step begins (a streamed tile's next segment),
+    // or `edges` when none does.
+    std::uint64_t next_boundary(std::size_t step, std::uint64_t edges) const {
+        if (!m_buffered || m_next_unit >= m_bplan.units.size()) return edges;
+        const buffer_unit& b = m_bplan.units[m_next_unit];
+        return b.step == step && !b.first_of_step ? std::min(b.edge0, edges) : edges;
+    }
+
+    void wait_room(const plan_step& s, engine_type& eng) {
+        if (s.target != drain_target::c) return;
+        const tile& t = *s.where;
+        if (const std::uint64_t w = m_mem.wait_room(c_block_bytes(t))) {
+            plan_step st = s;
+            st.kind = step_kind::stall;
+            timed(st, eng, m_result.phases.stall, [&] { stall_for(w); });
+        }
+    }
+
+    std::uint64_t c_block_bytes(const tile& t) const {
+        return t.rows * t.cols * output_size(m_job.quant, sizeof(typename Format::accumulator_type));
+    }
+
+    // The last outputs' write ends the job.
+    void finish_buffers() { stall_for(m_mem.finish()); }
+
+    void stall_for(std::uint64_t w) {
+        if (w == 0) return;
+        m_qk.inc(m_cfg.clock_period * double(w));
+        sync_if_needed();
+    }
+
+    // A DRAM-channel transfer, for the observer: stamped with the channel's times.
+    void tell(const memory_timeline::request& r, tlm::tlm_command cmd, std::uint64_t addr, const char* what,
+              bool prefetch) {
+        if (!m_observer) return;
+        dma_transfer x;
+        x.command = cmd;
+        x.address = addr;
+        x.length = r.bytes;
+        x.what = what;
+        x.begin = m_result.start + m_cfg.clock_period * double(r.begin);
+        x.end = m_result.start + m_cfg.clock_period * double(r.end);
+        x.prefetch = prefetch;
+        m_observer->on_transfer(x);
+    }
+
+    std::uint64_t cycles(const sc_core::sc_time& t) const {
+        return std::uint64_t(std::ceil(t / m_cfg.clock_period - 1e-9));
+    }
+
+    // Buffers none: the busiest tile's DRAM bytes over its time, for the peak bandwidth.
+    void close_tile_window() {
+        const std::uint64_t bytes = dram_bytes(m_dma.traffic());
+        const std::uint64_t c = cycles(now() - m_tile_mark);
+        if (!m_buffered && c)
+            m_peak_none = std::max(m_peak_none, double(bytes - m_tile_mark_bytes) / double(c));
+        m_tile_mark = now();
+        m_tile_mark_bytes = bytes;
+    }
+    static std::uint64_t dram_bytes(const memory_traffic& t) {
+        return t.a_read + t.b_read + t.c_written + t.partials();
+    }
+
+    // The memory system's account of the job that ended.
+    void report_memory() {
+        memory_report& r = m_result.memory;
+        r = memory_report{};
+        const memory_traffic& t = m_result.traffic;
+        r.a.dram = t.a_read;
+        r.b.dram = t.b_read;
+        r.c.dram = t.c_written + t.partials();
+        if (m_buffered) {
+            r.a.array = m_a_array;
+            r.b.array = m_b_array;
+            r.c.array = m_c_array;
+            r.stall_cycles = m_mem.stall_cycles();
+            r.prefetch_cycles = m_mem.prefetch_cycles();
+            r.total_cycles = m_mem.now();
+            r.peak_bandwidth = m_mem.peak_bandwidth();
+            r.zero_stall_bandwidth = m_mem.zero_stall_bandwidth();
+            r.streamed_tiles = m_bplan.streamed_tiles;
+            r.stream_k_chunk = m_bplan.stream_k_chunk;
+        } else {
+            close_tile_window();
+            r.a.array = t.a_read;
+            r.b.array = t.b_read;
+            r.c.array = t.c_written + t.partials_written;
+            r.prefetch_cycles = m_prefetch_none;
+            r.total_cycles = cycles(m_result.end - m_result.start);
+            r.peak_bandwidth = m_peak_none;
+        }
+        if (r.total_cycles)
+            r.average_bandwidth = double(r.a.dram + r.b.dram + r.c.dram) / double(r.total_cycles);
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
     // time, then the watchdog. The counters are read from the engine: what it counted.
-    void advance(const plan_step& s, engine_type& eng) {
+    void advance(const plan_step& s, engine_type& eng, std::size_t step) {
         const tile& t = *s.where;
         if (!s.fresh) m_hooks->continue_chunk(s, eng);
         const std::uint64_t edges = m_hooks->edges(s, s.edges);
@@ -218,13 +466,23 @@ private:
         edge_callback* after = m_observer && m_observer->wants_edges() && eng.array() ? &relay : nullptr;
         const std::uint64_t slice =
             std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
+        std::uint64_t segment = 0;  // where the current unit's edges began
         for (std::uint64_t e = 0; e < edges;) {
-            const std::uint64_t count = std::min(slice, edges - e);
+            if (m_buffered && e == next_boundary(step, edges)) {
+                // A streamed tile's next K segment: the array may wait for it.
+                m_mem.advance(e - segment);
+                segment = e;
+                const sc_core::sc_time before = now();
+                begin_unit(s, eng);
+                relay.start += now() - before;
+            }
+            const std::uint64_t count = std::min({slice, edges - e, next_boundary(step, edges) - e});
             eng.advance(m_feeder, t, e, count, after);
             m_qk.inc(m_cfg.clock_period * double(count));
             sync_if_needed();
             e += count;
         }
+        if (m_buffered) m_mem.advance(edges - segment);
         tile_report& rep = m_result.tiles.back();
         const std::uint64_t counted = eng.edges() - edges_before;
         const std::uint64_t macs = eng.macs() - macs_before, real = eng.macs_in(t.rows, t.cols) - real_before;
@@ -244,7 +502,19 @@ private:
         m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
         m_result.overflows += eng.overflows_in(t.rows, t.cols);
         drain_counts d;
-        const dma_status st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
+        dma_status st;
+        if (m_buffered) {
+            // Into the C scratchpad, and from there to DRAM on the channel's time.
+            const std::uint64_t latency = deferred(
+                [&] { return m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d); }, st);
+            if (st.ok()) {
+                m_c_array += c_block_bytes(t);
+                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
+                     m_job.c.address(t.r0, t.c0), "C", false);
+            }
+        } else {
+            st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
+        }
         tile_report& rep = m_result.tiles.back();
         rep.real_outputs += d.real_outputs;
         m_result.partial_overflows += d.partial_overflows;
@@ -317,6 +587,25 @@ private:
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }
+
+    // Buffers double: the job's units, the DRAM channel, the scratchpads' contents (every block read
+    // so far, where it sits in A and in B: a block held is never read again, and the memory does
+    // not change under a job) and where the job is.
+    bool m_buffered = false;
+    buffer_plan m_bplan;
+    memory_timeline m_mem;
+    const tile_plan* m_read_plan = nullptr;
+    std::vector<unsigned char> m_a_pad, m_b_pad;
+    std::vector<std::array<std::uint64_t, 2>> m_unit_latency;  // A and B reads' latency per unit, cycles
+    std::size_t m_units_read = 0;
+    std::size_t m_next_unit = 0;
+    std::uint64_t m_a_array = 0, m_b_array = 0, m_c_array = 0;  // scratchpad <-> array bytes
+    // Buffers none: the first load's cycles and the busiest tile's bandwidth.
+    bool m_first_load = true;
+    std::uint64_t m_prefetch_none = 0;
+    sc_core::sc_time m_tile_mark = sc_core::SC_ZERO_TIME;
+    std::uint64_t m_tile_mark_bytes = 0;
+    double m_peak_none = 0;
 
     array_type& m_array;
     config m_cfg;

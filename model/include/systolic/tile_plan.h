@@ -17,13 +17,15 @@
 
 namespace systolic {
 
-// The phases of a chunk; their names label the trace's and the waveform's phases.
-enum class step_kind { clear, load, advance, drain };
+// The phases of a chunk; their names label the trace's and the waveform's phases. The plan never
+// emits a stall: the controller reports one when the memory system makes the array wait.
+enum class step_kind { clear, load, advance, drain, stall };
 inline constexpr enum_name<step_kind> step_kind_names[] = {
     {step_kind::clear, "clear", "zero the accumulators"},
     {step_kind::load, "load", "read the chunk's A rows and B columns into the feeders"},
     {step_kind::advance, "advance", "step the array, one advance edge at a time"},
     {step_kind::drain, "drain", "write the sums to C or to the partial-sum buffer"},
+    {step_kind::stall, "stall", "wait for operands or for room in the C buffer"},
 };
 static_assert(names_in_order(step_kind_names));
 constexpr const char* to_string(step_kind kind) {

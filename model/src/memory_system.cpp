@@ -1,0 +1,292 @@
+#include "systolic/memory_system.h"
+
+#include <algorithm>
+#include <cmath>
+#include <iterator>
+#include <limits>
+#include <list>
+#include <map>
+#include <string>
+#include <tuple>
+
+#include "systolic/job.h"
+#include "systolic/tile_plan.h"
+
+namespace systolic {
+
+std::string check_memory_config(const memory_config& memory, const matmul_job& job) {
+    if (!(memory.dram_bandwidth >= 0) || std::isinf(memory.dram_bandwidth))
+        return "the DRAM bandwidth must be a finite number of bytes per cycle, 0 or more (0: unlimited)";
+    if (memory.buffers == buffer_mode::none) {
+        if (memory.a_sram || memory.b_sram || memory.c_sram)
+            return "scratchpad sizes need buffers double (with buffers none there are no scratchpads)";
+        return {};
+    }
+    if (job.uses_partial_buffer())
+        return "buffers double keeps the accumulators between K chunks: use k_policy preserve, not partials";
+    return {};
+}
+
+std::string check_memory(const memory_config& memory, const matmul_job& job, std::size_t rows,
+                         std::size_t cols, std::uint64_t operand_size, std::uint64_t accumulator_size) {
+    if (auto err = check_memory_config(memory, job); !err.empty()) return err;
+    if (memory.buffers == buffer_mode::none) return {};
+    // The largest tile: its blocks bound what a scratchpad must hold.
+    const std::uint64_t tr = std::min<std::uint64_t>(rows, job.shape.m);
+    const std::uint64_t tc = std::min<std::uint64_t>(cols, job.shape.p);
+    const std::uint64_t c_block = tr * tc * output_size(job.quant, accumulator_size);
+    if (memory.c_sram && memory.c_sram < c_block)
+        return "the C scratchpad (" + std::to_string(memory.c_sram) +
+               " bytes) is smaller than one tile's outputs (" + std::to_string(c_block) + " bytes)";
+    if (memory.a_sram && memory.a_sram < 2 * tr * operand_size)
+        return "the A scratchpad (" + std::to_string(memory.a_sram) +
+               " bytes) cannot hold one K term of a tile's A rows twice (" +
+               std::to_string(2 * tr * operand_size) + " bytes)";
+    if (memory.b_sram && memory.b_sram < 2 * tc * operand_size)
+        return "the B scratchpad (" + std::to_string(memory.b_sram) +
+               " bytes) cannot hold one K term of a tile's B columns twice (" +
+               std::to_string(2 * tc * operand_size) + " bytes)";
+    return {};
+}
+
+namespace {
+
+// A scratchpad that keeps whole blocks, least recently used first out. A block is named by where
+// it starts and its K range; the previous unit's block stays (it is still being fed).
+class block_cache {
+public:
+    using key = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>;  // row or column, k0, kc
+
+    explicit block_cache(std::uint64_t capacity) : m_capacity(capacity) {}
+
+    // True when the block must be read from DRAM.
+    bool use(const key& k, std::uint64_t bytes) {
+        const bool held = touch(k);
+        if (!held) {
+            while (m_capacity && m_held + bytes > m_capacity && evict_one()) {
+            }
+            m_lru.push_back({k, bytes});
+            m_where[k] = std::prev(m_lru.end());
+            m_held += bytes;
+        }
+        m_pinned = k;
+        m_any_pinned = true;
+        return !held;
+    }
+
+private:
+    struct entry {
+        key k;
+        std::uint64_t bytes;
+    };
+    bool touch(const key& k) {
+        const auto it = m_where.find(k);
+        if (it == m_where.end()) return false;
+        m_lru.splice(m_lru.end(), m_lru, it->second);
+        return true;
+    }
+    bool evict_one() {
+        for (auto it = m_lru.begin(); it != m_lru.end(); ++it) {
+            if (m_any_pinned && it->k == m_pinned) continue;
+            m_held -= it->bytes;
+            m_where.erase(it->k);
+            m_lru.erase(it);
+            return true;
+        }
+        return false;
+    }
+
+    std::uint64_t m_capacity;
+    std::uint64_t m_held = 0;
+    std::list<entry> m_lru;  // least recently used first
+    std::map<key, std::list<entry>::iterator> m_where;
+    key m_pinned{};
+    bool m_any_pinned = false;
+};
+
+// The longest K segment whose A and B blocks fit their scratchpads twice for a tile of rows x cols
+// (0: no limit).
+std::uint64_t segment_limit(const memory_config& m, std::uint64_t rows, std::uint64_t cols,
+                            std::uint64_t osz) {
+    std::uint64_t limit = 0;
+    auto bound = [&limit](std::uint64_t capacity, std::uint64_t per_term) {
+        if (capacity == 0) return;
+        const std::uint64_t fit = std::max<std::uint64_t>(1, capacity / (2 * per_term));
+        limit = limit == 0 ? fit : std::min(limit, fit);
+    };
+    bound(m.a_sram, rows * osz);
+    bound(m.b_sram, cols * osz);
+    return limit;
+}
+
+}  // namespace
+
+buffer_plan plan_buffers(const memory_config& memory, const tile_plan& plan, std::uint64_t operand_size) {
+    buffer_plan out;
+    std::uint64_t max_rows = 0, max_cols = 0;
+    for (const tile& t : plan.tiles()) {
+        max_rows = std::max(max_rows, t.rows);
+        max_cols = std::max(max_cols, t.cols);
+    }
+    const std::uint64_t segment = segment_limit(memory, max_rows, max_cols, operand_size);
+    block_cache a(memory.a_sram), b(memory.b_sram);
+    const tile* streamed_last = nullptr;
+    for (std::size_t i = 0; i < plan.size(); ++i) {
+        const plan_step s = plan[i];
+        if (s.kind != step_kind::advance) continue;
+        const tile& t = *s.where;
+        const std::uint64_t own = segment_limit(memory, t.rows, t.cols, operand_size);
+        const bool streamed = own != 0 && s.kc > own;
+        const std::uint64_t len = streamed ? segment : s.kc;
+        if (streamed && streamed_last != s.where) {
+            ++out.streamed_tiles;
+            out.stream_k_chunk = segment;
+            streamed_last = s.where;
+        }
+        for (std::uint64_t off = 0; off < s.kc; off += len) {
+            buffer_unit u;
+            u.step = i;
+            u.k0 = s.k0 + off;
+            u.kc = std::min(len, s.kc - off);
+            u.edge0 = off;
+            u.first_of_step = off == 0;
+            u.a_bytes = t.rows * u.kc * operand_size;
+            u.b_bytes = u.kc * t.cols * operand_size;
+            u.a_read = a.use({t.r0, u.k0, u.kc}, u.a_bytes);
+            u.b_read = b.use({t.c0, u.k0, u.kc}, u.b_bytes);
+            out.units.push_back(u);
+        }
+    }
+    return out;
+}
+
+memory_timeline::memory_timeline(double bandwidth, std::uint64_t c_capacity)
+    : m_bandwidth(bandwidth), m_c_capacity(c_capacity) {}
+
+void memory_timeline::clear(std::uint64_t cycles) {
+    play({call::clear, cycles});
+}
+void memory_timeline::advance(std::uint64_t edges) {
+    play({call::advance, edges});
+}
+memory_timeline::request memory_timeline::fetch(stream what, std::uint64_t bytes, std::uint64_t latency) {
+    play({call::fetch, 0, bytes, latency, what});
+    return m_last;
+}
+std::uint64_t memory_timeline::wait_operands() {
+    const std::uint64_t before = m_now;
+    play({call::wait});
+    return m_now - before;
+}
+std::uint64_t memory_timeline::wait_room(std::uint64_t bytes) {
+    const std::uint64_t before = m_now;
+    play({call::room, 0, bytes});
+    return m_now - before;
+}
+memory_timeline::request memory_timeline::write(std::uint64_t bytes, std::uint64_t latency) {
+    play({call::write, 0, bytes, latency, stream::c});
+    return m_last;
+}
+std::uint64_t memory_timeline::finish() {
+    const std::uint64_t before = m_now;
+    play({call::finish});
+    return m_now - before;
+}
+
+void memory_timeline::play(const call& c) {
+    if (m_recording) m_calls.push_back(c);
+    switch (c.kind) {
+        case call::clear:
+            m_now += c.n;
+            break;
+        case call::advance:
+            if (c.n) m_peak = std::max(m_peak, double(m_window_bytes) / double(c.n));
+            m_window_bytes = 0;
+            m_started = true;
+            m_now += c.n;
+            break;
+        case call::fetch:
+            m_last = serve(c.what, c.bytes, c.latency);
+            break;
+        case call::wait: {
+            const std::uint64_t w = m_ready > m_now ? m_ready - m_now : 0;
+            (m_started ? m_stall : m_prefetch) += w;
+            m_now += w;
+            m_counting = true;
+            break;
+        }
+        case call::room:
+            m_stall += room_wait(c.bytes);
+            break;
+        case call::write:
+            m_c_held += c.bytes;
+            m_last = serve(stream::c, c.bytes, c.latency);
+            m_writes.push_back(m_last);
+            break;
+        case call::finish:
+            for (const request& r : m_writes)
+                m_now = std::max(m_now, r.end);
+            m_now = std::max(m_now, m_ready);
+            break;
+    }
+}
+
+memory_timeline::request memory_timeline::serve(stream what, std::uint64_t bytes, std::uint64_t latency) {
+    request r;
+    r.what = what;
+    r.bytes = bytes;
+    r.issue = m_now;
+    r.begin = std::max(m_now, m_channel_free);
+    const std::uint64_t transfer =
+        m_bandwidth > 0 ? std::uint64_t(std::ceil(double(bytes) / m_bandwidth)) : 0;
+    r.end = r.begin + latency + transfer;
+    m_channel_free = r.end;
+    if (what != stream::c) m_ready = std::max(m_ready, r.end);
+    if (m_counting) m_window_bytes += bytes;
+    return r;
+}
+
+// Outputs already written leave the C scratchpad; while the new ones do not fit, the array waits
+// for the oldest write still going.
+std::uint64_t memory_timeline::room_wait(std::uint64_t bytes) {
+    const std::uint64_t before = m_now;
+    auto retire = [this] {
+        while (m_writes_done < m_writes.size() && m_writes[m_writes_done].end <= m_now)
+            m_c_held -= m_writes[m_writes_done++].bytes;
+    };
+    retire();
+    while (m_c_capacity && m_c_held + bytes > m_c_capacity && m_writes_done < m_writes.size()) {
+        m_now = std::max(m_now, m_writes[m_writes_done].end);
+        retire();
+    }
+    return m_now - before;
+}
+
+std::uint64_t memory_timeline::replay_stalls(double bandwidth) const {
+    memory_timeline t(bandwidth, m_c_capacity);
+    t.m_recording = false;
+    for (const call& c : m_calls)
+        t.play(c);
+    return t.m_stall;
+}
+
+double memory_timeline::zero_stall_bandwidth() const {
+    if (replay_stalls(0) > 0) return std::numeric_limits<double>::infinity();
+    std::uint64_t largest = 0;
+    for (const call& c : m_calls)
+        largest = std::max(largest, c.bytes);
+    if (largest == 0) return 0;
+    // At `largest` bytes per cycle every transfer takes one cycle more than its latency; beyond
+    // that, more bandwidth changes nothing.
+    double hi = double(largest);
+    if (replay_stalls(hi) > 0) return std::numeric_limits<double>::infinity();
+    double lo = hi * 1e-9;  // below a byte per 10^9 cycles per largest transfer: call it none needed
+    if (replay_stalls(lo) == 0) return 0;
+    while (hi - lo > hi * 1e-3) {
+        const double mid = (lo + hi) / 2;
+        (replay_stalls(mid) > 0 ? lo : hi) = mid;
+    }
+    return hi;
+}
+
+}  // namespace systolic
