@@ -538,7 +538,7 @@ TEST_F(SystolicTb, MemorySystemOptionsReachTheJobAndItsReport) {
     EXPECT_TRUE(j.at("pass").get<bool>());
     EXPECT_EQ(j.at("advance_edges"), p.at("advance_edges"));  // the plan's edges do not change
     EXPECT_GT(m.at("stall_cycles").get<std::uint64_t>(), 0u);
-    EXPECT_EQ(j.at("phase_time_ns").at("stall").get<double>(), m.at("stall_cycles").get<double>());
+    EXPECT_DOUBLE_EQ(j.at("phase_time_ns").at("stall").get<double>(), m.at("stall_cycles").get<double>());
     for (const char* key : {"prefetch_cycles", "total_cycles", "average_bandwidth", "peak_bandwidth",
                             "zero_stall_bandwidth", "streamed_tiles", "stream_k_chunk"})
         EXPECT_TRUE(m.contains(key)) << key;
