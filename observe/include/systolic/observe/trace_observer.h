@@ -11,7 +11,8 @@
 //                       share one DRAM channel, so with double buffering their spans overlap the
 //                       controller's phases but not each other.
 // Times are microseconds ("ts", "dur"), see trace_clock. Steps only: nothing is done per edge. A
-// step that failed (watchdog, bus error) ends at the job's end, with "failed": true.
+// step that failed (watchdog, bus error) ends at the job's end, with "failed": true; a step that
+// took no time has no span.
 //
 // Readers rebuild the span tree from the times (Chrome DevTools' trace engine drops a span that
 // seems to end after its parent, or after the next span's start), and of two spans with equal
@@ -214,6 +215,10 @@ void trace_observer<Format>::close_step(std::uint64_t end, bool failed) {
     if (!m_step_open) return;
     m_step_open = false;
     m_step_failed = failed;
+    // A step that takes none of the array's time (with double buffering, a load from the
+    // scratchpads or a drain into the C scratchpad; its transfers are on the stream tracks) gets no
+    // span: readers nest a zero-length span around the next one that starts at its time.
+    if (end == m_step_begin && !failed) return;
     std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
     if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
     if (failed) args += ",\"failed\":true";
