@@ -436,6 +436,9 @@ TEST_F(wave_test, TraceHasATrackPerStreamAndMarksThePrefetches) {
         const interval i{ps(e.at("ts")), ps(e.at("ts")) + ps(e.at("dur"))};
         if (e.at("cat") == "phase" && e.at("name") == "advance") advances.push_back(i);
         if (e.at("cat") != "dma") continue;
+        const std::string name = e.at("name");
+        const char stream = name == "read A" ? 'A' : name == "read B" ? 'B' : 'C';
+        EXPECT_EQ(track[e.at("tid")], std::string("tb.controller.dma ") + stream) << name;
         spans[e.at("tid")].push_back(i);
         bytes[e.at("name")] += e.at("args").at("bytes").get<std::uint64_t>();
         prefetches += e.at("args").at("prefetch").get<bool>();
