@@ -40,7 +40,9 @@ nlohmann::json fabric_json(const verify::fabric_outcome& f, const memory_traffic
          {{"a", f.halo_words("a", true)}, {"b", f.halo_words("b", true)}, {"c", f.halo_words("c", true)}}}};
 }
 
-nlohmann::json limit_json(double v) {
+// A limit of the memory system: null when there is none (0, printed "inf").
+template <class T>
+nlohmann::json limit_json(T v) {
     return v == 0 ? nlohmann::json() : nlohmann::json(v);
 }
 
@@ -57,9 +59,9 @@ std::string rate_text(double bytes_per_cycle) {
 
 nlohmann::json memory_json(const memory_config& config, const memory_report& m) {
     return {{"buffers", to_string(config.buffers)},
-            {"a_sram", limit_json(double(config.a_sram))},
-            {"b_sram", limit_json(double(config.b_sram))},
-            {"c_sram", limit_json(double(config.c_sram))},
+            {"a_sram", limit_json(config.a_sram)},
+            {"b_sram", limit_json(config.b_sram)},
+            {"c_sram", limit_json(config.c_sram)},
             {"dram_bandwidth", limit_json(config.dram_bandwidth)},
             {"stall_cycles", m.stall_cycles},
             {"prefetch_cycles", m.prefetch_cycles},

@@ -567,6 +567,28 @@ TEST_F(SystolicTb, MemorySystemOptionsReachTheJobAndItsReport) {
     EXPECT_EQ(json::parse(f.out).at("memory"), m);
 }
 
+// Scratchpads too small for a tile's operands: the tiles are streamed in K chunks, the report and
+// the summary say so, and every value is still right.
+TEST_F(SystolicTb, SmallScratchpadsStreamTheTilesAndSaySo) {
+    const auto r =
+        run("--array 4 --m 8 --k 64 --p 8 --buffers double --a-sram 256 --b-sram 256 --json r.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto m = json::parse(slurp(path("r.json"))).at("memory");
+    EXPECT_EQ(m.at("a_sram"), 256);
+    EXPECT_TRUE(m.at("a_sram").is_number_integer());
+    EXPECT_EQ(m.at("streamed_tiles"), 4);
+    const std::uint64_t chunk = m.at("stream_k_chunk");
+    EXPECT_GT(chunk, 0u);
+    EXPECT_LT(chunk, 64u);
+    EXPECT_EQ(
+        line_of(r.out, "streamed tiles:"),
+        "streamed tiles: 4 (operands over the scratchpads, in K chunks of " + std::to_string(chunk) + ")");
+    EXPECT_NE(r.out.find("\nPASS\n"), std::string::npos);
+    // Roomy scratchpads stream nothing, and the summary has no such line.
+    const auto roomy = run("--array 4 --m 8 --k 64 --p 8 --buffers double");
+    EXPECT_EQ(line_of(roomy.out, "streamed tiles:"), "");
+}
+
 TEST_F(SystolicTb, BadMemorySystemOptions) {
     expect_usage_error("--buffers triple", "triple");
     expect_usage_error("--buffers double --a-sram 12q", "--a-sram '12q' is not a size");
