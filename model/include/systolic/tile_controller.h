@@ -285,32 +285,40 @@ private:
              ++m_units_read) {
             const buffer_unit& b = m_bplan.units[m_units_read];
             const tile& t = *plan[b.step].where;
-            if (b.a_read)
-                m_unit_latency[m_units_read][0] = deferred([&] {
-                    return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
-                                            m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz], k * osz,
-                                            "A");
-                });
-            if (b.b_read)
-                m_unit_latency[m_units_read][1] = deferred([&] {
-                    return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
-                                            m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz], p * osz,
-                                            "B");
-                });
+            dma_status st;
+            if (b.a_read) {
+                m_unit_latency[m_units_read][0] = deferred(
+                    [&] {
+                        return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
+                                                m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz],
+                                                k * osz, "A");
+                    },
+                    st);
+                check(st);
+            }
+            if (b.b_read) {
+                m_unit_latency[m_units_read][1] = deferred(
+                    [&] {
+                        return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
+                                                m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz],
+                                                p * osz, "B");
+                    },
+                    st);
+                check(st);
+            }
         }
         m_read_plan = &plan;
     }
 
-    // Runs a DMA access with its latency kept off the keeper; returns the mean latency of its
-    // accesses in whole cycles.
+    // Runs DMA accesses with their latency kept off the keeper; returns their mean latency in whole
+    // cycles, and how they went through `st`.
     template <class F>
-    std::uint64_t deferred(F&& access) {
+    std::uint64_t deferred(F&& access, dma_status& st) {
         sc_core::sc_time sink = sc_core::SC_ZERO_TIME;
         const std::uint64_t before = m_dma.dmi_accesses() + m_dma.transport_accesses();
         m_dma.defer_timing(&sink);
-        const dma_status st = access();
+        st = access();
         m_dma.defer_timing(nullptr);
-        check(st);
         const std::uint64_t n = m_dma.dmi_accesses() + m_dma.transport_accesses() - before;
         return n ? cycles(sink / double(n)) : 0;
     }
@@ -497,14 +505,8 @@ private:
         dma_status st;
         if (m_buffered) {
             // Into the C scratchpad, and from there to DRAM on the channel's time.
-            std::uint64_t latency = 0;
-            const std::uint64_t before = m_dma.dmi_accesses() + m_dma.transport_accesses();
-            sc_core::sc_time sink = sc_core::SC_ZERO_TIME;
-            m_dma.defer_timing(&sink);
-            st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
-            m_dma.defer_timing(nullptr);
-            const std::uint64_t n = m_dma.dmi_accesses() + m_dma.transport_accesses() - before;
-            if (n) latency = cycles(sink / double(n));
+            const std::uint64_t latency = deferred(
+                [&] { return m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d); }, st);
             if (st.ok()) {
                 m_c_array += c_block_bytes(t);
                 tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
