@@ -34,6 +34,7 @@ struct raw_options {
     std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
     std::string fabric = "1x1x1", link_latency = "1", threads = "1";
     std::string out_dtype = "acc";
+    std::string a_sram = "inf", b_sram = "inf", c_sram = "inf", dram_bandwidth = "inf";
     bool progress = false, no_progress = false;
 };
 
@@ -67,6 +68,12 @@ const std::vector<option_rule<options>>& tb_option_rules() {
          [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
          [](const options& o) { return o.dtype == dtype::int8 || o.dtype == dtype::int32; }},
+        {"--a-sram", "--buffers double", "it sizes the A scratchpad, and buffers none has none",
+         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
+        {"--b-sram", "--buffers double", "it sizes the B scratchpad, and buffers none has none",
+         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
+        {"--c-sram", "--buffers double", "it sizes the C scratchpad, and buffers none has none",
+         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
         {"--seed", "random data (--m --k --p) or --order random",
          "it seeds the random A and B and the random order",
          [](const options& o) { return (o.m && o.a_path.empty()) || o.order == tile_order::random; }},
@@ -88,6 +95,10 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (given("--scale")) o.scale = parse_real("--scale", raw.scale);
     if (given("--zero-point")) o.zero_point = parse_int("--zero-point", raw.zero_point, i64_min, i64_max);
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
+    o.memory.a_sram = parse_sram_size("--a-sram", raw.a_sram);
+    o.memory.b_sram = parse_sram_size("--b-sram", raw.b_sram);
+    o.memory.c_sram = parse_sram_size("--c-sram", raw.c_sram);
+    o.memory.dram_bandwidth = parse_bandwidth("--dram-bandwidth", raw.dram_bandwidth);
     const auto fabric = parse_fabric_shape(raw.fabric);
     if (!fabric || fabric->rows > max_fabric || fabric->cols > max_fabric || fabric->depth > max_fabric)
         throw usage_error("--fabric wants RxC or RxCxD, arrays along rows, columns and depth, each 1 to " +
@@ -214,6 +225,30 @@ std::uint64_t parse_size(const std::string& option, const std::string& text) {
     return static_cast<std::uint64_t>(bytes);
 }
 
+std::uint64_t parse_sram_size(const std::string& option, const std::string& text) {
+    return text == "inf" ? 0 : parse_size(option, text);
+}
+
+double parse_bandwidth(const std::string& option, const std::string& text) {
+    if (text == "inf") return 0;
+    const double v = parse_real(option, text);
+    if (!(v > 0) || std::isinf(v))
+        throw usage_error(option + " " + quoted(text) +
+                          " must be a positive number of bytes per clock cycle, or inf");
+    return v;
+}
+
+std::string sram_text(std::uint64_t bytes) {
+    return bytes == 0 ? "inf" : format_bytes(bytes);
+}
+
+std::string bandwidth_text(double bytes_per_cycle) {
+    if (bytes_per_cycle == 0) return "inf";
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", bytes_per_cycle);
+    return text;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
     const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (bytes < 1024) return std::to_string(bytes) + " bytes";
@@ -311,6 +346,18 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->type_name("L");
     app.add_option("--threads", raw.threads, "Threads that step a fabric's arrays, in groups of L edges [1]")
         ->type_name("T");
+    add_choice(app, "--buffers", o.memory.buffers, buffer_mode_names,
+               "none: no scratchpads, each tile's phases in sequence; double: scratchpads with reuse, "
+               "the next tile's operands prefetched while this one advances (docs/memory.md)");
+    app.add_option("--a-sram", raw.a_sram, "With --buffers double: the A scratchpad's size (e.g. 64k, 1M)")
+        ->type_name("SIZE|inf");
+    app.add_option("--b-sram", raw.b_sram, "With --buffers double: the B scratchpad's size")
+        ->type_name("SIZE|inf");
+    app.add_option("--c-sram", raw.c_sram, "With --buffers double: the C scratchpad's size")
+        ->type_name("SIZE|inf");
+    app.add_option("--dram-bandwidth", raw.dram_bandwidth,
+                   "DRAM bytes per clock cycle, shared by the A, B and C streams (inf: unlimited)")
+        ->type_name("B|inf");
     app.add_option("--max-memory", raw.max_memory,
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");

@@ -10,6 +10,7 @@
 #include <string>
 
 #include "systolic/job_names.h"
+#include "systolic/memory_system.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
@@ -51,6 +52,9 @@ struct options {
     std::int64_t fabric_rows = 1, fabric_cols = 1, fabric_depth = 1;
     std::int64_t link_latency = 1;  // --link-latency L, in edges
     std::int64_t threads = 1;       // --threads T, that step a fabric's arrays
+    // --buffers, --a-sram, --b-sram, --c-sram, --dram-bandwidth (docs/memory.md); the default is
+    // the model without scratchpads or a bandwidth limit.
+    memory_config memory;
     bool fabric() const { return fabric_rows * fabric_cols * fabric_depth != 1; }
 };
 
@@ -73,6 +77,15 @@ double parse_real(const std::string& option, const std::string& text);
 // A size in bytes: digits with an optional binary suffix K, M, G, T (optionally followed by "iB" or
 // "B"), e.g. "1G", "512MiB", "1048576". Fractions such as "1.5G" are accepted.
 std::uint64_t parse_size(const std::string& option, const std::string& text);
+
+// A scratchpad's size (--a-sram ...): parse_size's sizes, or "inf" (0: large enough for any job).
+std::uint64_t parse_sram_size(const std::string& option, const std::string& text);
+// --dram-bandwidth: bytes per clock cycle, a positive finite number, or "inf" (0: unlimited).
+double parse_bandwidth(const std::string& option, const std::string& text);
+// A size as the options spell it: "inf" for 0, else format_bytes.
+std::string sram_text(std::uint64_t bytes);
+// A bandwidth as the options spell it: "inf" for 0, else the bytes per cycle.
+std::string bandwidth_text(double bytes_per_cycle);
 
 // --array as typed: "N" (rows = cols = N) or "RxC", each an integer (range-checked later). Any
 // other form ("4x", "x", "4x4x4") is a usage_error quoting the text.

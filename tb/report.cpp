@@ -1,6 +1,10 @@
 #include "report.h"
 
+#include "cli_options.h"
 #include "io/job_json.h"
+
+#include <cmath>
+#include <sstream>
 
 namespace systolic::tb {
 
@@ -36,7 +40,61 @@ nlohmann::json fabric_json(const verify::fabric_outcome& f, const memory_traffic
          {{"a", f.halo_words("a", true)}, {"b", f.halo_words("b", true)}, {"c", f.halo_words("c", true)}}}};
 }
 
+// A limit of the memory system: null when there is none (0, printed "inf").
+template <class T>
+nlohmann::json limit_json(T v) {
+    return v == 0 ? nlohmann::json() : nlohmann::json(v);
+}
+
+nlohmann::json stream_json(const stream_bytes& s) {
+    return {{"dram", s.dram}, {"array", s.array}};
+}
+
+// A measured rate: 0 is none, not unlimited.
+std::string rate_text(double bytes_per_cycle) {
+    return bytes_per_cycle == 0 ? "0" : bandwidth_text(bytes_per_cycle);
+}
+
 }  // namespace
+
+nlohmann::json memory_json(const memory_config& config, const memory_report& m) {
+    return {{"buffers", to_string(config.buffers)},
+            {"a_sram", limit_json(config.a_sram)},
+            {"b_sram", limit_json(config.b_sram)},
+            {"c_sram", limit_json(config.c_sram)},
+            {"dram_bandwidth", limit_json(config.dram_bandwidth)},
+            {"stall_cycles", m.stall_cycles},
+            {"prefetch_cycles", m.prefetch_cycles},
+            {"total_cycles", m.total_cycles},
+            {"bytes", {{"a", stream_json(m.a)}, {"b", stream_json(m.b)}, {"c", stream_json(m.c)}}},
+            {"average_bandwidth", m.average_bandwidth},
+            {"peak_bandwidth", m.peak_bandwidth},
+            // Infinite when the latencies alone stall: no bandwidth is enough (JSON has no infinity).
+            {"zero_stall_bandwidth",
+             std::isinf(m.zero_stall_bandwidth) ? nlohmann::json() : nlohmann::json(m.zero_stall_bandwidth)},
+            {"streamed_tiles", m.streamed_tiles},
+            {"stream_k_chunk", m.stream_k_chunk}};
+}
+
+std::string memory_summary(const memory_config& config, const memory_report& m) {
+    std::ostringstream os;
+    os << "memory: buffers " << to_string(config.buffers);
+    if (config.buffers != buffer_mode::none)
+        os << " (A " << sram_text(config.a_sram) << ", B " << sram_text(config.b_sram) << ", C "
+           << sram_text(config.c_sram) << ")";
+    os << ", DRAM bandwidth " << bandwidth_text(config.dram_bandwidth)
+       << (config.dram_bandwidth == 0 ? "" : " bytes/cycle") << "\n";
+    os << "stalls: " << m.stall_cycles << " cycles (prefetch " << m.prefetch_cycles << " cycles, total "
+       << m.total_cycles << " cycles)\n";
+    os << "bytes DRAM<->scratchpad: A " << m.a.dram << ", B " << m.b.dram << ", C " << m.c.dram
+       << "; scratchpad<->array: A " << m.a.array << ", B " << m.b.array << ", C " << m.c.array << "\n";
+    os << "DRAM bandwidth used (bytes/cycle): average " << rate_text(m.average_bandwidth) << ", peak "
+       << rate_text(m.peak_bandwidth) << ", for zero stalls " << rate_text(m.zero_stall_bandwidth) << "\n";
+    if (m.streamed_tiles > 0)
+        os << "streamed tiles: " << m.streamed_tiles << " (operands over the scratchpads, in K chunks of "
+           << m.stream_k_chunk << ")\n";
+    return os.str();
+}
 
 nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
@@ -106,11 +164,13 @@ nlohmann::json make_report(const report_input& in) {
          {{"clear", ns(r.phases.clear)},
           {"load", ns(r.phases.load)},
           {"advance", ns(r.phases.advance)},
-          {"drain", ns(r.phases.drain)}}},
+          {"drain", ns(r.phases.drain)},
+          {"stall", ns(r.phases.stall)}}},
         {"status", to_string(r.status)},
         {"error", r.error},
         {"tiles_detail", tiles},
         {"memory_bytes", traffic_json(r.traffic)},
+        {"memory", memory_json(job.memory, r.memory)},
         {"fabric", in.fabric ? fabric_json(*in.fabric, r.traffic) : nlohmann::json()},
         {"pass", sb.pass()},
     });

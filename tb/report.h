@@ -8,6 +8,7 @@
 
 #include "systolic/counting.h"
 #include "systolic/job.h"
+#include "systolic/memory_system.h"
 #include "systolic/verify/fabric_outcome.h"
 #include "systolic/verify/scoreboard.h"
 
@@ -26,5 +27,13 @@ struct report_input {
 };
 
 nlohmann::json make_report(const report_input& in);
+
+// The report's "memory" object: the configuration (null for a size or bandwidth without limit)
+// and what the memory system counted (docs/report-json.md).
+nlohmann::json memory_json(const memory_config& config, const memory_report& report);
+
+// The summary's memory lines (buffers and bandwidth, stalls, bytes per stream, bandwidths,
+// streamed tiles), each ending in a newline.
+std::string memory_summary(const memory_config& config, const memory_report& report);
 
 }  // namespace systolic::tb

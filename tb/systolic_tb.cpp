@@ -21,6 +21,7 @@
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
+#include "systolic/memory_system.h"
 #include "systolic/number_format.h"
 #include "systolic/observe/file_sink.h"
 #include "systolic/observe/observer_fanout.h"
@@ -29,6 +30,7 @@
 #include "systolic/observe/vcd_observer.h"
 #include "systolic/observe/vcd_writer.h"
 #include "systolic/quantize.h"
+#include "systolic/verify/memory_plan.h"
 #include "systolic/verify/problem.h"
 #include "systolic/verify/testbench.h"
 #include "time_text.h"
@@ -181,6 +183,7 @@ job_options make_job_options(const options& o, const problem_shape& shape) {
     ro.overflow = o.overflow;
     ro.inject = o.inject;
     ro.engine = o.engine;
+    ro.memory = o.memory;
     if (ro.engine == engine_kind::functional && needs_cycle_engine(ro.inject))
         throw usage_error(std::string("--inject ") + to_string(o.inject) +
                           " changes how the array is stepped: it needs --engine cycle");
@@ -230,6 +233,11 @@ std::string matrix_to_string(const std::vector<T>& v, std::uint64_t rows, std::u
     }
     os << "]";
     return os.str();
+}
+
+// Whether the job has scratchpads or a bandwidth limit, so that the summary shows the memory system.
+bool has_memory_system(const memory_config& m) {
+    return m.buffers != buffer_mode::none || m.dram_bandwidth != 0;
 }
 
 // C is printed in full up to a size a terminal holds on a line or two.
@@ -308,9 +316,14 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
             os << ", " << out.differs_from_quantize_once << " differ from quantizing once";
         os << "\n";
     }
+    // Without scratchpads or a bandwidth limit nothing overlaps or waits: the lines stay as they were.
+    const bool memory_shown = has_memory_system(job.memory);
     os << "simulated time: " << format_time(r.end - r.start) << " (clear " << format_time(r.phases.clear)
        << ", load " << format_time(r.phases.load) << ", advance " << format_time(r.phases.advance)
-       << ", drain " << format_time(r.phases.drain) << ")\n";
+       << ", drain " << format_time(r.phases.drain);
+    if (memory_shown) os << ", stall " << format_time(r.phases.stall);
+    os << ")\n";
+    if (memory_shown) os << memory_summary(job.memory, r.memory);
     os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
        << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";
@@ -380,8 +393,22 @@ int run(const options& o) {
     const pe_selection traced =
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
+    if (o.fabric() && has_memory_system(o.memory))
+        throw usage_error(
+            "--buffers double and --dram-bandwidth need one array (no --fabric): a fabric's arrays "
+            "pass operands to each other, the memory system feeds one array (docs/memory.md)");
+
     const problem<Format> pr = problem_from_options<Format>(o);
     const job_options ro = make_job_options<Format>(o, pr.shape);
+    // Scratchpads too small for one tile of this job: one line, before the array is built.
+    if (const std::string err = systolic::check_memory(
+            ro.memory,
+            plan_memory(pr.shape, ro, 0, sizeof(typename Format::operand_type),
+                        sizeof(typename Format::accumulator_type)),
+            std::size_t(o.array_rows), std::size_t(o.array_cols), sizeof(typename Format::operand_type),
+            sizeof(typename Format::accumulator_type));
+        !err.empty())
+        throw usage_error(err);
 
     // The model's own time: a quantum that lets the controller run thousands of edges per sync.
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));

@@ -10,6 +10,7 @@
 
 #include "systolic/accelerator_job.h"
 #include "systolic/accelerator_map.h"
+#include "systolic/memory_system.h"
 #include "systolic/register_block.h"
 
 namespace {
@@ -39,6 +40,7 @@ TEST(RegisterMap, TheCHeaderAgreesWithTheMap) {
     EXPECT_EQ(SYSTOLIC_REG_IRQ_STATUS, regmap::find("IRQ_STATUS").offset);
     EXPECT_EQ(SYSTOLIC_REG_SCALE, regmap::find("SCALE").offset);
     EXPECT_EQ(SYSTOLIC_REG_CYCLES_HI, regmap::find("CYCLES_HI").offset);
+    EXPECT_EQ(SYSTOLIC_REG_STALL_CYCLES_LO, regmap::find("STALL_CYCLES_LO").offset);
     EXPECT_EQ(SYSTOLIC_CTRL_IRQ_EN, regmap::bit_of(regmap::find("CTRL"), "IRQ_EN"));
     EXPECT_EQ(SYSTOLIC_STATUS_ERROR, regmap::bit_of(regmap::find("STATUS"), "ERROR"));
     EXPECT_EQ(SYSTOLIC_IRQ_ERROR, regmap::bit_of(regmap::find("IRQ_STATUS"), "ERROR"));
@@ -123,6 +125,39 @@ TEST(DecodeJob, TheFirstProblemFoundIsReported) {
     const auto d = decode_job(r, {});
     EXPECT_EQ(d.error, regmap::error_code::overlap);
     EXPECT_EQ(d.message, "C overlaps B");
+}
+
+// The accelerator's scratchpads and DRAM bandwidth go into every job it decodes; a job they cannot
+// serve is refused before any memory is touched: double buffering with partial sums (OPTION: the
+// accumulators stay in the array between chunks), a C scratchpad too small for one tile (SIZE).
+TEST(DecodeJob, TheMemorySystemGoesIntoTheJobOrRefusesIt) {
+    job_limits limits{4};
+    limits.memory.buffers = buffer_mode::double_buffered;
+    limits.memory.c_sram = 4096;
+    limits.memory.dram_bandwidth = 8;
+    auto r = good();
+    auto d = decode_job(r, limits);
+    ASSERT_TRUE(d.ok()) << d.message;
+    EXPECT_EQ(d.job.memory.buffers, buffer_mode::double_buffered);
+    EXPECT_EQ(d.job.memory.c_sram, 4096u);
+    EXPECT_EQ(d.job.memory.a_sram, 0u);
+    EXPECT_EQ(d.job.memory.dram_bandwidth, 8.0);
+    EXPECT_EQ(validate_job(d.job, 4, 8), "");
+    EXPECT_EQ(decode_job(r, job_limits{4}).job.memory.buffers, buffer_mode::none);
+
+    r.k_tile = 2;
+    r.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+    r.partial = 0x4000;
+    d = decode_job(r, limits);
+    EXPECT_EQ(d.error, regmap::error_code::option) << d.message;
+    EXPECT_FALSE(d.message.empty());
+
+    r = good();
+    limits.memory.c_sram = 8;  // one int64 output: far less than a 4x4 tile's
+    d = decode_job(r, limits);
+    EXPECT_EQ(d.error, regmap::error_code::size) << d.message;
+    EXPECT_FALSE(d.message.empty());
+    EXPECT_EQ(d.message.find('\n'), std::string::npos);  // one line
 }
 
 // The last byte of the address space belongs to it: a matrix may end exactly at 2^64, and one that

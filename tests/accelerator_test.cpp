@@ -6,7 +6,8 @@
 //   accel.irq -> irq signal
 // Jobs are checked by the verification environment through the register DUT, over the same
 // accessors; tests of register-level detail drive the registers themselves.
-// plus a second accelerator whose block sits at a non-zero base on its socket.
+// plus a second accelerator whose block sits at a non-zero base on its socket, and a third with
+// double-buffered scratchpads behind a narrow DRAM channel (docs/memory.md).
 // sc_spawn, for the thread a job is checked from, is declared only with dynamic processes on.
 #define SC_INCLUDE_DYNAMIC_PROCESSES
 #include <gtest/gtest.h>
@@ -51,6 +52,15 @@ accelerator::config accel_config(std::uint64_t base = 0) {
     return c;
 }
 
+// Two bytes per clock: far less than a 4x4 array takes in, so the array waits for its operands.
+accelerator::config buffered_config() {
+    accelerator::config c = accel_config();
+    c.memory.buffers = buffer_mode::double_buffered;
+    c.memory.dram_bandwidth = 2;
+    return c;
+}
+constexpr std::uint64_t k_buffered_mem_size = 0x2000;
+
 // When the interrupt line last rose.
 struct irq_watch : sc_core::sc_module {
     sc_core::sc_in<bool> in{"in"};
@@ -80,6 +90,11 @@ struct rig {
     memory mem2{"memory2", memory::config{0, 0x1000}};
     sc_core::sc_signal<bool> irq2{"irq2"};
 
+    test_initiator cpu3{"cpu3"};
+    accelerator buffered{"buffered", buffered_config()};
+    memory mem3{"memory3", memory::config{0, k_buffered_mem_size}};
+    sc_core::sc_signal<bool> irq3{"irq3"};
+
     rig() {
         tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
         cpu.initiator_socket.bind(reg_checker.target_socket);
@@ -91,6 +106,9 @@ struct rig {
         cpu2.initiator_socket.bind(other.regs);
         other.dma.bind(mem2.target_socket);
         other.irq.bind(irq2);
+        cpu3.initiator_socket.bind(buffered.regs);
+        buffered.dma.bind(mem3.target_socket);
+        buffered.irq.bind(irq3);
     }
 };
 
@@ -387,6 +405,7 @@ TEST(Jobs, SeedExampleRaisesTheInterruptAtItsEnd) {
     EXPECT_EQ(cnt.macs_real, 27u);
     // One tile on a 4x4 array: clear, 3 + 2(4-1) edges, 3 + 3 reads and 3 writes of 10 ns each.
     EXPECT_EQ(cnt.cycles, 1u + 9u + 60u + 30u);
+    EXPECT_EQ(cnt.stall_cycles, 0u);  // no scratchpads: nothing overlaps, nothing waits
     EXPECT_EQ(irq_time - t0, sc_core::sc_time(100, sc_core::SC_NS));
 
     EXPECT_EQ(systolic_irq_ack(&dev), std::uint32_t{SYSTOLIC_IRQ_DONE});
@@ -675,6 +694,50 @@ TEST(SoftReset, BeforeTheJobReachesTheArrayNothingRuns) {
     EXPECT_FALSE(bench().irq.read());
     EXPECT_EQ(bench().dma_checker.checked(), dma_before);
     EXPECT_TRUE(snapshot() == before);
+}
+
+// ---- the memory system ---------------------------------------------------------------------------
+
+// The accelerator built with scratchpads runs every job double-buffered: C is right, and
+// STALL_CYCLES holds the cycles its controller counted the array waiting for the narrow DRAM
+// channel, which the job's time (CYCLES) includes.
+TEST(MemorySystem, StallCyclesOfADoubleBufferedJobAreInTheirRegister) {
+    auto& b = bench();
+    const auto dev = tb::driver_device(b.cpu3);
+    const problem_shape s{8, 8, 8};  // four 4x4 tiles
+    const auto pr = verify::random_problem<int32_format>(s, 21);
+    systolic_job job;
+    systolic_job_init(&job);
+    job.m = job.k = job.p = 8;
+    job.a_addr = 0x100;
+    job.b_addr = 0x200;
+    job.c_addr = 0x400;  // 8 x 8 int64
+    for (std::uint64_t i = 0; i < 64; ++i) {
+        b.mem3.core().write(job.a_addr + 4 * i, &pr.a[i], 4);
+        b.mem3.core().write(job.b_addr + 4 * i, &pr.b[i], 4);
+    }
+    systolic_program(&dev, &job);
+    systolic_start(&dev, 0);
+    settle();
+    ASSERT_EQ(systolic_outcome(&dev), 1) << b.buffered.last_result().error;
+    // C against a plain triple loop of its own.
+    for (std::uint64_t i = 0; i < 8; ++i)
+        for (std::uint64_t j = 0; j < 8; ++j) {
+            std::int64_t want = 0, got = 0;
+            for (std::uint64_t k = 0; k < 8; ++k)
+                want += std::int64_t(pr.a[i * 8 + k]) * pr.b[k * 8 + j];
+            b.mem3.core().read(job.c_addr + 8 * (i * 8 + j), &got, 8);
+            EXPECT_EQ(got, want) << "C(" << i << "," << j << ")";
+        }
+    systolic_counters cnt{};
+    systolic_read_counters(&dev, &cnt);
+    const job_result& r = b.buffered.last_result();
+    EXPECT_EQ(r.memory.stall_cycles, cnt.stall_cycles);
+    EXPECT_GT(cnt.stall_cycles, 0u);
+    EXPECT_EQ(cnt.edges, 4u * (8u + 4u + 4u - 2u));
+    EXPECT_GE(cnt.cycles, cnt.edges + cnt.stall_cycles);
+    // A, B read and C written through the channel at two bytes a cycle: the job takes at least that.
+    EXPECT_GE(cnt.cycles, (r.memory.a.dram + r.memory.b.dram + r.memory.c.dram) / 2);
 }
 
 }  // namespace

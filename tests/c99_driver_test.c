@@ -8,23 +8,23 @@
 static uint32_t regs[SYSTOLIC_REGS_SIZE / 4];
 static unsigned writes;
 
-static uint32_t read32(void *ctx, uint32_t offset) {
+static uint32_t read32(void* ctx, uint32_t offset) {
     (void)ctx;
     return regs[offset / 4];
 }
-static void write32(void *ctx, uint32_t offset, uint32_t value) {
+static void write32(void* ctx, uint32_t offset, uint32_t value) {
     (void)ctx;
     regs[offset / 4] = value;
     ++writes;
 }
 
 static int failures;
-#define CHECK(cond)                                                 \
-    do {                                                            \
-        if (!(cond)) {                                              \
+#define CHECK(cond)                                                    \
+    do {                                                               \
+        if (!(cond)) {                                                 \
             fprintf(stderr, "%s:%d: %s\n", __FILE__, __LINE__, #cond); \
-            ++failures;                                             \
-        }                                                           \
+            ++failures;                                                \
+        }                                                              \
     } while (0)
 
 int main(void) {
@@ -73,8 +73,11 @@ int main(void) {
     CHECK(systolic_outcome(&dev) == -1 && systolic_error(&dev) == SYSTOLIC_ERR_OVERLAP);
     regs[SYSTOLIC_REG_CYCLES_LO / 4] = 5;
     regs[SYSTOLIC_REG_CYCLES_HI / 4] = 1;
+    regs[SYSTOLIC_REG_STALL_CYCLES_LO / 4] = 3;
+    regs[SYSTOLIC_REG_STALL_CYCLES_HI / 4] = 2;
     systolic_read_counters(&dev, &c);
     CHECK(c.cycles == 0x100000005ull);
+    CHECK(c.stall_cycles == 0x200000003ull);
     systolic_reset(&dev);
     CHECK(regs[SYSTOLIC_REG_CTRL / 4] == SYSTOLIC_CTRL_RESET);
     CHECK(writes > 20);

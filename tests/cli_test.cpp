@@ -476,6 +476,9 @@ TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
         {"--rounding toward-zero", "--rounding needs --out-dtype int8: "},
         {"--dtype bf16 --overflow wrap", "--overflow needs --dtype int8 or int32: "},
         {"--seed 7", "--seed needs random data (--m --k --p) or --order random: "},
+        {"--a-sram 64k", "--a-sram needs --buffers double: "},
+        {"--buffers none --b-sram 1M", "--b-sram needs --buffers double: "},
+        {"--c-sram inf", "--c-sram needs --buffers double: "},
     };
     for (const auto& [args, says] : refused) {
         SCOPED_TRACE(args);
@@ -486,7 +489,8 @@ TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
           "--m 3 --k 3 --p 3 --seed 7", "--order random --seed 7", "--overflow saturate",
           "--dtype int8 --m 2 --k 2 --p 2 --overflow wrap",
           "--k-tile 2 --k-policy partials --out-dtype int8 --scale 0.5 --zero-point 1 "
-          "--rounding toward-zero --quantize-partials"}) {
+          "--rounding toward-zero --quantize-partials",
+          "--buffers double --a-sram 64k --b-sram 1M --c-sram inf"}) {
         SCOPED_TRACE(args);
         const auto r = run(args);
         EXPECT_EQ(r.status, 0) << r.err;
@@ -496,6 +500,114 @@ TEST_F(SystolicTb, OptionsThatChangeNothingAreRefusedWithTheReason) {
 // The rules --help lists (from the one table the check uses) are docs/options.md's table, row by row.
 TEST_F(SystolicTb, DocsListTheOptionRules) {
     systolic::tb::testing::expect_rules_documented(run("--help").out, "systolic-tb");
+}
+
+}  // namespace
+
+namespace {
+
+using nlohmann::json;
+
+// The memory system from the command line: the configuration in the report as given, null for
+// "inf"; what it counted in the summary and the report alike; the same C in every mode.
+TEST_F(SystolicTb, MemorySystemOptionsReachTheJobAndItsReport) {
+    const std::string shape = "--array 4 --m 10 --k 12 --p 9 --seed 4";
+    const auto plain = run(shape + " --json -");
+    ASSERT_EQ(plain.status, 0) << plain.err;
+    const auto p = json::parse(plain.out);
+    EXPECT_EQ(p.at("memory").at("buffers"), "none");
+    EXPECT_TRUE(p.at("memory").at("a_sram").is_null());
+    EXPECT_TRUE(p.at("memory").at("dram_bandwidth").is_null());
+    EXPECT_EQ(p.at("memory").at("stall_cycles"), 0);
+    EXPECT_EQ(p.at("phase_time_ns").at("stall"), 0.0);
+    // Without a memory system the summary is as it always was.
+    EXPECT_EQ(plain.err.find("memory:"), std::string::npos);
+    EXPECT_EQ(run(shape).out.find("stalls:"), std::string::npos);
+
+    const std::string buffered =
+        shape + " --buffers double --a-sram 64k --b-sram 1M --c-sram inf --dram-bandwidth 2.5";
+    const auto r = run(buffered + " --json r.json --c-out c.npy");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto j = json::parse(slurp(path("r.json")));
+    const auto& m = j.at("memory");
+    EXPECT_EQ(m.at("buffers"), "double");
+    EXPECT_EQ(m.at("a_sram"), 65536);
+    EXPECT_EQ(m.at("b_sram"), 1048576);
+    EXPECT_TRUE(m.at("c_sram").is_null());
+    EXPECT_EQ(m.at("dram_bandwidth"), 2.5);
+    EXPECT_TRUE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("advance_edges"), p.at("advance_edges"));  // the plan's edges do not change
+    EXPECT_GT(m.at("stall_cycles").get<std::uint64_t>(), 0u);
+    EXPECT_DOUBLE_EQ(j.at("phase_time_ns").at("stall").get<double>(), m.at("stall_cycles").get<double>());
+    for (const char* key : {"prefetch_cycles", "total_cycles", "average_bandwidth", "peak_bandwidth",
+                            "zero_stall_bandwidth", "streamed_tiles", "stream_k_chunk"})
+        EXPECT_TRUE(m.contains(key)) << key;
+    for (const char* stream : {"a", "b", "c"}) {
+        EXPECT_GT(m.at("bytes").at(stream).at("dram").get<std::uint64_t>(), 0u) << stream;
+        EXPECT_GT(m.at("bytes").at(stream).at("array").get<std::uint64_t>(), 0u) << stream;
+    }
+    // The summary says the same figures.
+    EXPECT_EQ(line_of(r.out, "memory:"),
+              "memory: buffers double (A 64 KiB, B 1.0 MiB, C inf), DRAM bandwidth 2.5 bytes/cycle");
+    EXPECT_EQ(line_of(r.out, "stalls:"),
+              "stalls: " + std::to_string(m.at("stall_cycles").get<std::uint64_t>()) + " cycles (prefetch " +
+                  std::to_string(m.at("prefetch_cycles").get<std::uint64_t>()) + " cycles, total " +
+                  std::to_string(m.at("total_cycles").get<std::uint64_t>()) + " cycles)");
+    EXPECT_NE(line_of(r.out, "simulated time:").find(", stall "), std::string::npos);
+    EXPECT_NE(line_of(r.out, "bytes DRAM<->scratchpad:")
+                  .find("A " + std::to_string(m.at("bytes").at("a").at("dram").get<std::uint64_t>()) + ","),
+              std::string::npos);
+    // The same C as without scratchpads (the scoreboard checked every value against the reference).
+    const auto none = run(shape + " --c-out c0.npy");
+    ASSERT_EQ(none.status, 0) << none.err;
+    EXPECT_EQ(slurp(path("c.npy")), slurp(path("c0.npy")));
+    // Both engines count the same stalls and bytes.
+    const auto f = run(buffered + " --engine functional --json -");
+    ASSERT_EQ(f.status, 0) << f.err;
+    EXPECT_EQ(json::parse(f.out).at("memory"), m);
+}
+
+// Scratchpads too small for a tile's operands: the tiles are streamed in K chunks, the report and
+// the summary say so, and every value is still right.
+TEST_F(SystolicTb, SmallScratchpadsStreamTheTilesAndSaySo) {
+    const auto r =
+        run("--array 4 --m 8 --k 64 --p 8 --buffers double --a-sram 256 --b-sram 256 --json r.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto m = json::parse(slurp(path("r.json"))).at("memory");
+    EXPECT_EQ(m.at("a_sram"), 256);
+    EXPECT_TRUE(m.at("a_sram").is_number_integer());
+    EXPECT_EQ(m.at("streamed_tiles"), 4);
+    const std::uint64_t chunk = m.at("stream_k_chunk");
+    EXPECT_GT(chunk, 0u);
+    EXPECT_LT(chunk, 64u);
+    EXPECT_EQ(
+        line_of(r.out, "streamed tiles:"),
+        "streamed tiles: 4 (operands over the scratchpads, in K chunks of " + std::to_string(chunk) + ")");
+    EXPECT_NE(r.out.find("\nPASS\n"), std::string::npos);
+    // Roomy scratchpads stream nothing, and the summary has no such line.
+    const auto roomy = run("--array 4 --m 8 --k 64 --p 8 --buffers double");
+    EXPECT_EQ(line_of(roomy.out, "streamed tiles:"), "");
+}
+
+TEST_F(SystolicTb, BadMemorySystemOptions) {
+    expect_usage_error("--buffers triple", "triple");
+    expect_usage_error("--buffers double --a-sram 12q", "--a-sram '12q' is not a size");
+    expect_usage_error("--buffers double --b-sram 0", "--b-sram '0' must be at least one byte");
+    expect_usage_error("--dram-bandwidth 0",
+                       "--dram-bandwidth '0' must be a positive number of bytes per "
+                       "clock cycle, or inf");
+    expect_usage_error("--dram-bandwidth -3", "must be a positive number");
+    expect_usage_error("--dram-bandwidth fast", "--dram-bandwidth 'fast' is not a number");
+    expect_usage_error("--dram-bandwidth 1e999", "out of the range of a double");
+    expect_usage_error("--array 4 --fabric 2x1 --buffers double", "need one array (no --fabric)");
+    // A C scratchpad smaller than one tile's outputs: refused by the model's own check, before the run.
+    expect_usage_error("--buffers double --c-sram 8",
+                       "systolic-tb: error: the C scratchpad (8 bytes) is smaller than one tile's outputs");
+    // inf is every size's default, and bandwidth inf with buffers none is today's model.
+    const auto r = run("--dram-bandwidth inf");
+    EXPECT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(line_of(r.out, "simulated time:"),
+              "simulated time: 264 ns (clear 4.00 ns, load 180 ns, advance 20.0 ns, drain 60.0 ns)");
 }
 
 }  // namespace

@@ -308,7 +308,9 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
         const span s{e.at("name"), ps(e.at("ts")), ps(e.at("ts")) + ps(e.at("dur")), e.at("args")};
         const std::string cat = e.at("cat");
         if (cat == "dma") {
-            EXPECT_EQ(e.at("tid"), 2);
+            // A track per stream, after the controller's: A, B, then C with the partial sums.
+            const int stream = s.name == "read A" ? 2 : s.name == "read B" ? 3 : 4;
+            EXPECT_EQ(e.at("tid"), stream) << s.name;
             ++dma;
             if (s.name == "write C") c_bytes += s.args.at("bytes").get<std::uint64_t>();
             continue;
@@ -369,6 +371,100 @@ TEST_F(wave_test, TraceNestsPhasesInTilesInTimeOrder) {
         ASSERT_EQ(r.status, 0) << args << r.err;
         check_trace(args, json::parse(slurp(path("r.json"))), json::parse(slurp(path("t.json"))));
     }
+}
+
+// With double buffering the waveform shows the overlap and the waiting: the prefetch signal is high
+// while a later tile's operands come in, at some of this tile's advance edges; the stall phase (5)
+// lasts exactly the stall cycles the report counts, one clock each; and every advance edge and every
+// byte of C still shows, as without scratchpads.
+TEST_F(wave_test, DoubleBufferingShowsThePrefetchAndTheStalls) {
+    const std::string args = "--array 4 --m 8 --k 12 --p 16 --seed 3 --buffers double --dram-bandwidth 4";
+    const auto d = run_with_vcd(args);
+    SCOPED_TRACE(args);
+    const auto& mem = d.report.at("memory");
+    const std::string ctl = "tb.controller.";
+    ASSERT_TRUE(d.vcd.has(ctl + "prefetch"));
+    const auto edges = d.vcd.rises(ctl + "advance");
+    EXPECT_EQ(edges.size(), d.report["advance_edges"].get<std::uint64_t>());
+    EXPECT_FALSE(d.vcd.rises(ctl + "prefetch").empty());
+    std::size_t overlapped = 0;
+    for (const std::uint64_t t : edges) {
+        EXPECT_EQ(d.vcd.at(ctl + "phase", t), 3u) << "edge at " << t;
+        overlapped += d.vcd.at(ctl + "prefetch", t) == 1;
+    }
+    EXPECT_GT(overlapped, 0u) << "no advance edge while a prefetch ran";
+    const std::uint64_t stall_cycles = mem.at("stall_cycles");
+    EXPECT_GT(stall_cycles, 0u) << "4 bytes a cycle should keep a 4x4 array waiting";
+    std::uint64_t stalled = 0;
+    const auto& phase = d.vcd.of(ctl + "phase");
+    for (std::size_t i = 0; i + 1 < phase.size(); ++i) {
+        if (std::stoull(phase[i].value, nullptr, 2) != 5) continue;
+        stalled += phase[i + 1].time - phase[i].time;
+        EXPECT_EQ(d.vcd.text_at(ctl + "phase_name", phase[i].time), "stall");
+    }
+    EXPECT_EQ(stalled, stall_cycles * ps_per_ns);
+    std::uint64_t c_bytes = 0;
+    for (const std::uint64_t t : d.vcd.rises(ctl + "c_write"))
+        c_bytes += d.vcd.at(ctl + "c_len", t);
+    EXPECT_EQ(c_bytes, 8u * 16u * 8u);
+}
+
+// The timeline with double buffering: a track per stream whose spans never overlap each other (one
+// DRAM channel), bytes per stream as the report counts them between DRAM and the scratchpads, the
+// prefetches marked, and transfers that overlap the controller's advance phases.
+TEST_F(wave_test, TraceHasATrackPerStreamAndMarksThePrefetches) {
+    const std::string args = "--array 4 --m 8 --k 12 --p 16 --seed 3 --buffers double --dram-bandwidth 4";
+    SCOPED_TRACE(args);
+    const auto r = run(args + " --trace t.json --json r.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto rep = json::parse(slurp(path("r.json")));
+    const auto trace = json::parse(slurp(path("t.json")));
+    std::map<int, std::string> track;
+    struct interval {
+        std::uint64_t begin, end;
+    };
+    std::map<int, std::vector<interval>> spans;
+    std::vector<interval> advances;
+    std::map<std::string, std::uint64_t> bytes;
+    std::size_t prefetches = 0;
+    auto ps = [](const json& v) { return std::uint64_t(v.get<double>() * 1e6 + 0.5); };
+    for (const auto& e : trace.at("traceEvents")) {
+        if (e.at("ph") == "M") {
+            if (e.at("name") == "thread_name") track[e.at("tid")] = e.at("args").at("name");
+            continue;
+        }
+        const interval i{ps(e.at("ts")), ps(e.at("ts")) + ps(e.at("dur"))};
+        if (e.at("cat") == "phase" && e.at("name") == "advance") advances.push_back(i);
+        if (e.at("cat") != "dma") continue;
+        const std::string name = e.at("name");
+        const char stream = name == "read A" ? 'A' : name == "read B" ? 'B' : 'C';
+        EXPECT_EQ(track[e.at("tid")], std::string("tb.controller.dma ") + stream) << name;
+        spans[e.at("tid")].push_back(i);
+        bytes[e.at("name")] += e.at("args").at("bytes").get<std::uint64_t>();
+        prefetches += e.at("args").at("prefetch").get<bool>();
+    }
+    EXPECT_EQ(track[1], "tb.controller");
+    EXPECT_EQ(track[2], "tb.controller.dma A");
+    EXPECT_EQ(track[3], "tb.controller.dma B");
+    EXPECT_EQ(track[4], "tb.controller.dma C");
+    for (auto& [tid, list] : spans) {
+        std::sort(list.begin(), list.end(),
+                  [](const interval& a, const interval& b) { return a.begin < b.begin; });
+        for (std::size_t i = 1; i < list.size(); ++i)
+            EXPECT_GE(list[i].begin, list[i - 1].end)
+                << track[tid] << ": transfers " << i - 1 << " and " << i;
+    }
+    const auto& mem = rep.at("memory").at("bytes");
+    EXPECT_EQ(bytes["read A"], mem.at("a").at("dram").get<std::uint64_t>());
+    EXPECT_EQ(bytes["read B"], mem.at("b").at("dram").get<std::uint64_t>());
+    EXPECT_EQ(bytes["write C"], mem.at("c").at("dram").get<std::uint64_t>());
+    EXPECT_GT(prefetches, 0u);
+    std::size_t overlapping = 0;
+    for (const auto& [tid, list] : spans)
+        for (const interval& t : list)
+            for (const interval& a : advances)
+                overlapping += t.begin < a.end && a.begin < t.end;
+    EXPECT_GT(overlapping, 0u) << "no transfer while the array advanced";
 }
 
 TEST_F(wave_test, ProgressGoesToStderrNeverStdout) {

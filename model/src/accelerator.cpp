@@ -8,6 +8,7 @@
 #include <type_traits>
 
 #include "systolic/log.h"
+#include "systolic/memory_system.h"
 
 namespace systolic {
 
@@ -28,6 +29,11 @@ accelerator::accelerator(const sc_core::sc_module_name& name, const config& cfg)
       m_funnel("dma_funnel") {
     if (cfg.array_size == 0 || cfg.array_size > 1024)
         throw std::invalid_argument(std::string(this->name()) + ": array size must be 1 to 1024");
+    // The rules of the memory configuration that hold for any job (a negative bandwidth, SRAM sizes
+    // without scratchpads): a platform built so is refused at construction, not at every START.
+    if (const std::string err = check_memory_config(cfg.memory, make_job({1, 1, 1}, 1, 1, 0, 0x100, 0x200));
+        !err.empty())
+        throw std::invalid_argument(std::string(this->name()) + ": " + err);
     std::apply(
         [&](auto&... lanes) {
             auto make = [&](auto& l) {
@@ -188,7 +194,8 @@ void accelerator::start() {
         refuse(error_code::busy, "START while a job is running");
         return;
     }
-    decoded_job d = decode_job(read_request(m_regs), job_limits{m_cfg.array_size, m_cfg.max_job_bytes});
+    decoded_job d =
+        decode_job(read_request(m_regs), job_limits{m_cfg.array_size, m_cfg.max_job_bytes, m_cfg.memory});
     if (!d.ok()) {
         refuse(d.error, d.message);
         return;
@@ -196,8 +203,9 @@ void accelerator::start() {
     d.job.engine = m_cfg.engine;
     m_pending = std::move(d);
     m_regs.set(SYSTOLIC_REG_ERROR, 0);
-    for (const std::uint32_t r : {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO,
-                                  SYSTOLIC_REG_MACS_REAL_LO, SYSTOLIC_REG_CYCLES_LO})
+    for (const std::uint32_t r :
+         {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO, SYSTOLIC_REG_MACS_REAL_LO,
+          SYSTOLIC_REG_CYCLES_LO, SYSTOLIC_REG_STALL_CYCLES_LO})
         m_regs.set64(r, 0);
     m_busy = true;
     m_done = false;
@@ -290,6 +298,7 @@ void accelerator::finish(const job_result& r) {
     m_regs.set64(SYSTOLIC_REG_MACS_REAL_LO, r.macs_real);
     const sc_core::sc_time took = sc_core::sc_time_stamp() - m_start_time;
     m_regs.set64(SYSTOLIC_REG_CYCLES_LO, static_cast<std::uint64_t>(took / m_cfg.clock_period + 0.5));
+    m_regs.set64(SYSTOLIC_REG_STALL_CYCLES_LO, r.memory.stall_cycles);
     std::uint32_t cause = SYSTOLIC_IRQ_DONE;
     if (r.completed()) {
         m_done = true;

@@ -7,6 +7,7 @@
 #include <sstream>
 
 #include "systolic/counting.h"
+#include "systolic/memory_system.h"
 
 namespace systolic {
 
@@ -99,6 +100,11 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     job.quant.scale = scale;
     job.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
     job.quant.rounding = *rounding;
+    job.memory = limits.memory;
+    // The accelerator's memory system refuses some options (double buffering keeps the accumulators
+    // between K chunks, so it runs no K_POLICY_PARTIALS).
+    if (auto err = check_memory_config(job.memory, job); !err.empty())
+        return refuse(error_code::option, std::move(err));
     const bool partial = job.uses_partial_buffer();
     if (partial) {
         if (req.partial == 0)
@@ -152,6 +158,8 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                             std::to_string(static_cast<std::uint64_t>(bytes >> 20)) +
                                             " MiB inside the model, more than the " +
                                             std::to_string(limits.max_job_bytes >> 20) + " MiB allowed");
+    if (auto err = check_memory(job.memory, job, n, n, osz, asz); !err.empty())
+        return refuse(error_code::size, std::move(err));
     if (auto err = check_overlaps(job); !err.empty()) return refuse(error_code::overlap, std::move(err));
     // The controller's own rules, as a safety net: a configuration they refuse never starts.
     const std::string err = validate_job(job, osz, asz);

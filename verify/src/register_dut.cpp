@@ -133,6 +133,7 @@ job_result result_from_registers(const systolic_dev& dev, int outcome, std::uint
     r.advance_edges = c.edges;
     r.macs_padded = c.macs;
     r.macs_real = c.macs_real;
+    r.memory.stall_cycles = c.stall_cycles;
     if (outcome == 1) {
         r.status = job_status::completed;
     } else if (outcome == 0) {

@@ -25,6 +25,7 @@
 
 #include "systolic/accelerator_job.h"
 #include "systolic/job.h"
+#include "systolic/memory_system.h"
 #include "systolic/number_format.h"
 #include "systolic/register_block.h"
 #include "systolic/systolic_array.h"
@@ -43,6 +44,10 @@ public:
         sc_core::sc_time register_latency = sc_core::sc_time(1, sc_core::SC_NS);  // per register access
         engine_kind engine = engine_kind::cycle;
         std::uint64_t max_job_bytes = std::uint64_t{256} << 20;  // see ERR_SIZE
+        // Scratchpads and DRAM bandwidth (docs/memory.md), the same for every job; a job whose tile
+        // does not fit them is refused with ERR_SIZE, double buffering with K_POLICY_PARTIALS with
+        // ERR_OPTION. The default: no scratchpads, no bandwidth limit.
+        memory_config memory;
     };
 
     tlm_utils::simple_target_socket<accelerator> regs;

@@ -42,6 +42,7 @@ typedef struct systolic_job {
 
 typedef struct systolic_counters {
     uint64_t edges, macs, macs_real, cycles;
+    uint64_t stall_cycles; /* cycles the array waited for operands or the C scratchpad */
 } systolic_counters;
 
 /* A job with the registers' reset values: int32, packed rows, row order, no K split, scale 1. */
@@ -141,6 +142,7 @@ static inline void systolic_read_counters(const systolic_dev* dev, systolic_coun
     c->macs = systolic_read64(dev, SYSTOLIC_REG_MACS_LO);
     c->macs_real = systolic_read64(dev, SYSTOLIC_REG_MACS_REAL_LO);
     c->cycles = systolic_read64(dev, SYSTOLIC_REG_CYCLES_LO);
+    c->stall_cycles = systolic_read64(dev, SYSTOLIC_REG_STALL_CYCLES_LO);
 }
 
 #ifdef __cplusplus

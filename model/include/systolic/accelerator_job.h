@@ -8,6 +8,7 @@
 
 #include "systolic/accelerator_map.h"
 #include "systolic/job.h"
+#include "systolic/memory_system.h"
 #include "systolic/number_format.h"
 #include "systolic/register_block.h"
 
@@ -29,6 +30,8 @@ struct job_limits {
     std::size_t array_size = 2;
     // Bytes the model may allocate for one job: its tile plan and its operand buffers.
     std::uint64_t max_job_bytes = std::uint64_t{256} << 20;
+    // The scratchpads and DRAM bandwidth every job gets.
+    memory_config memory = {};
 };
 
 struct decoded_job {

@@ -70,7 +70,7 @@ struct value_set {
 };
 
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
-inline constexpr std::uint32_t version = 0x00010000u;   // major 1, minor 0 (16 bits each)
+inline constexpr std::uint32_t version = 0x00010001u;   // major 1, minor 1 (16 bits each): STALL_CYCLES
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
 
 // The tables read best one entry to a line.
@@ -153,6 +153,10 @@ inline constexpr reg registers[] = {
     {"CYCLES_LO", 0xb8, access::ro, 0, nullptr, nullptr, {},
      "Clock periods from START to the end of the last job (the simulated time it took), bits 31:0."},
     {"CYCLES_HI", 0xbc, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"STALL_CYCLES_LO", 0xc0, access::ro, 0, nullptr, nullptr, {},
+     "Clock cycles of the last job in which the array waited for operands or for room in the C "
+     "scratchpad (0 without double buffering; docs/memory.md), bits 31:0."},
+    {"STALL_CYCLES_HI", 0xc4, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
 };
 
 inline constexpr value dtype_values[] = {
@@ -190,11 +194,11 @@ inline constexpr value error_values[] = {
     {"BUSY", 1, "START while a job was running; the running job continues"},
     {"ZERO_DIM", 2, "M, K or P is zero"},
     {"DTYPE", 3, "DTYPE or OUT_DTYPE names no format"},
-    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, or SCALE is not positive and finite"},
+    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering"},
     {"ALIGN", 5, "an address or stride is not a multiple of its element size"},
     {"STRIDE", 6, "a stride (non-zero) is smaller than a row"},
     {"RANGE", 7, "a matrix runs past the end of the 64-bit address space, or K >= 2^31"},
-    {"SIZE", 8, "the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow"},
+    {"SIZE", 8, "the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow, or one of its tiles does not fit the configured scratchpads"},
     {"OVERLAP", 9, "C (or the partial-sum buffer) overlaps A, B or each other"},
     {"PARTIAL", 10, "K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0)"},
     {"DMA", 11, "a bus transaction failed; ERROR_ADDR holds its address, and the job stopped"},

@@ -6,12 +6,12 @@
 #define SYSTOLIC_ACCELERATOR_REGS_H
 
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
-#define SYSTOLIC_VERSION_VALUE 0x00010000u /* the VERSION register */
+#define SYSTOLIC_VERSION_VALUE 0x00010001u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
 
 /* Registers */
 #define SYSTOLIC_REG_ID 0x000u /* ro, reset 0x53594143: Magic value a driver probes: 0x53594143 ("SYAC"). */
-#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010000: Register interface version: major in bits 31:16, minor in bits 15:0. */
+#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010001: Register interface version: major in bits 31:16, minor in bits 15:0. */
 #define SYSTOLIC_REG_ARRAY_SIZE 0x008u /* ro, reset N: N, the side of the N x N array. */
 #define SYSTOLIC_REG_CTRL 0x00cu /* rw, reset 0x00000000: Control. */
 #define SYSTOLIC_REG_STATUS 0x010u /* ro, reset 0x00000000: Status. */
@@ -51,6 +51,8 @@
 #define SYSTOLIC_REG_MACS_REAL_HI 0x0b4u /* ro, reset 0x00000000: The same, bits 63:32. */
 #define SYSTOLIC_REG_CYCLES_LO 0x0b8u /* ro, reset 0x00000000: Clock periods from START to the end of the last job (the simulated time it took), bits 31:0. */
 #define SYSTOLIC_REG_CYCLES_HI 0x0bcu /* ro, reset 0x00000000: The same, bits 63:32. */
+#define SYSTOLIC_REG_STALL_CYCLES_LO 0x0c0u /* ro, reset 0x00000000: Clock cycles of the last job in which the array waited for operands or for room in the C scratchpad (0 without double buffering; docs/memory.md), bits 31:0. */
+#define SYSTOLIC_REG_STALL_CYCLES_HI 0x0c4u /* ro, reset 0x00000000: The same, bits 63:32. */
 
 /* CTRL fields */
 #define SYSTOLIC_CTRL_START (1u << 0) /* Write 1: start a job with the current configuration registers. Refused with ERR_BUSY while a job runs. Reads as 0. */
@@ -99,11 +101,11 @@
 #define SYSTOLIC_ERR_BUSY 1u /* START while a job was running; the running job continues */
 #define SYSTOLIC_ERR_ZERO_DIM 2u /* M, K or P is zero */
 #define SYSTOLIC_ERR_DTYPE 3u /* DTYPE or OUT_DTYPE names no format */
-#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, or SCALE is not positive and finite */
+#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering */
 #define SYSTOLIC_ERR_ALIGN 5u /* an address or stride is not a multiple of its element size */
 #define SYSTOLIC_ERR_STRIDE 6u /* a stride (non-zero) is smaller than a row */
 #define SYSTOLIC_ERR_RANGE 7u /* a matrix runs past the end of the 64-bit address space, or K >= 2^31 */
-#define SYSTOLIC_ERR_SIZE 8u /* the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow */
+#define SYSTOLIC_ERR_SIZE 8u /* the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow, or one of its tiles does not fit the configured scratchpads */
 #define SYSTOLIC_ERR_OVERLAP 9u /* C (or the partial-sum buffer) overlaps A, B or each other */
 #define SYSTOLIC_ERR_PARTIAL 10u /* K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0) */
 #define SYSTOLIC_ERR_DMA 11u /* a bus transaction failed; ERROR_ADDR holds its address, and the job stopped */

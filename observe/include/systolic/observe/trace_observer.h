@@ -1,13 +1,18 @@
 // A Chrome / Perfetto trace-event timeline of jobs (open it in ui.perfetto.dev or chrome://tracing),
 // on the controllers' own simulated time. One trace_file per file (one process); each controller's
-// trace_observer adds two tracks to it:
-//   <controller>      spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"), and
-//                     inside that each step: clear, load, advance, drain (categories tile, chunk,
-//                     phase; args say the tile, chunk, and for advance the edges);
-//   <controller>.dma  one span per transfer ("read A", "write C", ...; category dma) with its bytes,
-//                     address and whether it went through DMI.
+// trace_observer adds four tracks to it:
+//   <controller>        spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"), and
+//                       inside that each step: clear, load, advance, drain, stall (categories tile,
+//                       chunk, phase; args say the tile, chunk, and for advance the edges);
+//   <controller>.dma A, <controller>.dma B, <controller>.dma C
+//                       one track per stream (C: the outputs and partial sums), one span per transfer
+//                       ("read A", "write C", ...; category dma) with its bytes, address, whether it
+//                       went through DMI and whether it was a prefetch for a later tile. The streams
+//                       share one DRAM channel, so with double buffering their spans overlap the
+//                       controller's phases but not each other.
 // Times are microseconds ("ts", "dur"), see trace_clock. Steps only: nothing is done per edge. A
-// step that failed (watchdog, bus error) ends at the job's end, with "failed": true.
+// step that failed (watchdog, bus error) ends at the job's end, with "failed": true; a step that
+// took no time has no span.
 //
 // Readers rebuild the span tree from the times (Chrome DevTools' trace engine drops a span that
 // seems to end after its parent, or after the next span's start), and of two spans with equal
@@ -19,6 +24,7 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <systemc>
 
@@ -106,7 +112,10 @@ template <class Format>
 class trace_observer final : public edge_observer<Format> {
 public:
     trace_observer(trace_file& out, const std::string& controller)
-        : m_out(out), m_track(out.add_track(controller)), m_dma_track(out.add_track(controller + ".dma")) {}
+        : m_out(out),
+          m_track(out.add_track(controller)),
+          m_dma_tracks{out.add_track(controller + ".dma A"), out.add_track(controller + ".dma B"),
+                       out.add_track(controller + ".dma C")} {}
 
     bool wants_edges() const override { return false; }
     void on_edge(const edge_event<Format>&) override {}
@@ -136,8 +145,14 @@ private:
         return m_out.span(tid, name, cat, begin, end, args);
     }
 
+    // The stream's track: A, B, or C for the outputs and the partial sums.
+    int dma_track(const char* what) const {
+        return m_dma_tracks[std::strcmp(what, "A") == 0 ? 0 : std::strcmp(what, "B") == 0 ? 1 : 2];
+    }
+
     trace_file& m_out;
-    const int m_track, m_dma_track;  // the controller's steps, its DMA transfers
+    const int m_track;          // the controller's steps
+    const int m_dma_tracks[3];  // its DMA transfers, per stream
     bool m_tile_open = false, m_chunk_open = false, m_step_open = false, m_step_failed = false;
     std::size_t m_tile = 0;
     std::uint64_t m_chunk = 0;
@@ -180,10 +195,11 @@ void trace_observer<Format>::on_transfer(const dma_transfer& t) {
     const bool read = t.command == tlm::TLM_READ_COMMAND;
     char addr[24];
     std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
-    m_out.append(span(
-        m_dma_track, std::string(read ? "read " : "write ") + t.what, "dma", t.begin.value(), t.end.value(),
-        "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr +
-            "\",\"dmi\":" + (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false")));
+    m_out.append(span(dma_track(t.what), std::string(read ? "read " : "write ") + t.what, "dma",
+                      t.begin.value(), t.end.value(),
+                      "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr + "\",\"dmi\":" +
+                          (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false") +
+                          ",\"prefetch\":" + (t.prefetch ? "true" : "false")));
 }
 
 template <class Format>
@@ -199,6 +215,10 @@ void trace_observer<Format>::close_step(std::uint64_t end, bool failed) {
     if (!m_step_open) return;
     m_step_open = false;
     m_step_failed = failed;
+    // A step that takes none of the array's time (with double buffering, a load from the
+    // scratchpads or a drain into the C scratchpad; its transfers are on the stream tracks) gets no
+    // span: readers nest a zero-length span around the next one that starts at its time.
+    if (end == m_step_begin && !failed) return;
     std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
     if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
     if (failed) args += ",\"failed\":true";

@@ -2,12 +2,17 @@
 // edge at its own simulated time (the controller's time: kernel time plus its quantum-keeper offset).
 // Signals, under the SystemC names of the modules:
 //   <controller>.advance   one pulse per advance edge: high at the edge, low half a clock later
-//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain; .phase_name the same as text
+//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain, 5 stall; .phase_name the same
+//                          as text
+//   <controller>.prefetch  high while the DRAM channel fetches operands for a later tile (--buffers
+//                          double), so the overlap of a tile's advance with the next one's loads shows
 //   <controller>.tile, .r0, .c0, .chunk   the output tile (index in visiting order), its origin, the K chunk
 //   <controller>.c_write   one pulse per write to C (only real rows are ever written), with
 //                          .c_addr, .c_row (global row of C) and .c_len (bytes)
 //   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs: the A and B
 //                          tokens the PE holds (and passes on), its accumulator and consumed terms
+// Transfers carry their own times (with double buffering the DRAM channel runs ahead of or behind
+// the array), so their changes wait in a queue and are written when the file's time reaches them.
 // PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
 // floating-point values VCD reals. The timescale is the SystemC time resolution. save_file() gives
 // GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals.
@@ -18,7 +23,9 @@
 
 #include <cstdint>
 #include <cstring>
+#include <iterator>
 #include <limits>
+#include <queue>
 #include <string>
 #include <systemc>
 #include <type_traits>
@@ -44,6 +51,8 @@ constexpr std::uint8_t phase_of(step_kind k) {
 constexpr const char* phase_name(std::uint8_t phase) {
     return phase == idle_phase ? "idle" : to_string(static_cast<step_kind>(phase - 1));
 }
+constexpr unsigned phase_width = 3;
+static_assert(std::size(step_kind_names) < (1u << phase_width), "the phase signal holds every step kind");
 inline std::string vcd_phase_legend() {
     std::string legend = "phase: " + std::to_string(idle_phase) + " " + phase_name(idle_phase);
     for (const auto& e : step_kind_names)
@@ -101,6 +110,28 @@ private:
     };
     static constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 
+    // A change a transfer causes, due at `time`. Of changes due at once, the queue gives the one
+    // queued first, except that a prefetch ends after another begins (so back-to-back prefetches
+    // keep the signal high instead of a zero-width dip).
+    struct change {
+        enum kind_t : std::uint8_t { c_write_rise, c_write_fall, prefetch_rise, prefetch_fall };
+        std::uint64_t time;
+        std::uint64_t seq;
+        kind_t kind;
+        std::uint64_t addr = 0, row = 0, len = 0;  // c_write_rise: the write; c_write_fall: its number
+        bool operator>(const change& o) const {
+            const bool late = kind == prefetch_fall, o_late = o.kind == prefetch_fall;
+            if (time != o.time) return time > o.time;
+            if (late != o_late) return late;
+            return seq > o.seq;
+        }
+    };
+    void push(change c) {
+        c.seq = m_seq++;
+        m_queue.push(c);
+    }
+    void apply(const change& c);
+
     void set_phase(std::uint8_t ph) {
         m_w.set(m_phase, std::uint64_t(ph));
         m_w.set_string(m_phase_name, phase_name(ph));
@@ -119,15 +150,15 @@ private:
         return m_w.add_real(path, true);  // fp32 and bf16 operands are exact as floats
     }
 
-    // Moves the file's time to t (after the pulses due by then have fallen); returns t in units.
+    // Moves the file's time to t (after the changes due by then are written); returns t in units.
     std::uint64_t at(const sc_core::sc_time& time) {
         const std::uint64_t t = time.value();
-        flush_falls(t);
+        flush_due(t);
         m_w.set_time(t);
         return t;
     }
 
-    void flush_falls(std::uint64_t until);
+    void flush_due(std::uint64_t until);
 
     void set_operand(vcd_writer::id v, operand_type x) {
         if constexpr (Format::is_integer) {
@@ -156,14 +187,18 @@ private:
     matrix_layout m_c;  // the running job's C, for c_row
     std::uint64_t m_half = 1;
     vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
-        m_c_row, m_c_len;
+        m_c_row, m_c_len, m_prefetch;
     std::vector<traced_array> m_arrays;
     const fabric<Format>* m_fabric = nullptr;
     std::vector<pe_ids> m_pes;            // the traced PEs, array by array, row-major
     std::vector<vcd_writer::id> m_links;  // a fabric's link strobes, in the engine's order
-    std::uint64_t m_advance_fall = never, m_c_write_fall = never;
-    std::vector<gtkw_group> m_save;  // the save file's groups, declared with the signals
-    gtkw_view m_view;                // the first tile, as the save file shows it
+    std::uint64_t m_advance_fall = never;
+    std::priority_queue<change, std::vector<change>, std::greater<change>> m_queue;
+    std::uint64_t m_seq = 0;
+    std::uint64_t m_c_writes = 0;           // C writes begun: a write's pulse falls unless a later one began
+    std::uint64_t m_prefetches_active = 0;  // prefetch transfers under way at the file's time
+    std::vector<gtkw_group> m_save;         // the save file's groups, declared with the signals
+    gtkw_view m_view;                       // the first tile, as the save file shows it
     std::size_t m_first_tile = 0;
     bool m_first_tile_seen = false, m_first_tile_done = false;
 };
@@ -185,7 +220,7 @@ vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array
     m_save.assign({{"controller"}, {"accumulators"}, {"terms"}, {"tokens"}});
     gtkw_group& ctl = m_save[0];
     m_advance = wire(ctl, p + "advance", 1, k::bit);
-    m_phase = wire(ctl, p + "phase", 3, k::decimal);
+    m_phase = wire(ctl, p + "phase", phase_width, k::decimal);
     m_phase_name = m_w.add_string(p + "phase_name", "idle");
     ctl.signals.push_back({p + "phase_name", 1, k::text, ""});
     m_tile = wire(ctl, p + "tile", 32, k::decimal);
@@ -196,6 +231,9 @@ vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array
     m_c_addr = wire(ctl, p + "c_addr", 64, k::hex);
     m_c_row = wire(ctl, p + "c_row", 32, k::decimal);
     m_c_len = wire(ctl, p + "c_len", 32, k::decimal);
+    m_prefetch = wire(ctl, p + "prefetch", 1, k::bit);
+    m_w.add_comment(
+        "prefetch: high while the DRAM channel fetches a later tile's operands (--buffers double)");
     for (const traced_array& ta : m_arrays) {
         // The row names place each PE: pe_1_0_acc, or array_0_1_0_pe_1_0_acc on a fabric. No dots:
         // GTKWave shows only the last part of a dotted name, an alias's too.
@@ -291,13 +329,42 @@ void vcd_observer<Format>::on_step_end(const step_event<Format>& e) {
 
 template <class Format>
 void vcd_observer<Format>::on_transfer(const dma_transfer& t) {
-    if (t.command != tlm::TLM_WRITE_COMMAND || !t.ok || std::strcmp(t.what, "C") != 0) return;
-    const std::uint64_t now = at(t.begin);
-    m_w.set(m_c_write, 1);
-    m_w.set(m_c_addr, t.address);
-    m_w.set(m_c_row, (t.address - m_c.base) / m_c.row_stride);
-    m_w.set(m_c_len, t.length);
-    m_c_write_fall = now + m_half;
+    if (!t.ok) return;
+    if (t.prefetch && t.end > t.begin) {
+        push({t.begin.value(), 0, change::prefetch_rise});
+        push({t.end.value(), 0, change::prefetch_fall});
+    }
+    if (t.command != tlm::TLM_WRITE_COMMAND || std::strcmp(t.what, "C") != 0) return;
+    change c{t.begin.value(), 0, change::c_write_rise};
+    c.addr = t.address;
+    c.row = (t.address - m_c.base) / m_c.row_stride;
+    c.len = t.length;
+    push(c);
+}
+
+template <class Format>
+void vcd_observer<Format>::apply(const change& c) {
+    switch (c.kind) {
+        case change::c_write_rise: {
+            m_w.set(m_c_write, 1);
+            m_w.set(m_c_addr, c.addr);
+            m_w.set(m_c_row, c.row);
+            m_w.set(m_c_len, c.len);
+            change fall{c.time + m_half, 0, change::c_write_fall};
+            fall.addr = ++m_c_writes;
+            push(fall);
+            break;
+        }
+        case change::c_write_fall:
+            if (c.addr == m_c_writes) m_w.set(m_c_write, 0);
+            break;
+        case change::prefetch_rise:
+            if (m_prefetches_active++ == 0) m_w.set(m_prefetch, 1);
+            break;
+        case change::prefetch_fall:
+            if (--m_prefetches_active == 0) m_w.set(m_prefetch, 0);
+            break;
+    }
 }
 
 template <class Format>
@@ -305,30 +372,30 @@ void vcd_observer<Format>::finish(const sc_core::sc_time& end) {
     if (!m_first_tile_done) m_view.tile_end = end.value();
     m_first_tile_done = true;
     at(end);
-    flush_falls(never);
+    flush_due(never);
     m_w.set_time(end.value());
     set_phase(idle_phase);
 }
 
 template <class Format>
-void vcd_observer<Format>::flush_falls(std::uint64_t until) {
+void vcd_observer<Format>::flush_due(std::uint64_t until) {
     for (;;) {
-        vcd_writer::id which;
-        std::uint64_t* due;
-        if (m_advance_fall <= m_c_write_fall) {
-            which = m_advance;
-            due = &m_advance_fall;
-        } else {
-            which = m_c_write;
-            due = &m_c_write_fall;
-        }
-        if (*due == never || (*due > until && until != never)) return;
-        m_w.set_time(*due);
-        m_w.set(which, 0);
-        if (which == m_advance)  // link strobes rise with an edge and fall with it
-            for (const vcd_writer::id l : m_links)
+        const std::uint64_t queued = m_queue.empty() ? never : m_queue.top().time;
+        // Of an edge's fall and a transfer's change due at once, the fall comes first.
+        const bool advance = m_advance_fall <= queued;
+        const std::uint64_t due = advance ? m_advance_fall : queued;
+        if (due == never || (due > until && until != never)) return;
+        m_w.set_time(due);
+        if (advance) {
+            m_w.set(m_advance, 0);
+            for (const vcd_writer::id l : m_links)  // link strobes rise with an edge and fall with it
                 m_w.set(l, 0);
-        *due = never;
+            m_advance_fall = never;
+        } else {
+            const change c = m_queue.top();
+            m_queue.pop();
+            apply(c);
+        }
     }
 }
 
