@@ -233,7 +233,7 @@ void passive_checker::started(const sc_core::sc_time& at) {
         expect_refusal(SYSTOLIC_ERR_BUSY, "a job was running");
         return;
     }
-    const job_limits limits{reg(SYSTOLIC_REG_ARRAY_SIZE), m_accel.cfg().max_job_bytes};
+    const job_limits limits{reg(SYSTOLIC_REG_ARRAY_SIZE), m_accel.cfg().max_job_bytes, m_accel.cfg().memory};
     const decoded_job d = decode_job(read_request(m_shadow), limits);
     report.job = d.ok() ? describe(d.dtype, d.job) : "refused: " + d.message;
     const bool accepted = status & SYSTOLIC_STATUS_BUSY;
