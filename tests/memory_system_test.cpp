@@ -320,6 +320,22 @@ TEST(MemoryJobs, SeedExampleAsDocsMemoryMdWorksItOut) {
     }
 }
 
+// The checks run in every mode: a planted defect is still caught with buffers double, streamed.
+TEST(MemoryJobs, ThePlantedDefectsAreCaughtWithBuffersDouble) {
+    auto& b = bench_set<int32_format>::get(2, 2);
+    const problem_shape s{5, 24, 5};
+    const auto pr = random_problem<int32_format>(s, 17);
+    for (auto f : {fault::no_mask, fault::global_skew, fault::skip_advance, fault::clear_between_k}) {
+        auto o = with(buffers(64, 64, 32, 2));
+        o.k_tile = 10;
+        o.inject = f;
+        const auto bad = b.run(pr, o);
+        EXPECT_FALSE(bad.pass() && bad.result.completed()) << to_string(f);
+        o.inject = fault::none;
+        expect_pass(b.run(pr, o));
+    }
+}
+
 // Both engines: the same stall cycles, traffic and times on random jobs of every kind.
 template <class Format>
 void compare_engines(std::mt19937_64& rng, int index) {

@@ -43,6 +43,7 @@ TEST(Names, EveryValueReadsBackFromItsName) {
     expect_round_trip(output_dtype_names,
                       [](std::string_view s) { return parse_name(output_dtype_names, s); });
     expect_round_trip(step_kind_names, [](std::string_view s) { return parse_name(step_kind_names, s); });
+    expect_round_trip(buffer_mode_names, parse_buffer_mode);
 }
 
 TEST(Names, ANameNotInTheTableIsRefused) {

@@ -285,27 +285,23 @@ private:
              ++m_units_read) {
             const buffer_unit& b = m_bplan.units[m_units_read];
             const tile& t = *plan[b.step].where;
-            dma_status st;
-            if (b.a_read) {
-                m_unit_latency[m_units_read][0] = deferred(
-                    [&] {
-                        return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
-                                                m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz],
-                                                k * osz, "A");
-                    },
-                    st);
+            auto read = [this](std::size_t which, auto&& access) {
+                dma_status st;
+                m_unit_latency[m_units_read][which] = deferred(access, st);
                 check(st);
-            }
-            if (b.b_read) {
-                m_unit_latency[m_units_read][1] = deferred(
-                    [&] {
-                        return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
-                                                m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz],
-                                                p * osz, "B");
-                    },
-                    st);
-                check(st);
-            }
+            };
+            if (b.a_read)
+                read(0, [&] {
+                    return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
+                                            m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz], k * osz,
+                                            "A");
+                });
+            if (b.b_read)
+                read(1, [&] {
+                    return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
+                                            m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz], p * osz,
+                                            "B");
+                });
         }
         m_read_plan = &plan;
     }
