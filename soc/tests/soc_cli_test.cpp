@@ -192,7 +192,7 @@ TEST_P(SocCli, TheTraceHasTheCpuTrackBesideTheAccelerators) {
     EXPECT_GE(spans["soc.cpu: read accel IRQ_STATUS"], 1);
     EXPECT_GE(spans["soc.cpu: wfi"], 1);
     EXPECT_GE(spans["soc.cpu: write uart TX"], 10);
-    EXPECT_GE(spans["soc.accel.ctrl_int32.dma: read A"], 1);
+    EXPECT_GE(spans["soc.accel.ctrl_int32.dma A: read A"], 1);
 }
 
 TEST_P(SocCli, TheTimerInterruptsAreOnTheTimelineToo) {
