@@ -79,18 +79,6 @@ std::shared_ptr<spdlog::logger> get_logger(const std::string& name) {
     return logger;
 }
 
-std::optional<spdlog::level::level_enum> parse_log_level(std::string_view name) {
-    return parse_name(log_level_names, name);
-}
-
-std::string log_level_help() {
-    std::string out;
-    for (const auto& e : log_level_names)
-        out += std::string(out.empty() ? "" : ", ") + e.name +
-               (e.value == default_log_level ? " (default)" : "");
-    return out;
-}
-
 void set_log_level(spdlog::level::level_enum level) {
     auto& s = state();
     std::lock_guard<std::mutex> lock(s.mutex);
