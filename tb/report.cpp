@@ -88,7 +88,7 @@ std::string memory_summary(const memory_config& config, const memory_report& m) 
        << m.total_cycles << " cycles)\n";
     os << "bytes DRAM<->scratchpad: A " << m.a.dram << ", B " << m.b.dram << ", C " << m.c.dram
        << "; scratchpad<->array: A " << m.a.array << ", B " << m.b.array << ", C " << m.c.array << "\n";
-    os << "DRAM bandwidth used (bytes/cycle): average " << rate_text(m.average_bandwidth) << ", peak "
+    os << "DRAM bandwidth (bytes/cycle): average " << rate_text(m.average_bandwidth) << ", peak "
        << rate_text(m.peak_bandwidth) << ", for zero stalls " << rate_text(m.zero_stall_bandwidth) << "\n";
     if (m.streamed_tiles > 0)
         os << "streamed tiles: " << m.streamed_tiles << " (operands over the scratchpads, in K chunks of "
