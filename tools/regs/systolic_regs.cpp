@@ -61,7 +61,8 @@ std::string c_header() {
           " * Offsets are bytes from the block's base; every register is 32 bits, 32-bit aligned.\n"
           " * docs/registers.md describes the same map. */\n"
           "#ifndef SYSTOLIC_ACCELERATOR_REGS_H\n"
-          "#define SYSTOLIC_ACCELERATOR_REGS_H\n\n";
+          "#define SYSTOLIC_ACCELERATOR_REGS_H\n\n"
+          "/* clang-format off */\n";
     os << "#define SYSTOLIC_ID_MAGIC " << hex(id_magic, 8) << "u /* the ID register */\n";
     os << "#define SYSTOLIC_VERSION_VALUE " << hex(version, 8) << "u /* the VERSION register */\n";
     os << "#define SYSTOLIC_REGS_SIZE " << hex(block_size, 3) << "u /* bytes the block decodes */\n\n";
@@ -89,7 +90,7 @@ std::string c_header() {
             os << "#define SYSTOLIC_" << s.prefix << "_" << v.name << " " << v.code << "u /* "
                << c_text(v.doc) << " */\n";
     }
-    os << "\n#endif /* SYSTOLIC_ACCELERATOR_REGS_H */\n";
+    os << "/* clang-format on */\n\n#endif /* SYSTOLIC_ACCELERATOR_REGS_H */\n";
     return os.str();
 }
 

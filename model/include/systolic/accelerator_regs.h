@@ -5,6 +5,7 @@
 #ifndef SYSTOLIC_ACCELERATOR_REGS_H
 #define SYSTOLIC_ACCELERATOR_REGS_H
 
+/* clang-format off */
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
 #define SYSTOLIC_VERSION_VALUE 0x00010001u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
@@ -110,5 +111,6 @@
 #define SYSTOLIC_ERR_PARTIAL 10u /* K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0) */
 #define SYSTOLIC_ERR_DMA 11u /* a bus transaction failed; ERROR_ADDR holds its address, and the job stopped */
 #define SYSTOLIC_ERR_INTERNAL 12u /* the array did not complete a chunk (the watchdog); a model defect */
+/* clang-format on */
 
 #endif /* SYSTOLIC_ACCELERATOR_REGS_H */
