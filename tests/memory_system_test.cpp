@@ -6,6 +6,7 @@
 
 #include <cmath>
 #include <cstdint>
+#include <iterator>
 #include <random>
 #include <string>
 #include <vector>
@@ -173,8 +174,15 @@ TEST(MemoryRules, ConfigChecksSayWhatIsWrong) {
     EXPECT_NE(check_memory_config(buffers(), job).find("preserve"), std::string::npos);
 }
 
-TEST(MemoryTimeline, ReplayAtTheSameBandwidthGivesTheSameStalls) {
-    memory_timeline t(2.0, 0);
+class MemoryTimeline : public ::testing::TestWithParam<channel_timing> {};
+INSTANTIATE_TEST_SUITE_P(Timing, MemoryTimeline,
+                         ::testing::Values(channel_timing::events, channel_timing::stepped),
+                         [](const auto& info) {
+                             return std::string(info.param == channel_timing::events ? "events" : "stepped");
+                         });
+
+TEST_P(MemoryTimeline, ReplayAtTheSameBandwidthGivesTheSameStalls) {
+    memory_timeline t(2.0, 0, GetParam());
     t.fetch(memory_timeline::stream::a, 64, 10);
     t.clear(1);
     t.wait_operands();
@@ -189,6 +197,68 @@ TEST(MemoryTimeline, ReplayAtTheSameBandwidthGivesTheSameStalls) {
     EXPECT_EQ(t.replay_stalls(2.0), w);
     EXPECT_EQ(t.replay_stalls(0), 4u);  // the latency alone: the second read ends at 20, the array is at 16
     EXPECT_TRUE(std::isinf(t.zero_stall_bandwidth()));
+}
+
+// The two timings on the same random calls, a bounded C buffer and bandwidths from a fraction of a
+// byte per cycle to unlimited: every request's start and end, every wait, and the totals agree.
+TEST(MemoryTimelineTimings, SteppingTheChannelAgreesWithTheEventRules) {
+    std::mt19937_64 rng(20261201);
+    auto pick = [&rng](std::uint64_t lo, std::uint64_t hi) {
+        return std::uniform_int_distribution<std::uint64_t>(lo, hi)(rng);
+    };
+    const double bandwidths[] = {0, 0.37, 1, 2.5, 16, 64};
+    for (int run = 0; run < 300; ++run) {
+        const double bw = bandwidths[pick(0, std::size(bandwidths) - 1)];
+        const std::uint64_t capacity = pick(0, 1) ? 0 : pick(64, 512);
+        memory_timeline ev(bw, capacity, channel_timing::events), st(bw, capacity, channel_timing::stepped);
+        auto same = [&](const memory_timeline::request& a, const memory_timeline::request& b) {
+            EXPECT_EQ(a.begin, b.begin);
+            EXPECT_EQ(a.end, b.end);
+            EXPECT_EQ(a.issue, b.issue);
+        };
+        const int calls = int(pick(1, 60));
+        for (int i = 0; i < calls; ++i) {
+            switch (pick(0, 6)) {
+                case 0: {
+                    const std::uint64_t bytes = pick(0, 300), lat = pick(0, 12);
+                    const auto what = pick(0, 1) ? memory_timeline::stream::a : memory_timeline::stream::b;
+                    same(ev.fetch(what, bytes, lat), st.fetch(what, bytes, lat));
+                    break;
+                }
+                case 1:
+                    EXPECT_EQ(ev.wait_operands(), st.wait_operands());
+                    break;
+                case 2: {
+                    const std::uint64_t n = pick(0, 40);
+                    ev.advance(n);
+                    st.advance(n);
+                    break;
+                }
+                case 3:
+                    ev.clear(1);
+                    st.clear(1);
+                    break;
+                case 4: {
+                    const std::uint64_t bytes = pick(1, 64), lat = pick(0, 12);
+                    EXPECT_EQ(ev.wait_room(bytes), st.wait_room(bytes));
+                    same(ev.write(bytes, lat), st.write(bytes, lat));
+                    break;
+                }
+                default:
+                    break;
+            }
+            ASSERT_EQ(ev.now(), st.now()) << "run " << run << ", call " << i;
+        }
+        EXPECT_EQ(ev.finish(), st.finish());
+        EXPECT_EQ(ev.now(), st.now());
+        EXPECT_EQ(ev.stall_cycles(), st.stall_cycles());
+        EXPECT_EQ(ev.prefetch_cycles(), st.prefetch_cycles());
+        EXPECT_EQ(ev.peak_bandwidth(), st.peak_bandwidth());
+        if (HasFailure()) {
+            ADD_FAILURE() << "run " << run << ": bandwidth " << bw << ", C buffer " << capacity;
+            return;
+        }
+    }
 }
 
 // ---- jobs through the verification environment (its scoreboard checks every value) ----

@@ -160,8 +160,8 @@ buffer_plan plan_buffers(const memory_config& memory, const tile_plan& plan, std
     return out;
 }
 
-memory_timeline::memory_timeline(double bandwidth, std::uint64_t c_capacity)
-    : m_bandwidth(bandwidth), m_c_capacity(c_capacity) {}
+memory_timeline::memory_timeline(double bandwidth, std::uint64_t c_capacity, channel_timing timing)
+    : m_bandwidth(bandwidth), m_c_capacity(c_capacity), m_timing(timing) {}
 
 void memory_timeline::clear(std::uint64_t cycles) {
     play({call::clear, cycles});
@@ -193,16 +193,31 @@ std::uint64_t memory_timeline::finish() {
     return m_now - before;
 }
 
+// What both timings share: the record, and the bytes issued while the array advances (the peak).
 void memory_timeline::play(const call& c) {
     if (m_recording) m_calls.push_back(c);
+    if (c.kind == call::advance) {
+        if (c.n) m_peak = std::max(m_peak, double(m_window_bytes) / double(c.n));
+        m_window_bytes = 0;
+    }
+    if ((c.kind == call::fetch || c.kind == call::write) && m_counting) m_window_bytes += c.bytes;
+    if (m_timing == channel_timing::events)
+        play_events(c);
+    else
+        play_stepped(c);
+    if (c.kind == call::advance) m_started = true;
+    if (c.kind == call::wait) m_counting = true;
+}
+
+// A request's own time on the channel once it has it: its latency, then its bytes.
+std::uint64_t memory_timeline::service(std::uint64_t bytes, std::uint64_t latency) const {
+    return latency + (m_bandwidth > 0 ? std::uint64_t(std::ceil(double(bytes) / m_bandwidth)) : 0);
+}
+
+void memory_timeline::play_events(const call& c) {
     switch (c.kind) {
         case call::clear:
-            m_now += c.n;
-            break;
         case call::advance:
-            if (c.n) m_peak = std::max(m_peak, double(m_window_bytes) / double(c.n));
-            m_window_bytes = 0;
-            m_started = true;
             m_now += c.n;
             break;
         case call::fetch:
@@ -212,7 +227,6 @@ void memory_timeline::play(const call& c) {
             const std::uint64_t w = m_ready > m_now ? m_ready - m_now : 0;
             (m_started ? m_stall : m_prefetch) += w;
             m_now += w;
-            m_counting = true;
             break;
         }
         case call::room:
@@ -237,13 +251,86 @@ memory_timeline::request memory_timeline::serve(stream what, std::uint64_t bytes
     r.bytes = bytes;
     r.issue = m_now;
     r.begin = std::max(m_now, m_channel_free);
-    const std::uint64_t transfer =
-        m_bandwidth > 0 ? std::uint64_t(std::ceil(double(bytes) / m_bandwidth)) : 0;
-    r.end = r.begin + latency + transfer;
+    r.end = r.begin + service(bytes, latency);
     m_channel_free = r.end;
     if (what != stream::c) m_ready = std::max(m_ready, r.end);
-    if (m_counting) m_window_bytes += bytes;
     return r;
+}
+
+void memory_timeline::play_stepped(const call& c) {
+    switch (c.kind) {
+        case call::clear:
+        case call::advance:
+            for (std::uint64_t i = 0; i < c.n; ++i)
+                step();
+            break;
+        case call::fetch:
+        case call::write:
+            m_last = enqueue(c.what, c.bytes, c.latency);
+            break;
+        case call::wait: {
+            std::uint64_t w = 0;
+            for (; operands_pending(); ++w)
+                step();
+            (m_started ? m_stall : m_prefetch) += w;
+            break;
+        }
+        case call::room:
+            while (m_c_capacity && m_c_held + c.bytes > m_c_capacity && m_c_held > 0) {
+                step();
+                ++m_stall;
+            }
+            break;
+        case call::finish:
+            while (m_head < m_queue.size())
+                step();
+            break;
+    }
+}
+
+// Joins the queue. Its start is when the requests ahead of it have had the cycles they still
+// need; a request that needs none, with none ahead, is done at once.
+memory_timeline::request memory_timeline::enqueue(stream what, std::uint64_t bytes, std::uint64_t latency) {
+    request r;
+    r.what = what;
+    r.bytes = bytes;
+    r.issue = m_now;
+    r.begin = m_now + m_backlog;
+    const std::uint64_t left = service(bytes, latency);
+    r.end = r.begin + left;
+    if (what == stream::c)
+        m_c_held += bytes;
+    else
+        ++m_queued_operands;
+    m_queue.push_back({what, bytes, left});
+    m_backlog += left;
+    settle();
+    return r;
+}
+
+// One cycle: the request at the head gets it.
+void memory_timeline::step() {
+    ++m_now;
+    if (m_head == m_queue.size()) return;
+    --m_queue[m_head].left;
+    --m_backlog;
+    settle();
+}
+
+// Requests at the head with nothing left are done: their operands are in, or their outputs have
+// left the C scratchpad.
+void memory_timeline::settle() {
+    while (m_head < m_queue.size() && m_queue[m_head].left == 0) {
+        const pending& p = m_queue[m_head++];
+        if (p.what == stream::c)
+            m_c_held -= p.bytes;
+        else
+            --m_queued_operands;
+    }
+    if (m_head == m_queue.size()) {
+        m_queue.clear();
+        m_head = 0;
+    }
 }
 
 // Outputs already written leave the C scratchpad; while the new ones do not fit, the array waits
@@ -262,8 +349,10 @@ std::uint64_t memory_timeline::room_wait(std::uint64_t bytes) {
     return m_now - before;
 }
 
+// Replays use the event rules whichever timing ran the job: the search below tries bandwidths of a
+// billionth of a byte per cycle, which stepping would take billions of cycles to play.
 std::uint64_t memory_timeline::replay_stalls(double bandwidth) const {
-    memory_timeline t(bandwidth, m_c_capacity);
+    memory_timeline t(bandwidth, m_c_capacity, channel_timing::events);
     t.m_recording = false;
     for (const call& c : m_calls)
         t.play(c);

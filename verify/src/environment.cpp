@@ -207,9 +207,12 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     fill_memory(*m_mem, extent, job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
     const std::uint64_t guarded = std::max(extent, opt.guard);
     if (guarded > extent) m_mem->reserve(guarded);  // a fixed memory: throws if it is smaller
-    // The caller's problem outlives the check: the watch holds it without a copy.
+    // The caller's problem outlives the check: the watch holds it without a copy. The snapshot is
+    // moved in (a braced list would copy the whole image once more).
+    std::vector<memory_snapshot> windows(1);
+    windows[0] = {m_mem->base(), m_mem->snapshot(guarded)};
     begin_watch(job, std::shared_ptr<const problem<Format>>(&pr, [](const problem<Format>*) {}),
-                d.expected_counts(s, job.k_tile), {{m_mem->base(), m_mem->snapshot(guarded)}});
+                d.expected_counts(s, job.k_tile), std::move(windows));
 
     d.start(job);
     wait_for(d, job, run);

@@ -75,14 +75,18 @@ void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job
                  const void* b, std::uint64_t operand_bytes, std::uint64_t fill_seed) {
     const auto& s = job.shape;
     mem.reserve(extent);
-    // Eight pattern bytes per draw: big jobs fill tens of megabytes.
+    // Eight pattern bytes per draw, written a chunk at a time: big jobs fill tens of megabytes.
     std::mt19937_64 rng(fill_seed);
-    std::vector<std::uint8_t> bytes(extent);
-    for (std::uint64_t i = 0; i < extent; i += 8) {
-        const std::uint64_t v = rng();
-        std::memcpy(bytes.data() + i, &v, std::min<std::uint64_t>(8, extent - i));
+    constexpr std::uint64_t chunk = std::uint64_t{1} << 16;  // a multiple of 8: the same pattern
+    std::vector<std::uint8_t> bytes(std::min(extent, chunk));
+    for (std::uint64_t at = 0; at < extent; at += chunk) {
+        const std::uint64_t n = std::min(chunk, extent - at);
+        for (std::uint64_t i = 0; i < n; i += 8) {
+            const std::uint64_t v = rng();
+            std::memcpy(bytes.data() + i, &v, std::min<std::uint64_t>(8, n - i));
+        }
+        mem.write(mem.base() + at, bytes.data(), n);
     }
-    mem.write(mem.base(), bytes.data(), extent);
     const auto* pa = static_cast<const std::uint8_t*>(a);
     const auto* pb = static_cast<const std::uint8_t*>(b);
     for (std::uint64_t r = 0; r < s.m; ++r)

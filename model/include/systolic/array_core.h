@@ -22,6 +22,7 @@
 #include <utility>
 #include <vector>
 
+#include "systolic/aligned_vector.h"
 #include "systolic/feeder.h"
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
@@ -519,7 +520,7 @@ private:
         }
     }
 
-    std::uint64_t sum_in(const std::vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
+    std::uint64_t sum_in(const aligned_vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
         std::uint64_t sum = 0;
         for (std::size_t i = 0; i < rows; ++i)
             for (std::size_t j = 0; j < cols; ++j)
@@ -529,15 +530,15 @@ private:
 
     std::size_t m_rows;
     std::size_t m_cols;
-    std::vector<operand_type> m_a;  // the A token each PE passes east: an R x C window of 2RC slots
-    std::vector<std::uint8_t> m_a_valid;
-    std::vector<operand_type> m_b;  // the B token each PE passes south: the same
-    std::vector<std::uint8_t> m_b_valid;
-    std::vector<accumulator_type> m_acc;
-    std::vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
-    std::vector<std::uint32_t> m_overflows;  // accumulations that overflowed since the last clear
-    std::size_t m_a_head = 0;                // slot of PE(0, 0) in the A buffers
-    std::size_t m_b_head = 0;                // ... in the B buffers
+    aligned_vector<operand_type> m_a;  // the A token each PE passes east: an R x C window of 2RC slots
+    aligned_vector<std::uint8_t> m_a_valid;
+    aligned_vector<operand_type> m_b;  // the B token each PE passes south: the same
+    aligned_vector<std::uint8_t> m_b_valid;
+    aligned_vector<accumulator_type> m_acc;
+    aligned_vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
+    aligned_vector<std::uint32_t> m_overflows;  // accumulations that overflowed since the last clear
+    std::size_t m_a_head = 0;                   // slot of PE(0, 0) in the A buffers
+    std::size_t m_b_head = 0;                   // ... in the B buffers
     std::uint64_t m_edges = 0;
     overflow_mode m_overflow = overflow_mode::wrap;
     // Integer formats: the largest operand magnitudes that entered since the last clear.

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <vector>
 
+#include "systolic/aligned_vector.h"
 #include "systolic/format_instances.h"
 #include "systolic/tiling.h"
 
@@ -86,8 +87,8 @@ private:
     std::size_t m_cols;
     std::uint64_t m_kc = 0;
     feed_tables m_tables;
-    std::vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
-    std::vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
+    aligned_vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
+    aligned_vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
 };
 
 SYSTOLIC_EXTERN_TEMPLATE(feeder)

@@ -94,11 +94,17 @@ struct buffer_plan {
 // The units of a plan under a memory config (buffers double); operand_size: bytes per A or B element.
 buffer_plan plan_buffers(const memory_config& memory, const tile_plan& plan, std::uint64_t operand_size);
 
-// The DRAM channel and the array's clock under buffers double, in cycles: the per-tile event rules
-// of docs/memory.md. The controller calls it as the job runs (in the same order for both engines);
-// the calls are recorded, so that the same job can be replayed at another bandwidth (replay) to find
-// the least bandwidth without stalls. Requests are served one at a time in the order issued; each
-// takes its latency + ceil(bytes / bandwidth) cycles.
+// The DRAM channel and the array's clock under buffers double, in cycles. The controller calls it
+// as the job runs (in the same order for both engines); the calls are recorded, so that the same
+// job can be replayed at another bandwidth (replay) to find the least bandwidth without stalls.
+// Requests are served one at a time in the order issued; each takes its latency +
+// ceil(bytes / bandwidth) cycles. Two ways to keep that time, which must agree (docs/memory.md):
+//  - events: the per-tile event rules, a request's start and end worked out when it is issued and
+//    a wait jumping to the time it ends (the functional engine: no per-cycle work);
+//  - stepped: the channel is stepped one cycle at a time, the request at its head counting down,
+//    and a wait steps it until the blocks are in (the cycle engine).
+enum class channel_timing { events, stepped };
+
 class memory_timeline {
 public:
     enum class stream { a, b, c };
@@ -109,7 +115,8 @@ public:
     };
 
     // bandwidth: bytes per cycle, 0 unlimited; c_capacity: the C scratchpad's bytes, 0 unlimited.
-    memory_timeline(double bandwidth = 0, std::uint64_t c_capacity = 0);
+    memory_timeline(double bandwidth = 0, std::uint64_t c_capacity = 0,
+                    channel_timing timing = channel_timing::events);
 
     std::uint64_t now() const { return m_now; }
     // The array works: a clear (1 cycle) or advance edges. While it advances, the bytes issued
@@ -133,7 +140,7 @@ public:
     std::uint64_t stall_cycles() const { return m_stall; }
     std::uint64_t prefetch_cycles() const { return m_prefetch; }
     double peak_bandwidth() const { return m_peak; }
-    // The same calls at another bandwidth: the stall cycles they give.
+    // The same calls at another bandwidth: the stall cycles they give (by the event rules).
     std::uint64_t replay_stalls(double bandwidth) const;
     // The least bandwidth (bytes per cycle) with no stall cycles, to 0.1 %: 0 when nothing stalls
     // at any bandwidth, infinity when even unlimited bandwidth stalls (the latencies alone do).
@@ -146,11 +153,30 @@ private:
         stream what = stream::a;
     };
     void play(const call& c);
+    std::uint64_t service(std::uint64_t bytes, std::uint64_t latency) const;
+    // The event rules.
+    void play_events(const call& c);
     request serve(stream what, std::uint64_t bytes, std::uint64_t latency);
     std::uint64_t room_wait(std::uint64_t bytes);
+    // Stepping.
+    void play_stepped(const call& c);
+    request enqueue(stream what, std::uint64_t bytes, std::uint64_t latency);
+    void step();
+    void settle();
+    std::uint64_t operands_pending() const { return m_queued_operands; }
 
     double m_bandwidth;
     std::uint64_t m_c_capacity;
+    channel_timing m_timing;
+    // Stepped: the requests not yet done, oldest (being served) first, with the cycles each still
+    // needs; their sum; the A and B requests among them.
+    struct pending {
+        stream what;
+        std::uint64_t bytes, left;
+    };
+    std::vector<pending> m_queue;
+    std::size_t m_head = 0;
+    std::uint64_t m_backlog = 0, m_queued_operands = 0;
     std::uint64_t m_now = 0, m_channel_free = 0, m_ready = 0, m_stall = 0, m_prefetch = 0;
     std::uint64_t m_c_held = 0;
     std::vector<request> m_writes;  // C writes not yet known done, oldest first

@@ -7,7 +7,8 @@
 // Time: one clock per clear and per advance edge, plus the latencies the targets annotate, kept
 // by a TLM quantum keeper. With buffers double (memory_system.h, docs/memory.md) the keeper is the
 // array's time only: the DMA port's transfers go into the scratchpads ahead of use, timed on the
-// DRAM channel's own clock (memory_timeline), and the array waits (a stall step) when they are late.
+// DRAM channel's own clock (memory_timeline: stepped with the cycle engine, by event rules with the
+// functional one), and the array waits (a stall step) when they are late.
 // The controller is the thin SystemC shell around those plain C++ parts: the socket, the thread,
 // the time, the report and the optional edge observer and fault hooks.
 #pragma once
@@ -261,7 +262,11 @@ private:
     void begin_buffers(const tile_plan& plan) {
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
         m_bplan = plan_buffers(m_job.memory, plan, osz);
-        m_mem = memory_timeline(m_job.memory.dram_bandwidth, m_job.memory.c_sram);
+        // The cycle engine steps the DRAM channel as it steps the array; the functional engine,
+        // which steps nothing, times it by the event rules. The engine cross-check compares them.
+        m_mem = memory_timeline(
+            m_job.memory.dram_bandwidth, m_job.memory.c_sram,
+            m_job.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
         // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
         m_a_pad.resize(m_job.shape.m * m_job.shape.k * osz);
         m_b_pad.resize(m_job.shape.k * m_job.shape.p * osz);

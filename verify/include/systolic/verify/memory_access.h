@@ -33,6 +33,7 @@ public:
     virtual const std::uint8_t* view(std::uint64_t /*address*/, std::uint64_t /*size*/) { return nullptr; }
 
     std::vector<std::uint8_t> snapshot(std::uint64_t size) {
+        if (const std::uint8_t* p = view(base(), size)) return {p, p + size};
         std::vector<std::uint8_t> bytes(size);
         read(base(), bytes.data(), size);
         return bytes;
