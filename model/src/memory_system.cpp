@@ -245,13 +245,14 @@ void memory_timeline::play_events(const call& c) {
     }
 }
 
+// A request issued now that gets the channel at `begin`.
+memory_timeline::request memory_timeline::issued(stream what, std::uint64_t bytes, std::uint64_t begin,
+                                                 std::uint64_t latency) const {
+    return {what, bytes, m_now, begin, begin + service(bytes, latency)};
+}
+
 memory_timeline::request memory_timeline::serve(stream what, std::uint64_t bytes, std::uint64_t latency) {
-    request r;
-    r.what = what;
-    r.bytes = bytes;
-    r.issue = m_now;
-    r.begin = std::max(m_now, m_channel_free);
-    r.end = r.begin + service(bytes, latency);
+    const request r = issued(what, bytes, std::max(m_now, m_channel_free), latency);
     m_channel_free = r.end;
     if (what != stream::c) m_ready = std::max(m_ready, r.end);
     return r;
@@ -291,13 +292,8 @@ void memory_timeline::play_stepped(const call& c) {
 // Joins the queue. Its start is when the requests ahead of it have had the cycles they still
 // need; a request that needs none, with none ahead, is done at once.
 memory_timeline::request memory_timeline::enqueue(stream what, std::uint64_t bytes, std::uint64_t latency) {
-    request r;
-    r.what = what;
-    r.bytes = bytes;
-    r.issue = m_now;
-    r.begin = m_now + m_backlog;
-    const std::uint64_t left = service(bytes, latency);
-    r.end = r.begin + left;
+    const request r = issued(what, bytes, m_now + m_backlog, latency);
+    const std::uint64_t left = r.end - r.begin;
     if (what == stream::c)
         m_c_held += bytes;
     else

@@ -154,6 +154,7 @@ private:
     };
     void play(const call& c);
     std::uint64_t service(std::uint64_t bytes, std::uint64_t latency) const;
+    request issued(stream what, std::uint64_t bytes, std::uint64_t begin, std::uint64_t latency) const;
     // The event rules.
     void play_events(const call& c);
     request serve(stream what, std::uint64_t bytes, std::uint64_t latency);
