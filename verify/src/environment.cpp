@@ -124,21 +124,33 @@ void environment<Format>::clear_violations() {
 }
 
 template <class Format>
+typename environment<Format>::reference_future environment<Format>::start_reference(
+    std::shared_ptr<const problem<Format>> pr, const matmul_job& job) {
+    return std::async(std::launch::async,
+                      [p = std::move(pr), run = options_of(job)] { return expected_c_bytes(*p, run); })
+        .share();
+}
+
+template <class Format>
 void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
                                       const systolic::expected_counts& counts,
                                       std::vector<memory_snapshot> windows) {
+    reference_future reference = start_reference(pr, job);
+    begin_watch(job, std::move(pr), counts, std::move(windows), std::move(reference));
+}
+
+template <class Format>
+void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
+                                      const systolic::expected_counts& counts,
+                                      std::vector<memory_snapshot> windows, reference_future reference) {
     m_busy = true;
     m_watch.out = job_check<Format>{};
     m_watch.out.job = job;
     m_watch.out.expected = counts;
     m_watch.operands = std::move(pr);
     m_watch.windows = std::move(windows);
-    // The reference runs on its own thread beside the simulation: it shares nothing with the
-    // model, and the scoreboard compares the recorded writes with it at the end.
+    m_watch.reference = std::move(reference);
     const job_options run = options_of(job);
-    m_watch.reference = std::async(std::launch::async, [p = m_watch.operands, run] {
-                            return expected_c_bytes(*p, run);
-                        }).share();
     m_scoreboard.expect(job.c, m_watch.reference, printer<Format>(run.quant.enabled),
                         job.uses_partial_buffer() ? std::optional<matrix_layout>(job.partial) : std::nullopt);
 }
@@ -202,17 +214,19 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
         throw std::invalid_argument(std::string("verify: this DUT cannot plant the fault ") +
                                     std::string(to_string(run.inject)));
 
+    // The caller's problem outlives the check: the watch holds it without a copy. The reference
+    // starts first, so that its thread works while the memory is filled and kept.
+    const std::shared_ptr<const problem<Format>> operands(&pr, [](const problem<Format>*) {});
+    reference_future reference = start_reference(operands, job);
     clear_violations();
     const std::uint64_t extent = memory_extent(job, m_mem->base(), opt.packed || placement.has_value());
     fill_memory(*m_mem, extent, job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
     const std::uint64_t guarded = std::max(extent, opt.guard);
     if (guarded > extent) m_mem->reserve(guarded);  // a fixed memory: throws if it is smaller
-    // The caller's problem outlives the check: the watch holds it without a copy. The snapshot is
-    // moved in (a braced list would copy the whole image once more).
+    // The snapshot is moved in (a braced list would copy the whole image once more).
     std::vector<memory_snapshot> windows(1);
     windows[0] = {m_mem->base(), m_mem->snapshot(guarded)};
-    begin_watch(job, std::shared_ptr<const problem<Format>>(&pr, [](const problem<Format>*) {}),
-                d.expected_counts(s, job.k_tile), std::move(windows));
+    begin_watch(job, operands, d.expected_counts(s, job.k_tile), std::move(windows), std::move(reference));
 
     d.start(job);
     wait_for(d, job, run);

@@ -147,6 +147,14 @@ private:
 
     std::unique_ptr<memory_access> m_mem;
     scoreboard m_scoreboard;
+    using reference_future = std::shared_future<std::vector<std::uint8_t>>;
+    // The reference for a job, on its own thread beside the simulation: it shares nothing with the
+    // model, and the scoreboard compares the recorded writes with it at the end.
+    static reference_future start_reference(std::shared_ptr<const problem<Format>> pr, const matmul_job& job);
+    void begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
+                     const systolic::expected_counts& counts, std::vector<memory_snapshot> windows,
+                     reference_future reference);
+
     // The job being checked, between begin_watch() and end_watch().
     struct watch {
         job_check<Format> out;
