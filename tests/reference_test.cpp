@@ -4,12 +4,15 @@
 // Format::mac, on cases on both sides of the overflow bounds.
 #include <gtest/gtest.h>
 
+#include <atomic>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <limits>
 #include <random>
 #include <string>
+#include <thread>
+#include <type_traits>
 #include <vector>
 
 #include "systolic/gemm_kernel.h"
@@ -233,6 +236,59 @@ TEST(ReferencePartials, PerPartialRoundingFollowsTheConversionRules) {
     auto i = systolic::verify::reference_gemm_counted<int32_format>({1, 2, 1}, {1000, 1000}, {1, 1}, opt);
     EXPECT_EQ(i.c[0], -2);  // (2^63 - 1) + (2^63 - 1) = 2^64 - 2, wrapped
     EXPECT_EQ(i.partial_overflows, 1u);
+}
+
+// ---- The reference in parts, shared by threads as a job's check shares it
+
+// Parts taken from one counter by two threads, in whatever order they get them, give the C and the
+// counts that one thread running them in turn gives: shapes of several parts each way, K split
+// into partials, and integer operands at their extremes, so that int32's steps overflow.
+template <class Format>
+void parts_on_two_threads(std::uint64_t seed) {
+    using op_t = typename Format::operand_type;
+    using acc_t = typename Format::accumulator_type;
+    using parts_t = systolic::verify::reference_parts<Format>;
+    std::mt19937_64 rng(seed);
+    for (int trial = 0; trial < 4; ++trial) {
+        const problem_shape s{parts_t::part_rows + 1 + rng() % (2 * parts_t::part_rows), 1 + rng() % 300,
+                              257 + rng() % 500};  // over one part's rows and one panel's 256 columns
+        auto pr = systolic::verify::random_problem<Format>(s, rng());
+        if constexpr (Format::is_integer) {
+            for (auto* v : {&pr.a, &pr.b})
+                for (auto& x : *v)
+                    if (rng() % 2 == 0) x = std::numeric_limits<op_t>::max();
+        }
+        reference_options opt;
+        opt.k_tile = 1 + rng() % 64;
+        opt.policy = k_policy::partials;
+        const auto want = systolic::verify::reference_gemm_counted<Format>(s, pr.a, pr.b, opt);
+        parts_t parts(s, pr.a, pr.b, opt);
+        std::atomic<std::size_t> next{0};
+        auto take = [&] {
+            for (std::size_t i; (i = next.fetch_add(1)) < parts.size();)
+                parts.run(parts.size() - 1 - i);  // from the last part back
+        };
+        std::thread other(take);
+        take();
+        other.join();
+        const auto got = parts.take();
+        const std::string what = std::string(Format::name) + " trial " + std::to_string(trial);
+        EXPECT_GT(parts.size(), 1u) << what;
+        EXPECT_EQ(got.overflows, want.overflows) << what;
+        EXPECT_EQ(got.partial_overflows, want.partial_overflows) << what;
+        ASSERT_EQ(got.c.size(), want.c.size()) << what;
+        EXPECT_EQ(std::memcmp(got.c.data(), want.c.data(), got.c.size() * sizeof(acc_t)), 0) << what;
+        if constexpr (std::is_same_v<Format, int32_format>) {  // int8 would need K past 130,000
+            EXPECT_GT(want.overflows + want.partial_overflows, 0u) << what;
+        }
+    }
+}
+
+TEST(ReferenceParts, TwoThreadsGiveWhatOneGives) {
+    parts_on_two_threads<int8_format>(11);
+    parts_on_two_threads<int32_format>(12);
+    parts_on_two_threads<fp32_format>(13);
+    parts_on_two_threads<bf16_format>(14);
 }
 
 // ---- Against the model's arithmetic (gemm_accumulate, which uses Format::mac)

@@ -2,7 +2,10 @@
 #include "systolic/verify/environment.h"
 
 #include <algorithm>
+#include <atomic>
+#include <condition_variable>
 #include <future>
+#include <mutex>
 #include <sstream>
 #include <stdexcept>
 #include <utility>
@@ -55,16 +58,61 @@ struct on_exit {
     on_exit& operator=(const on_exit&) = delete;
 };
 
-}  // namespace
-
-template <class Format>
-std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
+reference_options reference_of(const job_options& opt) {
     reference_options ref;
     ref.k_tile = opt.k_tile;
     ref.policy = opt.policy;
     ref.overflow = opt.overflow;
     ref.quant = opt.quant;
-    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, ref), opt.quant);
+    return ref;
+}
+
+// A job's reference in parts (reference_parts), each taken by whichever thread asks first: the
+// reference's own thread from the start, the checking thread once it reaches the check.
+template <class Format>
+class shared_reference {
+public:
+    shared_reference(std::shared_ptr<const problem<Format>> pr, const job_options& run)
+        : m_pr(std::move(pr)), m_run(run) {}
+
+    // The reference's own thread: makes the parts (bf16 widens its operands there), takes them
+    // until none is left, waits for those another thread took, and gives C's bytes.
+    std::vector<std::uint8_t> compute() {
+        m_parts.emplace(m_pr->shape, m_pr->a, m_pr->b, reference_of(m_run));
+        m_ready.store(true);
+        help();
+        std::unique_lock<std::mutex> lock(m_mutex);
+        m_all_done.wait(lock, [this] { return m_done.load() == m_parts->size(); });
+        return encode_c<Format>(m_parts->take().c, m_run.quant);
+    }
+
+    // Any thread: runs parts until none is left to take (none yet if the parts are not made).
+    void help() {
+        if (!m_ready.load()) return;
+        for (std::size_t i; (i = m_next.fetch_add(1)) < m_parts->size();) {
+            m_parts->run(i);
+            if (m_done.fetch_add(1) + 1 == m_parts->size()) {
+                const std::lock_guard<std::mutex> lock(m_mutex);
+                m_all_done.notify_all();
+            }
+        }
+    }
+
+private:
+    std::shared_ptr<const problem<Format>> m_pr;
+    job_options m_run;
+    std::optional<reference_parts<Format>> m_parts;
+    std::atomic<bool> m_ready{false};
+    std::atomic<std::size_t> m_next{0}, m_done{0};
+    std::mutex m_mutex;
+    std::condition_variable m_all_done;
+};
+
+}  // namespace
+
+template <class Format>
+std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
+    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt)), opt.quant);
 }
 
 template <class Format>
@@ -126,9 +174,9 @@ void environment<Format>::clear_violations() {
 template <class Format>
 typename environment<Format>::reference_future environment<Format>::start_reference(
     std::shared_ptr<const problem<Format>> pr, const matmul_job& job) {
-    return std::async(std::launch::async,
-                      [p = std::move(pr), run = options_of(job)] { return expected_c_bytes(*p, run); })
-        .share();
+    auto shared = std::make_shared<shared_reference<Format>>(std::move(pr), options_of(job));
+    return {std::async(std::launch::async, [shared] { return shared->compute(); }).share(),
+            [shared] { shared->help(); }};
 }
 
 template <class Format>
@@ -151,7 +199,7 @@ void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<con
     m_watch.windows = std::move(windows);
     m_watch.reference = std::move(reference);
     const job_options run = options_of(job);
-    m_scoreboard.expect(job.c, m_watch.reference, printer<Format>(run.quant.enabled),
+    m_scoreboard.expect(job.c, m_watch.reference.bytes, printer<Format>(run.quant.enabled),
                         job.uses_partial_buffer() ? std::optional<matrix_layout>(job.partial) : std::nullopt);
 }
 
@@ -172,9 +220,10 @@ job_check<Format> environment<Format>::end_watch(const job_result& result,
             now.emplace_back(*m_mem, w.base, w.bytes.size());
             windows.push_back({w.base, w.bytes.size(), w.bytes.data(), now.back().bytes});
         }
+        if (m_watch.reference.help) m_watch.reference.help();  // the reference's last parts, if any
         out.scoreboard = m_scoreboard.finish(out.result, out.expected, windows, tile_edges);
     }
-    out.reference = m_watch.reference.get();
+    out.reference = m_watch.reference.bytes.get();
     const auto& s = out.job.shape;
     const std::uint64_t esz = out.job.c.elem_size;
     out.c.resize(s.m * s.p * esz);

@@ -2,7 +2,6 @@
 
 #include <algorithm>
 #include <cstring>
-#include <random>
 #include <vector>
 
 namespace systolic::verify {
@@ -75,14 +74,21 @@ void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job
                  const void* b, std::uint64_t operand_bytes, std::uint64_t fill_seed) {
     const auto& s = job.shape;
     mem.reserve(extent);
-    // Eight pattern bytes per draw, written a chunk at a time: big jobs fill tens of megabytes.
-    std::mt19937_64 rng(fill_seed);
+    // Eight pattern bytes per value, written a chunk at a time: big jobs fill tens of megabytes, so
+    // the pattern is SplitMix64's sequence (an add and a mix per value, no state to carry).
+    std::uint64_t state = fill_seed;
+    const auto next = [&state] {
+        std::uint64_t z = state += 0x9e3779b97f4a7c15u;
+        z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9u;
+        z = (z ^ (z >> 27)) * 0x94d049bb133111ebu;
+        return z ^ (z >> 31);
+    };
     constexpr std::uint64_t chunk = std::uint64_t{1} << 16;  // a multiple of 8: the same pattern
     std::vector<std::uint8_t> bytes(std::min(extent, chunk));
     for (std::uint64_t at = 0; at < extent; at += chunk) {
         const std::uint64_t n = std::min(chunk, extent - at);
         for (std::uint64_t i = 0; i < n; i += 8) {
-            const std::uint64_t v = rng();
+            const std::uint64_t v = next();
             std::memcpy(bytes.data() + i, &v, std::min<std::uint64_t>(8, n - i));
         }
         mem.write(mem.base() + at, bytes.data(), n);

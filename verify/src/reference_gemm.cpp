@@ -4,6 +4,7 @@
 namespace systolic::verify {
 
 #define SYSTOLIC_REFERENCE_INSTANTIATE(F)                                                               \
+    template class reference_parts<F>;                                                                  \
     template counted_gemm<F> reference_gemm_counted<F>(                                                 \
         const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
         const reference_options&);                                                                      \

@@ -67,31 +67,59 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
         return;
     }
     const std::uint64_t esz = m_c.elem_size;
+    // The usual write, a run of whole elements inside one row of C that the memory accepted: its
+    // elements follow one another, so only the first is looked up, and when none was written
+    // before, the run's values are kept in one copy.
+    if (const auto first = m_c.element_at(addr);
+        first && trans.is_response_ok() && len % esz == 0 && first->col + len / esz <= m_c.cols) {
+        const std::uint64_t idx = first->row * m_c.cols + first->col, n = len / esz;
+        const auto counts = m_write_count.begin() + static_cast<std::ptrdiff_t>(idx);
+        if (std::all_of(counts, counts + static_cast<std::ptrdiff_t>(n),
+                        [](std::uint32_t c) { return c == 0; })) {
+            std::fill_n(counts, n, 1u);
+            std::memcpy(&m_first[idx * esz], data, len);
+            m_summary.writes += n;
+            m_summary.checked += n;
+        } else {
+            for (std::uint64_t i = 0; i < n; ++i)
+                record(idx + i, data + i * esz);
+        }
+        return;
+    }
     for (std::uint64_t off = 0; off < len; off += esz) {
-        ++m_summary.writes;
         const auto el = m_c.element_at(addr + off);
         if (!el || off + esz > len) {
+            ++m_summary.writes;
             ++m_summary.out_of_range_writes;
             error("write outside C at " + hex(addr + off) + " (" + std::to_string(std::min(esz, len - off)) +
                   " bytes of a " + std::to_string(len) + "-byte write at " + hex(addr) + ")");
             continue;
         }
         if (!trans.is_response_ok()) {
+            ++m_summary.writes;
             error("write to " + where(el->row, el->col) + " failed: " + trans.get_response_string());
             continue;
         }
-        const std::uint64_t idx = el->row * m_c.cols + el->col;
-        if (++m_write_count[idx] > 1) {
-            ++m_summary.duplicates;
-            error(where(el->row, el->col) + " written " + std::to_string(m_write_count[idx]) + " times");
-            later_write w{idx, 0};
-            std::memcpy(&w.bytes, data + off, std::min<std::uint64_t>(esz, sizeof w.bytes));
-            m_later.push_back(w);
-        } else {
-            std::memcpy(&m_first[idx * esz], data + off, esz);
-        }
-        ++m_summary.checked;  // compared in finish(), once the reference is there
+        record(el->row * m_c.cols + el->col, data + off);
     }
+}
+
+// One accepted write of element idx: kept for finish() if it is the first, else counted as a duplicate
+// and kept too, so that its value is compared as well.
+void scoreboard::record(std::uint64_t idx, const unsigned char* value) {
+    const std::uint64_t esz = m_c.elem_size;
+    ++m_summary.writes;
+    if (++m_write_count[idx] > 1) {
+        ++m_summary.duplicates;
+        error(where(idx / m_c.cols, idx % m_c.cols) + " written " + std::to_string(m_write_count[idx]) +
+              " times");
+        later_write w{idx, 0};
+        std::memcpy(&w.bytes, value, std::min<std::uint64_t>(esz, sizeof w.bytes));
+        m_later.push_back(w);
+    } else {
+        std::memcpy(&m_first[idx * esz], value, esz);
+    }
+    ++m_summary.checked;  // compared in finish(), once the reference is there
 }
 
 void scoreboard::compare(const std::vector<std::uint8_t>& expected, std::uint64_t idx,
@@ -115,9 +143,18 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
                                              const std::vector<memory_window>& memory,
                                              const tile_edge_rule& tile_edges) {
     // Every element write against the reference: the first write of each element, then the rest.
+    // Runs of written elements are compared as one block, element by element only where one differs.
     const std::vector<std::uint8_t>& expected = m_expected.get();
-    for (std::uint64_t idx = 0; idx < m_write_count.size(); ++idx)
-        if (m_write_count[idx] > 0) compare(expected, idx, &m_first[idx * m_c.elem_size]);
+    const std::uint64_t esz = m_c.elem_size, elements = m_write_count.size();
+    for (std::uint64_t idx = 0; idx < elements;) {
+        std::uint64_t end = idx;
+        while (end < elements && m_write_count[end] > 0)
+            ++end;
+        if (end > idx && std::memcmp(&m_first[idx * esz], &expected[idx * esz], (end - idx) * esz) != 0)
+            for (std::uint64_t i = idx; i < end; ++i)
+                compare(expected, i, &m_first[i * esz]);
+        idx = end + 1;  // past the run and the unwritten element that ended it
+    }
     for (const auto& w : m_later)
         compare(expected, w.idx, reinterpret_cast<const std::uint8_t*>(&w.bytes));
     m_summary.completed = result.completed();

@@ -7,6 +7,7 @@
 #pragma once
 
 #include <algorithm>
+#include <cstddef>
 #include <cstdint>
 #include <vector>
 
@@ -70,11 +71,18 @@ public:
     feed_tables& tables() { return m_tables; }
     const feed_tables& tables() const { return m_tables; }
 
-    // Sizes the buffers for a chunk of kc terms; the load step then fills them.
-    void begin_chunk(std::uint64_t kc) {
+    // Sizes the buffers for a chunk of kc terms, zero wherever the load step will not write: it fills
+    // the first `rows` rows of A and the first `cols` columns of every term of B, and the padding
+    // stays zero. Zeroing only the padding keeps a big tile's load to one pass over its operands.
+    void begin_chunk(std::uint64_t kc, std::size_t rows = 0, std::size_t cols = 0) {
         m_kc = kc;
-        m_a.assign(m_rows * kc, operand_type{});
-        m_b.assign(kc * m_cols, operand_type{});
+        m_a.resize(m_rows * kc);
+        m_b.resize(kc * m_cols);
+        std::fill(m_a.begin() + static_cast<std::ptrdiff_t>(std::min(rows, m_rows) * kc), m_a.end(),
+                  operand_type{});
+        if (cols < m_cols)
+            for (std::uint64_t k = 0; k < kc; ++k)
+                std::fill_n(&m_b[k * m_cols + cols], m_cols - cols, operand_type{});
     }
     std::uint64_t chunk_length() const { return m_kc; }
     operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }      // kc terms of row i

@@ -23,6 +23,7 @@
 #include <cstdint>
 #include <cstring>
 #include <memory>
+#include <optional>
 #include <sstream>
 #include <stdexcept>
 #include <string>
@@ -234,7 +235,8 @@ private:
         using operand_type = typename Format::operand_type;
         constexpr std::uint64_t osz = sizeof(operand_type);
         const sc_core::sc_time mark = now();
-        m_feeder.begin_chunk(s.kc);
+        m_feeder.begin_chunk(s.kc, t.rows, t.cols);
+        m_fed_a.reset();
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
                                m_feeder.a_row(0), s.kc * osz, "A"));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
@@ -249,9 +251,14 @@ private:
         const tile& t = *s.where;
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
         const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
-        m_feeder.begin_chunk(s.kc);
-        for (std::uint64_t i = 0; i < t.rows; ++i)
-            std::memcpy(m_feeder.a_row(i), &m_a_pad[((t.r0 + i) * k + s.k0) * osz], s.kc * osz);
+        m_feeder.begin_chunk(s.kc, t.rows, t.cols);
+        // Along a row of tiles the feeder still holds this A block from the tile before: the
+        // array reads it again (the counters say so), the host need not copy it again.
+        const std::array<std::uint64_t, 4> a_block{t.r0, t.rows, s.k0, s.kc};
+        if (m_fed_a != a_block)
+            for (std::uint64_t i = 0; i < t.rows; ++i)
+                std::memcpy(m_feeder.a_row(i), &m_a_pad[((t.r0 + i) * k + s.k0) * osz], s.kc * osz);
+        m_fed_a = a_block;
         for (std::uint64_t j = 0; j < s.kc; ++j)
             std::memcpy(m_feeder.b_row(j), &m_b_pad[((s.k0 + j) * p + t.c0) * osz], t.cols * osz);
         if (m_first_load) stall_for(m_mem.wait_operands());
@@ -269,6 +276,7 @@ private:
             m_job.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
         // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
         m_a_pad.resize(m_job.shape.m * m_job.shape.k * osz);
+        m_fed_a.reset();
         m_b_pad.resize(m_job.shape.k * m_job.shape.p * osz);
         m_unit_latency.assign(m_bplan.units.size(), {0, 0});
         m_units_read = 0;
@@ -597,6 +605,7 @@ private:
     memory_timeline m_mem;
     const tile_plan* m_read_plan = nullptr;
     std::vector<unsigned char> m_a_pad, m_b_pad;
+    std::optional<std::array<std::uint64_t, 4>> m_fed_a;       // the A block in the feeder: r0, rows, k0, kc
     std::vector<std::array<std::uint64_t, 2>> m_unit_latency;  // A and B reads' latency per unit, cycles
     std::size_t m_units_read = 0;
     std::size_t m_next_unit = 0;

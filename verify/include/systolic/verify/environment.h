@@ -15,6 +15,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <future>
 #include <memory>
 #include <optional>
@@ -147,9 +148,13 @@ private:
 
     std::unique_ptr<memory_access> m_mem;
     scoreboard m_scoreboard;
-    using reference_future = std::shared_future<std::vector<std::uint8_t>>;
     // The reference for a job, on its own thread beside the simulation: it shares nothing with the
-    // model, and the scoreboard compares the recorded writes with it at the end.
+    // model, and the scoreboard compares the recorded writes with it at the end. The thread that
+    // checks the job takes a share of what is left of it when it gets there (help), rather than wait.
+    struct reference_future {
+        std::shared_future<std::vector<std::uint8_t>> bytes;
+        std::function<void()> help;
+    };
     static reference_future start_reference(std::shared_ptr<const problem<Format>> pr, const matmul_job& job);
     void begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
                      const systolic::expected_counts& counts, std::vector<memory_snapshot> windows,
@@ -159,7 +164,7 @@ private:
     struct watch {
         job_check<Format> out;
         std::shared_ptr<const problem<Format>> operands;
-        std::shared_future<std::vector<std::uint8_t>> reference;
+        reference_future reference;
         std::vector<memory_snapshot> windows;
     } m_watch;
     bool m_busy = false;

@@ -25,6 +25,7 @@
 #pragma once
 
 #include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -73,20 +74,6 @@ inline float float_from_bits(std::uint32_t u) {
     float f;
     std::memcpy(&f, &u, sizeof f);
     return f;
-}
-
-// The operand values as the reference multiplies them: bf16 as float, by placing its 16 bits at
-// the top of a binary32; everything else as it is.
-template <class Format>
-auto widened_operands(const std::vector<typename Format::operand_type>& v) {
-    if constexpr (std::is_same_v<typename Format::operand_type, bf16>) {
-        std::vector<float> out(v.size());
-        for (std::size_t i = 0; i < v.size(); ++i)
-            out[i] = float_from_bits(std::uint32_t{v[i].bits} << 16);
-        return out;
-    } else {
-        return v;  // a copy; cheap beside the product
-    }
 }
 
 // t (rows x cols block, stride block_cols) += a (rows x [k0, k1)) * b ([k0, k1) x cols), float
@@ -283,103 +270,180 @@ inline std::int8_t int8_code(double rounded, std::int32_t zero_point) {
 
 }  // namespace reference_detail
 
-// The wide result with its overflow counts: C = A (M x K) * B (K x P), both row-major, M x P
-// accumulators. Preserved accumulators see one unbroken k-ordered sum; with partial sums every
-// chunk restarts from zero, is optionally rounded (per-partial quantization), and is added to the
-// sum of the chunks before it.
+// The wide result with its overflow counts, in parts that threads may share: C = A (M x K) *
+// B (K x P), both row-major, M x P accumulators. A part is a panel of block_cols columns by
+// part_rows rows; it writes only its own outputs and keeps its own counts, so distinct parts may
+// run at once, in any order, and give the same C and counts. Preserved accumulators see one
+// unbroken k-ordered sum; with partial sums every chunk restarts from zero, is optionally rounded
+// (per-partial quantization), and is added to the sum of the chunks before it.
 template <class Format>
-counted_gemm<Format> reference_gemm_counted(const problem_shape& s,
-                                            const std::vector<typename Format::operand_type>& a,
-                                            const std::vector<typename Format::operand_type>& b,
-                                            const reference_options& opt = {}) {
+class reference_parts {
+public:
+    using operand_type = typename Format::operand_type;
+    using accumulator_type = typename Format::accumulator_type;
+    static constexpr std::size_t part_rows = 64;  // a few milliseconds of work on a big layer
+
+    // a and b must outlive the parts (bf16 operands are widened into the parts' own copies).
+    reference_parts(const problem_shape& s, const std::vector<operand_type>& a,
+                    const std::vector<operand_type>& b, const reference_options& opt = {});
+
+    std::size_t size() const { return m_panels * m_row_parts; }
+    void run(std::size_t part);
+    // Once every part has run: C and the counts.
+    counted_gemm<Format> take();
+
+private:
+    // Operands as multiplied: bf16 widened to float, the rest as given.
+    using value_type = std::conditional_t<std::is_same_v<operand_type, bf16>, float, operand_type>;
+
+    problem_shape m_shape;
+    reference_options m_opt;
+    std::vector<value_type> m_wa, m_wb;  // bf16 only
+    const value_type* m_a;
+    const value_type* m_b;
+    std::size_t m_panels, m_row_parts;
+    std::vector<accumulator_type> m_c;
+    std::vector<std::array<std::uint64_t, 2>> m_counts;  // per part: step and partial overflows
+};
+
+template <class Format>
+reference_parts<Format>::reference_parts(const problem_shape& s, const std::vector<operand_type>& a,
+                                         const std::vector<operand_type>& b, const reference_options& opt)
+    : m_shape(s), m_opt(opt) {
+    if constexpr (std::is_same_v<operand_type, bf16>) {
+        auto widen = [](const std::vector<bf16>& v) {
+            std::vector<float> out(v.size());
+            for (std::size_t i = 0; i < v.size(); ++i)
+                out[i] = reference_detail::float_from_bits(std::uint32_t{v[i].bits} << 16);
+            return out;
+        };
+        m_wa = widen(a);
+        m_wb = widen(b);
+        m_a = m_wa.data();
+        m_b = m_wb.data();
+    } else {
+        m_a = a.data();
+        m_b = b.data();
+    }
+    m_panels =
+        static_cast<std::size_t>((s.p + reference_detail::block_cols - 1) / reference_detail::block_cols);
+    m_row_parts = static_cast<std::size_t>((s.m + part_rows - 1) / part_rows);
+    m_c.assign(s.m * s.p, accumulator_type{});
+    m_counts.assign(size(), {0, 0});
+}
+
+template <class Format>
+void reference_parts<Format>::run(std::size_t part) {
     namespace d = reference_detail;
-    using acc_t = typename Format::accumulator_type;
+    using acc_t = accumulator_type;
+    const problem_shape& s = m_shape;
+    const reference_options& opt = m_opt;
     const bool split = opt.policy == k_policy::partials && k_chunks(s.k, opt.k_tile) > 1;
     const std::uint64_t chunk = split ? effective_k_tile(s.k, opt.k_tile) : s.k;
     const bool round_partials = split && opt.quant.per_partial;
     const bool saturate = opt.overflow == overflow_mode::saturate;
+    std::uint64_t& overflows = m_counts[part][0];
+    std::uint64_t& partial_overflows = m_counts[part][1];
 
-    const auto wa = d::widened_operands<Format>(a);
-    const auto wb = d::widened_operands<Format>(b);
-    counted_gemm<Format> out;
-    out.c.assign(s.m * s.p, acc_t{});
+    const std::uint64_t j0 = (part / m_row_parts) * d::block_cols;
+    const std::uint64_t rows_begin = (part % m_row_parts) * part_rows;
+    const std::uint64_t rows_end = std::min<std::uint64_t>(s.m, rows_begin + part_rows);
+    const std::size_t cols = std::min<std::uint64_t>(d::block_cols, s.p - j0);
 
     std::vector<acc_t> total(d::block_rows * d::block_cols), partial(d::block_rows * d::block_cols);
     // Integers: the largest |b| of each k in the column panel and |a| in the row block, for the
     // block bound.
     std::vector<std::uint64_t> amax(Format::is_integer ? s.k : 0), bmax(Format::is_integer ? s.k : 0);
-    for (std::uint64_t j0 = 0; j0 < s.p; j0 += d::block_cols) {
-        const std::size_t cols = std::min<std::uint64_t>(d::block_cols, s.p - j0);
+    if constexpr (Format::is_integer) {
+        for (std::uint64_t k = 0; k < s.k; ++k) {
+            std::uint64_t m = 0;
+            for (std::size_t j = 0; j < cols; ++j)
+                m = std::max(m, d::abs_value(m_b[k * s.p + j0 + j]));
+            bmax[k] = m;
+        }
+    }
+    for (std::uint64_t i0 = rows_begin; i0 < rows_end; i0 += d::block_rows) {
+        const std::size_t rows = std::min<std::uint64_t>(d::block_rows, rows_end - i0);
+        const auto* ablock = m_a + i0 * s.k;
+        const auto* bblock = m_b + j0;
         if constexpr (Format::is_integer) {
             for (std::uint64_t k = 0; k < s.k; ++k) {
                 std::uint64_t m = 0;
-                for (std::size_t j = 0; j < cols; ++j)
-                    m = std::max(m, d::abs_value(wb[k * s.p + j0 + j]));
-                bmax[k] = m;
+                for (std::size_t r = 0; r < rows; ++r)
+                    m = std::max(m, d::abs_value(m_a[(i0 + r) * s.k + k]));
+                amax[k] = m;
             }
         }
-        for (std::uint64_t i0 = 0; i0 < s.m; i0 += d::block_rows) {
-            const std::size_t rows = std::min<std::uint64_t>(d::block_rows, s.m - i0);
-            const auto* ablock = wa.data() + i0 * s.k;
-            const auto* bblock = wb.data() + j0;
+        for (std::uint64_t k0 = 0; k0 < s.k || k0 == 0; k0 += chunk) {
+            const std::uint64_t k1 = std::min(s.k, k0 + chunk);
+            std::fill(partial.begin(), partial.end(), acc_t{});
             if constexpr (Format::is_integer) {
-                for (std::uint64_t k = 0; k < s.k; ++k) {
-                    std::uint64_t m = 0;
-                    for (std::size_t r = 0; r < rows; ++r)
-                        m = std::max(m, d::abs_value(wa[(i0 + r) * s.k + k]));
-                    amax[k] = m;
-                }
-            }
-            for (std::uint64_t k0 = 0; k0 < s.k || k0 == 0; k0 += chunk) {
-                const std::uint64_t k1 = std::min(s.k, k0 + chunk);
-                std::fill(partial.begin(), partial.end(), acc_t{});
-                if constexpr (Format::is_integer) {
-                    using op_t = typename Format::operand_type;
-                    const auto limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
-                    if (d::block_cannot_overflow(limit, k0, k1, amax.data(), bmax.data())) {
-                        d::integer_block<acc_t, op_t, false, false>(rows, cols, k0, k1, ablock, s.k, bblock,
-                                                                    s.p, partial.data());
-                    } else {
-                        out.overflows +=
-                            saturate ? d::integer_block<acc_t, op_t, true, true>(
-                                           rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
-                                     : d::integer_block<acc_t, op_t, false, true>(
-                                           rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
-                    }
+                using op_t = operand_type;
+                const auto limit = static_cast<std::uint64_t>(std::numeric_limits<acc_t>::max());
+                if (d::block_cannot_overflow(limit, k0, k1, amax.data(), bmax.data())) {
+                    d::integer_block<acc_t, op_t, false, false>(rows, cols, k0, k1, ablock, s.k, bblock, s.p,
+                                                                partial.data());
                 } else {
-                    d::float_block(rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
+                    overflows += saturate ? d::integer_block<acc_t, op_t, true, true>(
+                                                rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data())
+                                          : d::integer_block<acc_t, op_t, false, true>(
+                                                rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
                 }
-                for (std::size_t r = 0; r < rows; ++r) {
-                    for (std::size_t j = 0; j < cols; ++j) {
-                        acc_t& sum = total[r * d::block_cols + j];
-                        acc_t part = partial[r * d::block_cols + j];
-                        if (round_partials) part = d::rounded_partial_value(part, opt.quant);
-                        if (k0 == 0) {
-                            sum = part;
-                        } else if constexpr (Format::is_integer) {
-                            acc_t over = 0;
-                            sum = saturate ? d::integer_step<acc_t, true>(sum, part, over)
-                                           : d::integer_step<acc_t, false>(sum, part, over);
-                            out.partial_overflows += static_cast<std::uint64_t>(over);
-                        } else {
-                            sum = sum + part;
-                        }
-                    }
-                }
-                if (s.k == 0) break;
+            } else {
+                d::float_block(rows, cols, k0, k1, ablock, s.k, bblock, s.p, partial.data());
             }
             for (std::size_t r = 0; r < rows; ++r) {
                 for (std::size_t j = 0; j < cols; ++j) {
-                    acc_t v = total[r * d::block_cols + j];
-                    if constexpr (!Format::is_integer) {
-                        if (v != v) v = d::float_from_bits(d::canonical_nan_bits);
+                    acc_t& sum = total[r * d::block_cols + j];
+                    acc_t part_sum = partial[r * d::block_cols + j];
+                    if (round_partials) part_sum = d::rounded_partial_value(part_sum, opt.quant);
+                    if (k0 == 0) {
+                        sum = part_sum;
+                    } else if constexpr (Format::is_integer) {
+                        acc_t over = 0;
+                        sum = saturate ? d::integer_step<acc_t, true>(sum, part_sum, over)
+                                       : d::integer_step<acc_t, false>(sum, part_sum, over);
+                        partial_overflows += static_cast<std::uint64_t>(over);
+                    } else {
+                        sum = sum + part_sum;
                     }
-                    out.c[(i0 + r) * s.p + j0 + j] = v;
                 }
+            }
+            if (s.k == 0) break;
+        }
+        for (std::size_t r = 0; r < rows; ++r) {
+            for (std::size_t j = 0; j < cols; ++j) {
+                acc_t v = total[r * d::block_cols + j];
+                if constexpr (!Format::is_integer) {
+                    if (v != v) v = d::float_from_bits(d::canonical_nan_bits);
+                }
+                m_c[(i0 + r) * s.p + j0 + j] = v;
             }
         }
     }
+}
+
+template <class Format>
+counted_gemm<Format> reference_parts<Format>::take() {
+    counted_gemm<Format> out;
+    out.c = std::move(m_c);
+    for (const auto& c : m_counts) {
+        out.overflows += c[0];
+        out.partial_overflows += c[1];
+    }
     return out;
+}
+
+// The whole reference on the calling thread.
+template <class Format>
+counted_gemm<Format> reference_gemm_counted(const problem_shape& s,
+                                            const std::vector<typename Format::operand_type>& a,
+                                            const std::vector<typename Format::operand_type>& b,
+                                            const reference_options& opt = {}) {
+    reference_parts<Format> parts(s, a, b, opt);
+    for (std::size_t i = 0; i < parts.size(); ++i)
+        parts.run(i);
+    return parts.take();
 }
 
 // The wide result alone, M x P accumulators.
@@ -414,6 +478,7 @@ std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulato
 
 // The four formats are compiled once, in verify/src/reference_gemm.cpp.
 #define SYSTOLIC_REFERENCE_EXTERN(F)                                                                    \
+    extern template class reference_parts<F>;                                                           \
     extern template counted_gemm<F> reference_gemm_counted<F>(                                          \
         const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
         const reference_options&);                                                                      \

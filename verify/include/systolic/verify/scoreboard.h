@@ -105,6 +105,7 @@ public:
 
 private:
     void error(const std::string& line);
+    void record(std::uint64_t idx, const unsigned char* value);
     bool check_untouched(const memory_window& w);
     void check_c_in_memory(const std::vector<memory_window>& memory);
 
