@@ -62,6 +62,11 @@ public:
     virtual bool complete(std::uint64_t terms) const = 0;
     virtual std::vector<stuck_pe> stuck(std::uint64_t terms) const = 0;
 
+    // Whether advance() reads the padding rows and columns of a chunk's streams (the stepped array
+    // does; an engine that computes only the tile's real block does not, and may read the operands
+    // where they are: feeder::view_chunk).
+    virtual bool reads_padding() const { return true; }
+
     // The stepped array, for observers and PE modules; null for engines that do not step one.
     virtual const array_core<Format>* array() const { return nullptr; }
 

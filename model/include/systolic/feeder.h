@@ -83,12 +83,25 @@ public:
         if (cols < m_cols)
             for (std::uint64_t k = 0; k < kc; ++k)
                 std::fill_n(&m_b[k * m_cols + cols], m_cols - cols, operand_type{});
+        m_view = {m_a.data(), kc, m_b.data(), m_cols};
+    }
+    // A chunk of kc terms read where the operands already are (a scratchpad), without a copy: A's
+    // real rows a_stride elements apart, B's terms b_stride apart. For an engine that reads only the
+    // tile's real block (engine::reads_padding() is false): there is no padding here.
+    void view_chunk(std::uint64_t kc, const operand_type* a, std::size_t a_stride, const operand_type* b,
+                    std::size_t b_stride) {
+        m_kc = kc;
+        m_view = {a, a_stride, b, b_stride};
     }
     std::uint64_t chunk_length() const { return m_kc; }
     operand_type* a_row(std::size_t i) { return &m_a[i * m_kc]; }      // kc terms of row i
     operand_type* b_row(std::uint64_t k) { return &m_b[k * m_cols]; }  // term k of every column
-    const operand_type* a() const { return m_a.data(); }               // R x kc, row-major
-    const operand_type* b() const { return m_b.data(); }               // kc x C, row-major
+    // The chunk as the engines read it: after begin_chunk the feeder's own R x kc and kc x C
+    // buffers, after view_chunk the operands where they are.
+    const operand_type* a() const { return m_view.a; }
+    std::size_t a_stride() const { return m_view.a_stride; }  // elements from one A row to the next
+    const operand_type* b() const { return m_view.b; }
+    std::size_t b_stride() const { return m_view.b_stride; }  // elements from one B term to the next
 
 private:
     std::size_t m_rows;
@@ -97,6 +110,12 @@ private:
     feed_tables m_tables;
     aligned_vector<operand_type> m_a;  // R x kc: this tile's A rows, zero rows for padding
     aligned_vector<operand_type> m_b;  // kc x C: this tile's B columns, zero columns for padding
+    struct view {
+        const operand_type* a = nullptr;
+        std::size_t a_stride = 0;
+        const operand_type* b = nullptr;
+        std::size_t b_stride = 0;
+    } m_view;
 };
 
 SYSTOLIC_EXTERN_TEMPLATE(feeder)

@@ -24,6 +24,7 @@ public:
     explicit functional_engine(std::size_t n) : functional_engine(n, n) {}
 
     engine_kind kind() const override { return engine_kind::functional; }
+    bool reads_padding() const override { return false; }
     void set_overflow(overflow_mode mode) override { m_overflow = mode; }
     void clear() override {
         clear_accumulators();
@@ -39,8 +40,8 @@ public:
         const std::size_t cols = this->m_cols;
         if (first == 0 && count > 0) {  // the call that issues edge 0
             const std::uint64_t kc = in.chunk_length();
-            m_overflows += gemm_accumulate<Format>(t.rows, t.cols, kc, in.a(), kc, in.b(), cols, m_acc.data(),
-                                                   cols, m_overflow);
+            m_overflows += gemm_accumulate<Format>(t.rows, t.cols, kc, in.a(), in.a_stride(), in.b(),
+                                                   in.b_stride(), m_acc.data(), cols, m_overflow);
             m_terms += kc;
         }
         m_edges += count;

@@ -30,6 +30,7 @@
 #include <systemc>
 #include <tlm>
 
+#include "systolic/aligned_vector.h"
 #include "systolic/dma_port.h"
 #include "systolic/edge_observer.h"
 #include "systolic/engine.h"
@@ -188,7 +189,8 @@ private:
                     timed(s, eng, m_result.phases.clear, [&] { clear(eng); });
                     break;
                 case step_kind::load:
-                    timed(s, eng, m_result.phases.load, [&] { m_buffered ? load_buffered(s) : load(s); });
+                    timed(s, eng, m_result.phases.load,
+                          [&] { m_buffered ? load_buffered(s, eng) : load(s); });
                     break;
                 case step_kind::advance: {
                     if (m_buffered) start_unit(s, eng, i);
@@ -247,7 +249,22 @@ private:
 
     // Buffers double: the chunk's operands come from the scratchpads, where the DRAM reads put them
     // ahead of time; the first load of the job waits for them (the prefetch).
-    void load_buffered(const plan_step& s) {
+    void load_buffered(const plan_step& s, const engine_type& eng) {
+        const tile& t = *s.where;
+        const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
+        if (!eng.reads_padding()) {  // the engine reads the block in the scratchpads
+            m_feeder.view_chunk(s.kc, &m_a_pad[t.r0 * k + s.k0], k, &m_b_pad[s.k0 * p + t.c0], p);
+            m_fed_a.reset();
+        } else {
+            copy_to_feeder(s);
+        }
+        if (m_first_load) stall_for(m_mem.wait_operands());
+        m_first_load = false;
+    }
+
+    // The chunk's real block from the scratchpads into the feeder's own buffers, the padding zero,
+    // for an engine that steps the padding PEs too.
+    void copy_to_feeder(const plan_step& s) {
         const tile& t = *s.where;
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
         const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
@@ -257,12 +274,10 @@ private:
         const std::array<std::uint64_t, 4> a_block{t.r0, t.rows, s.k0, s.kc};
         if (m_fed_a != a_block)
             for (std::uint64_t i = 0; i < t.rows; ++i)
-                std::memcpy(m_feeder.a_row(i), &m_a_pad[((t.r0 + i) * k + s.k0) * osz], s.kc * osz);
+                std::memcpy(m_feeder.a_row(i), &m_a_pad[(t.r0 + i) * k + s.k0], s.kc * osz);
         m_fed_a = a_block;
         for (std::uint64_t j = 0; j < s.kc; ++j)
-            std::memcpy(m_feeder.b_row(j), &m_b_pad[((s.k0 + j) * p + t.c0) * osz], t.cols * osz);
-        if (m_first_load) stall_for(m_mem.wait_operands());
-        m_first_load = false;
+            std::memcpy(m_feeder.b_row(j), &m_b_pad[(s.k0 + j) * p + t.c0], t.cols * osz);
     }
 
     // The job's units, the scratchpads' contents and the first unit's reads, issued at once.
@@ -275,9 +290,9 @@ private:
             m_job.memory.dram_bandwidth, m_job.memory.c_sram,
             m_job.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
         // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
-        m_a_pad.resize(m_job.shape.m * m_job.shape.k * osz);
+        m_a_pad.resize(m_job.shape.m * m_job.shape.k);
         m_fed_a.reset();
-        m_b_pad.resize(m_job.shape.k * m_job.shape.p * osz);
+        m_b_pad.resize(m_job.shape.k * m_job.shape.p);
         m_unit_latency.assign(m_bplan.units.size(), {0, 0});
         m_units_read = 0;
         m_next_unit = 0;
@@ -306,14 +321,12 @@ private:
             if (b.a_read)
                 read(0, [&] {
                     return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
-                                            m_job.a.row_stride, &m_a_pad[(t.r0 * k + b.k0) * osz], k * osz,
-                                            "A");
+                                            m_job.a.row_stride, &m_a_pad[t.r0 * k + b.k0], k * osz, "A");
                 });
             if (b.b_read)
                 read(1, [&] {
                     return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
-                                            m_job.b.row_stride, &m_b_pad[(b.k0 * p + t.c0) * osz], p * osz,
-                                            "B");
+                                            m_job.b.row_stride, &m_b_pad[b.k0 * p + t.c0], p * osz, "B");
                 });
         }
         m_read_plan = &plan;
@@ -604,7 +617,7 @@ private:
     buffer_plan m_bplan;
     memory_timeline m_mem;
     const tile_plan* m_read_plan = nullptr;
-    std::vector<unsigned char> m_a_pad, m_b_pad;
+    aligned_vector<typename Format::operand_type> m_a_pad, m_b_pad;  // the A and B scratchpads' contents
     std::optional<std::array<std::uint64_t, 4>> m_fed_a;       // the A block in the feeder: r0, rows, k0, kc
     std::vector<std::array<std::uint64_t, 2>> m_unit_latency;  // A and B reads' latency per unit, cycles
     std::size_t m_units_read = 0;
