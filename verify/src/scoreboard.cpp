@@ -73,12 +73,12 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
     if (const auto first = m_c.element_at(addr);
         first && trans.is_response_ok() && len % esz == 0 && first->col + len / esz <= m_c.cols) {
         const std::uint64_t idx = first->row * m_c.cols + first->col, n = len / esz;
+        m_summary.writes += n;
         const auto counts = m_write_count.begin() + static_cast<std::ptrdiff_t>(idx);
         if (std::all_of(counts, counts + static_cast<std::ptrdiff_t>(n),
                         [](std::uint32_t c) { return c == 0; })) {
             std::fill_n(counts, n, 1u);
             std::memcpy(&m_first[idx * esz], data, len);
-            m_summary.writes += n;
             m_summary.checked += n;
         } else {
             for (std::uint64_t i = 0; i < n; ++i)
@@ -87,16 +87,15 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
         return;
     }
     for (std::uint64_t off = 0; off < len; off += esz) {
+        ++m_summary.writes;
         const auto el = m_c.element_at(addr + off);
         if (!el || off + esz > len) {
-            ++m_summary.writes;
             ++m_summary.out_of_range_writes;
             error("write outside C at " + hex(addr + off) + " (" + std::to_string(std::min(esz, len - off)) +
                   " bytes of a " + std::to_string(len) + "-byte write at " + hex(addr) + ")");
             continue;
         }
         if (!trans.is_response_ok()) {
-            ++m_summary.writes;
             error("write to " + where(el->row, el->col) + " failed: " + trans.get_response_string());
             continue;
         }
@@ -104,11 +103,10 @@ void scoreboard::observe_write(const tlm::tlm_generic_payload& trans) {
     }
 }
 
-// One accepted write of element idx: kept for finish() if it is the first, else counted as a duplicate
-// and kept too, so that its value is compared as well.
+// One accepted write of element idx (the caller has counted it): kept for finish() if it is the
+// first, else counted as a duplicate and kept too, so that its value is compared as well.
 void scoreboard::record(std::uint64_t idx, const unsigned char* value) {
     const std::uint64_t esz = m_c.elem_size;
-    ++m_summary.writes;
     if (++m_write_count[idx] > 1) {
         ++m_summary.duplicates;
         error(where(idx / m_c.cols, idx % m_c.cols) + " written " + std::to_string(m_write_count[idx]) +
