@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (l.scratch > ram.size) std::abort();
                 if (c.job.expected == "ok")
                     for (const matrix_layout* m : {&l.a, &l.b, &l.c, &l.partial})
-                        if (m->rows && !in_ram(ram, m->range())) std::abort();
+                        if (!m->range().empty() && !in_ram(ram, m->range())) std::abort();
             } else if ((c.verb == "delay") && !c.time_ps) {
                 std::abort();
             }
