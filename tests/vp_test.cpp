@@ -66,6 +66,16 @@ TEST(JobScript, ParsesCommandsOptionsAndComments) {
     EXPECT_FALSE(vp::register_value(SYSTOLIC_REG_M, "3|"));
 }
 
+// p = 0 leaves C without a byte, so its address may be anything: nothing of it has to lie in RAM.
+TEST(JobScript, AMatrixWithNoBytesNeedsNoPlaceInRam) {
+    const vp::ram_window ram;
+    const auto s = vp::parse_script("job empty m=8 k=8 p=0 c_addr=1100\n", "t.vps", ram);
+    ASSERT_EQ(s.size(), 1u);
+    EXPECT_EQ(s[0].job.expected, "ok");
+    EXPECT_TRUE(s[0].job.layout.c.range().empty());
+    EXPECT_THROW(vp::parse_script("job far m=8 k=8 p=1 c_addr=1100\n", "t.vps", ram), vp::script_error);
+}
+
 TEST(JobScript, RefusesWhatItDoesNotKnowWithTheLine) {
     const auto refused = [](const std::string& text) {
         try {
