@@ -191,11 +191,14 @@ def compare(scalesim_dir, ours_dir):
         lead = -int(min(float(d["DRAM IFMAP Start Cycle"]), float(d["DRAM Filter Start Cycle"])))
         tail = int(float(d["DRAM OFMAP Stop Cycle"])) - ss_total
         ours_total = int(u["Total Cycles"])
-        ours_tail = int(u[incl]) - use["prefetch_cycles"] - ours_total
+        # incl. prefetch = prefetch + a clear per tile + edges + stalls + last drain, and Total
+        # Cycles = edges + stalls - 1 (SCALE-Sim's count), so the rest is the last drain.
+        tiles = int(u["Tiles"])
+        ours_drain = int(u[incl]) - use["prefetch_cycles"] - tiles - ours_total - 1
         if not bw:
             why = (f"same edges and no stalls; SCALE-Sim prefetches {lead} cycles before its cycle 0 and "
-                   f"drains {tail} after, ours loads the first tile in {use['prefetch_cycles']} and drains "
-                   f"the last in {ours_tail}")
+                   f"drains {tail} after, ours loads the first tile in {use['prefetch_cycles']}, clears each "
+                   f"of its {tiles} tiles in a cycle and drains the last in {ours_drain}")
             if ss_stall or int(u["Stall Cycles"]):
                 why = "stalls: " + why
         else:
