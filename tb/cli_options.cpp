@@ -314,6 +314,9 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     add_choice(app, "--engine", o.engine, engine_kind_names,
                "cycle: step the array one advance edge at a time; functional: compute each chunk "
                "with a blocked loop nest (same C, counters modelled)");
+    add_choice(app, "--dataflow", o.dataflow, dataflow_kind_names,
+               "What stays in the PEs: os keeps C, ws a block of B, is a block of A's transpose "
+               "(docs/dataflows.md)");
     app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
     app.add_option("--vcd", o.vcd,
                    "Write a value-change dump (GTKWave) of every advance edge, the phases and the C writes "

@@ -44,6 +44,7 @@ struct options {
     bool quantize_partials = false;
     verify::fault inject = verify::fault::none;
     engine_kind engine = engine_kind::cycle;
+    dataflow_kind dataflow = dataflow_kind::os;
     std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
     std::optional<std::string> gtkw;                 // the waveform's GTKWave save file
     std::optional<bool> progress;                    // unset: on when stderr is a terminal

@@ -20,7 +20,7 @@ constexpr double module_bytes = 510;      // one sc_module: the object, its name
 constexpr double link_bytes = 48;         // a link's record in the job's outcome
 constexpr double link_json_bytes = 1500;  // and its object in the report
 constexpr double tile_bytes = 800;        // plan entry + tile_report
-constexpr double tile_json_bytes = 1600;  // its tiles_detail object in the report
+constexpr double tile_json_bytes = 1700;  // its tiles_detail object in the report (nine members)
 constexpr double guard = 64;
 constexpr double vcd_signal_bytes = 300;  // one --vcd variable: record, name, scope and header line
 

@@ -100,7 +100,7 @@ nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
     const verify::scoreboard_summary& sb = *in.scoreboard;
     const matmul_job& job = *in.job;
-    const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.k_tile);
+    const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.k_tile, job.dataflow);
 
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles) {
@@ -108,6 +108,7 @@ nlohmann::json make_report(const report_input& in) {
                          {"origin", {t.where.r0, t.where.c0}},
                          {"advance_edges", t.advance_edges},
                          {"advance_edges_per_chunk", t.advance_edges_per_chunk},
+                         {"preload_edges", t.preload_edges},
                          {"macs_padded", t.macs_padded},
                          {"macs_real", t.macs_real},
                          {"real_outputs", t.real_outputs},
@@ -154,7 +155,9 @@ nlohmann::json make_report(const report_input& in) {
           {"differs_from_quantize_once", in.differs_from_quantize_once}}},
         {"inject", in.inject},
         {"engine", to_string(r.engine)},
+        {"dataflow", to_string(r.dataflow)},
         {"counts", counts_kind(r.engine)},
+        {"preload_edges", r.preload_edges},
         {"advance_edges_per_tile", per_tile ? nlohmann::json(*per_tile) : nlohmann::json()},
         {"utilization", r.completed() && r.macs_padded
                             ? nlohmann::json(double(r.macs_real) / double(r.macs_padded))
@@ -163,6 +166,7 @@ nlohmann::json make_report(const report_input& in) {
         {"phase_time_ns",
          {{"clear", ns(r.phases.clear)},
           {"load", ns(r.phases.load)},
+          {"preload", ns(r.phases.preload)},
           {"advance", ns(r.phases.advance)},
           {"drain", ns(r.phases.drain)},
           {"stall", ns(r.phases.stall)}}},

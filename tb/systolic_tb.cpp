@@ -183,10 +183,14 @@ job_options make_job_options(const options& o, const problem_shape& shape) {
     ro.overflow = o.overflow;
     ro.inject = o.inject;
     ro.engine = o.engine;
+    ro.dataflow = o.dataflow;
     ro.memory = o.memory;
     if (ro.engine == engine_kind::functional && needs_cycle_engine(ro.inject))
         throw usage_error(std::string("--inject ") + to_string(o.inject) +
                           " changes how the array is stepped: it needs --engine cycle");
+    if (!fault_applies(ro.inject, ro.dataflow))
+        throw usage_error(std::string("--inject ") + to_string(o.inject) + " does not exist in --dataflow " +
+                          to_string(ro.dataflow));
     if (o.k_tile) {
         if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
         ro.k_tile = std::uint64_t(*o.k_tile);
@@ -272,7 +276,12 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
         os << " (" << r.tiles[i].where.r0 << "," << r.tiles[i].where.c0 << ")";
     if (shown < r.tiles.size()) os << " ... (" << r.tiles.size() - shown << " more)";
     os << "\n";
-    if (out.expected.k_chunks > 1) {
+    if (is_stationary(job.dataflow)) {
+        os << "dataflow " << to_string(job.dataflow) << ": " << out.expected.k_chunks << " fold"
+           << (out.expected.k_chunks == 1 ? "" : "s") << " of up to "
+           << stationary_of(s, {o.array_rows, o.array_cols}, job.k_tile, job.dataflow).fold_terms
+           << " terms per tile\n";
+    } else if (out.expected.k_chunks > 1) {
         os << "K split: " << out.expected.k_chunks << " chunks of up to " << effective_k_tile(s.k, job.k_tile)
            << ", policy " << to_string(job.policy) << "\n";
     }
@@ -288,6 +297,7 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
         os << "advance edges: the tiles differ, " << lo->advance_edges << " to " << hi->advance_edges
            << " per tile, " << r.advance_edges << " in total" << how << "\n";
     }
+    if (is_stationary(r.dataflow)) os << "preload edges: " << r.preload_edges << " in total" << how << "\n";
     os << "MACs: " << r.macs_padded << " with padding, " << r.macs_real << " real";
     // A failed job did not finish its work: no utilization figure for it.
     if (r.completed() && r.macs_padded)
@@ -319,8 +329,9 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
     // Without scratchpads or a bandwidth limit nothing overlaps or waits: the lines stay as they were.
     const bool memory_shown = has_memory_system(job.memory);
     os << "simulated time: " << format_time(r.end - r.start) << " (clear " << format_time(r.phases.clear)
-       << ", load " << format_time(r.phases.load) << ", advance " << format_time(r.phases.advance)
-       << ", drain " << format_time(r.phases.drain);
+       << ", load " << format_time(r.phases.load);
+    if (is_stationary(r.dataflow)) os << ", preload " << format_time(r.phases.preload);
+    os << ", advance " << format_time(r.phases.advance) << ", drain " << format_time(r.phases.drain);
     if (memory_shown) os << ", stall " << format_time(r.phases.stall);
     os << ")\n";
     if (memory_shown) os << memory_summary(job.memory, r.memory);
@@ -382,6 +393,21 @@ int run(const options& o) {
         throw usage_error(
             "--vcd needs --engine cycle: the functional engine computes a chunk without "
             "stepping the array, so there are no edges to dump");
+    if (is_stationary(o.dataflow)) {
+        const char* df = to_string(o.dataflow);
+        if (o.fabric())
+            throw usage_error(std::string("--dataflow ") + df +
+                              " needs one array (no --fabric): the fabric's links carry os operands");
+        if (o.vcd || o.trace)
+            throw usage_error(std::string("--dataflow ") + df +
+                              " has no waveform or timeline yet: use --dataflow os with --vcd and --trace");
+        if (o.memory.buffers != buffer_mode::none)
+            throw usage_error(std::string("--dataflow ") + df +
+                              " runs with --buffers none only: double buffering is modelled for os");
+        if (o.k_policy == k_policy::partials)
+            throw usage_error(std::string("--dataflow ") + df +
+                              " combines its folds in the accumulators: --k-policy partials is for os");
+    }
     if (o.fabric() && o.engine == engine_kind::functional)
         throw usage_error(
             "--fabric needs --engine cycle: the functional engine does not step arrays, so "
@@ -451,7 +477,7 @@ int run(const options& o) {
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
-        const auto counts = bench->expected_counts(pr.shape, ro.k_tile);
+        const auto counts = bench->expected_counts(pr.shape, ro.k_tile, ro.dataflow);
         bar_obs = std::make_unique<progress_observer<Format>>(
             o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);

@@ -53,7 +53,8 @@ SC_MODULE(toy_device), public dut {
     job_result result() override {
         return m_result;
     }
-    systolic::expected_counts expected_counts(const problem_shape&, std::uint64_t) const override {
+    systolic::expected_counts expected_counts(const problem_shape&, std::uint64_t, dataflow_kind)
+        const override {
         return {};  // it counts no advance edges and reports no tiles
     }
 

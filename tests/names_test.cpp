@@ -44,6 +44,7 @@ TEST(Names, EveryValueReadsBackFromItsName) {
                       [](std::string_view s) { return parse_name(output_dtype_names, s); });
     expect_round_trip(step_kind_names, [](std::string_view s) { return parse_name(step_kind_names, s); });
     expect_round_trip(buffer_mode_names, parse_buffer_mode);
+    expect_round_trip(dataflow_kind_names, parse_dataflow_kind);
 }
 
 TEST(Names, ANameNotInTheTableIsRefused) {
@@ -118,6 +119,7 @@ std::vector<std::string> docs_table_names(const std::string& page, const std::st
 TEST(Names, TheDocsTablesListEveryName) {
     EXPECT_EQ(docs_table_names("formats.md", "--dtype"), names(dtype_names));
     EXPECT_EQ(docs_table_names("formats.md", "--rounding"), names(rounding_mode_names));
+    EXPECT_EQ(docs_table_names("dataflows.md", "--dataflow"), names(dataflow_kind_names));
 }
 
 // Every --log-level reads the table in the log module: each name sets spdlog's level of the same

@@ -15,12 +15,17 @@ tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols)
       }) {}
 
 tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, edge_rule edges)
-    : m_rows(rows),
-      m_cols(cols),
-      m_chunks(job.chunks()),
-      m_tiles(plan_tiles(job.shape.m, job.shape.p, rows, cols, job.order, job.seed)),
-      m_edges(std::move(edges)) {
+    : m_rows(rows), m_cols(cols), m_dataflow(job.dataflow), m_edges(std::move(edges)) {
     if (!m_edges) throw std::invalid_argument("tile_plan: no rule for a chunk's advance edges");
+    if (is_stationary(m_dataflow))
+        plan_stationary(job);
+    else
+        plan_output_stationary(job);
+}
+
+void tile_plan::plan_output_stationary(const matmul_job& job) {
+    m_chunks = job.chunks();
+    m_tiles = plan_tiles(job.shape.m, job.shape.p, m_rows, m_cols, job.order, job.seed);
     const bool partials = job.policy == k_policy::partials;
     std::uint64_t k0 = 0;
     for (std::uint64_t c = 0; c < m_chunks; ++c) {
@@ -49,10 +54,50 @@ tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, 
     }
 }
 
+// A tile is all T stream rows by C stationary columns: for ws the tiles of C are a row of T = M
+// rows by C columns, for is a column of C rows (of M) by T = P columns.
+void tile_plan::plan_stationary(const matmul_job& job) {
+    const array_shape a{m_rows, m_cols};
+    const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, m_dataflow);
+    m_chunks = k_chunks(job.shape.k, g.fold_terms);
+    m_tiles = m_dataflow == dataflow_kind::ws
+                  ? plan_tiles(job.shape.m, job.shape.p, job.shape.m, m_cols, job.order, job.seed)
+                  : plan_tiles(job.shape.m, job.shape.p, m_cols, job.shape.p, job.order, job.seed);
+    std::uint64_t k0 = 0;
+    for (std::uint64_t f = 0; f < m_chunks; ++f) {
+        plan_step s;
+        s.chunk = f;
+        s.k0 = k0;
+        s.kc = chunk_length(job.shape.k, g.fold_terms, f);
+        s.fresh = f == 0;
+        s.last_chunk = f + 1 == m_chunks;
+        s.terms = (f + 1) * g.stream;
+        if (s.fresh) {
+            s.kind = step_kind::clear;
+            m_tile_steps.push_back(s);
+        }
+        s.kind = step_kind::load;
+        m_tile_steps.push_back(s);
+        s.kind = step_kind::preload;
+        s.edges = preload_edges_per_fold(a);
+        m_tile_steps.push_back(s);
+        s.kind = step_kind::advance;
+        s.edges = stream_edges_per_fold(a, g.stream);
+        m_tile_steps.push_back(s);
+        s.edges = 0;
+        if (s.last_chunk) {
+            s.kind = step_kind::drain;
+            s.target = drain_target::c;
+            m_tile_steps.push_back(s);
+        }
+        k0 += s.kc;
+    }
+}
+
 plan_step tile_plan::operator[](std::size_t i) const {
     plan_step s = m_tile_steps[i % m_tile_steps.size()];
     s.where = &m_tiles[i / m_tile_steps.size()];
-    if (s.kind == step_kind::advance) s.edges = m_edges(*s.where, s.kc);
+    if (s.kind == step_kind::advance && !is_stationary(m_dataflow)) s.edges = m_edges(*s.where, s.kc);
     return s;
 }
 

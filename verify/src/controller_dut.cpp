@@ -28,9 +28,10 @@ void controller_dut<Format>::start(const matmul_job& job) {
 
 template <class Format>
 systolic::expected_counts controller_dut<Format>::expected_counts(const problem_shape& s,
-                                                                  std::uint64_t k_tile) const {
+                                                                  std::uint64_t k_tile,
+                                                                  dataflow_kind df) const {
     return m_fabric ? count_fabric_job(s, m_fabric->geometry(), k_tile).counts
-                    : count_job(s, m_shape, k_tile);
+                    : count_job(s, m_shape, k_tile, df);
 }
 
 template <class Format>
@@ -50,7 +51,7 @@ bool controller_dut<Format>::inject(fault f) {
 
 template <class Format>
 sc_core::sc_time controller_dut<Format>::time_limit(const matmul_job& job) const {
-    const auto counts = expected_counts(job.shape, job.k_tile);
+    const auto counts = expected_counts(job.shape, job.k_tile, job.dataflow);
     const double accesses =
         double(counts.tiles) *
             double(counts.k_chunks * 3 * std::max(m_shape.rows, m_shape.cols) + job.shape.k) +

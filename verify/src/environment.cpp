@@ -58,12 +58,20 @@ struct on_exit {
     on_exit& operator=(const on_exit&) = delete;
 };
 
-reference_options reference_of(const job_options& opt) {
+// The order the reference sums in. Weight and input stationary sum each output in folds of
+// min(KT, R) terms, each from zero, and add the folds in k order: K-splitting with partial sums in
+// folds of that length. R comes from the expected counts (R preload edges per fold).
+reference_options reference_of(const job_options& opt, const systolic::expected_counts& counts) {
     reference_options ref;
     ref.k_tile = opt.k_tile;
     ref.policy = opt.policy;
     ref.overflow = opt.overflow;
     ref.quant = opt.quant;
+    if (is_stationary(opt.dataflow) && counts.k_chunks) {
+        const std::uint64_t rows = counts.preload_edges_per_tile / counts.k_chunks;
+        ref.k_tile = std::min(opt.k_tile ? opt.k_tile : ~std::uint64_t{0}, rows);
+        ref.policy = k_policy::partials;
+    }
     return ref;
 }
 
@@ -72,13 +80,14 @@ reference_options reference_of(const job_options& opt) {
 template <class Format>
 class shared_reference {
 public:
-    shared_reference(std::shared_ptr<const problem<Format>> pr, const job_options& run)
-        : m_pr(std::move(pr)), m_run(run) {}
+    shared_reference(std::shared_ptr<const problem<Format>> pr, const job_options& run,
+                     const reference_options& order)
+        : m_pr(std::move(pr)), m_run(run), m_order(order) {}
 
     // The reference's own thread: makes the parts (bf16 widens its operands there), takes them
     // until none is left, waits for those another thread took, and gives C's bytes.
     std::vector<std::uint8_t> compute() {
-        m_parts.emplace(m_pr->shape, m_pr->a, m_pr->b, reference_of(m_run));
+        m_parts.emplace(m_pr->shape, m_pr->a, m_pr->b, m_order);
         m_ready.store(true);
         help();
         std::unique_lock<std::mutex> lock(m_mutex);
@@ -101,6 +110,7 @@ public:
 private:
     std::shared_ptr<const problem<Format>> m_pr;
     job_options m_run;
+    reference_options m_order;
     std::optional<reference_parts<Format>> m_parts;
     std::atomic<bool> m_ready{false};
     std::atomic<std::size_t> m_next{0}, m_done{0};
@@ -112,7 +122,7 @@ private:
 
 template <class Format>
 std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
-    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt)), opt.quant);
+    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt, {})), opt.quant);
 }
 
 template <class Format>
@@ -173,8 +183,10 @@ void environment<Format>::clear_violations() {
 
 template <class Format>
 typename environment<Format>::reference_future environment<Format>::start_reference(
-    std::shared_ptr<const problem<Format>> pr, const matmul_job& job) {
-    auto shared = std::make_shared<shared_reference<Format>>(std::move(pr), options_of(job));
+    std::shared_ptr<const problem<Format>> pr, const matmul_job& job,
+    const systolic::expected_counts& counts) {
+    const job_options run = options_of(job);
+    auto shared = std::make_shared<shared_reference<Format>>(std::move(pr), run, reference_of(run, counts));
     return {std::async(std::launch::async, [shared] { return shared->compute(); }).share(),
             [shared] { shared->help(); }};
 }
@@ -183,7 +195,7 @@ template <class Format>
 void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
                                       const systolic::expected_counts& counts,
                                       std::vector<memory_snapshot> windows) {
-    reference_future reference = start_reference(pr, job);
+    reference_future reference = start_reference(pr, job, counts);
     begin_watch(job, std::move(pr), counts, std::move(windows), std::move(reference));
 }
 
@@ -259,6 +271,9 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     run.inject = opt.inject;
     run.fill_seed = opt.fill_seed;
     run.time_limit = opt.time_limit;
+    if (!fault_applies(run.inject, job.dataflow))
+        throw std::invalid_argument(std::string("verify: the fault ") + to_string(run.inject) +
+                                    " does not exist in dataflow " + to_string(job.dataflow));
     if (!d.inject(run.inject))
         throw std::invalid_argument(std::string("verify: this DUT cannot plant the fault ") +
                                     std::string(to_string(run.inject)));
@@ -266,7 +281,8 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     // The caller's problem outlives the check: the watch holds it without a copy. The reference
     // starts first, so that its thread works while the memory is filled and kept.
     const std::shared_ptr<const problem<Format>> operands(&pr, [](const problem<Format>*) {});
-    reference_future reference = start_reference(operands, job);
+    const systolic::expected_counts counts = d.expected_counts(s, job.k_tile, job.dataflow);
+    reference_future reference = start_reference(operands, job, counts);
     clear_violations();
     const std::uint64_t extent = memory_extent(job, m_mem->base(), opt.packed || placement.has_value());
     fill_memory(*m_mem, extent, job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
@@ -275,7 +291,7 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     // The snapshot is moved in (a braced list would copy the whole image once more).
     std::vector<memory_snapshot> windows(1);
     windows[0] = {m_mem->base(), m_mem->snapshot(guarded)};
-    begin_watch(job, operands, d.expected_counts(s, job.k_tile), std::move(windows), std::move(reference));
+    begin_watch(job, operands, counts, std::move(windows), std::move(reference));
 
     d.start(job);
     wait_for(d, job, run);

@@ -24,6 +24,7 @@ void apply_job_options(matmul_job& job, const job_options& opt) {
     job.overflow = opt.overflow;
     job.quant = opt.quant;
     job.engine = opt.engine;
+    job.dataflow = opt.dataflow;
     job.memory = opt.memory;
 }
 
@@ -36,6 +37,7 @@ job_options options_of(const matmul_job& job) {
     opt.overflow = job.overflow;
     opt.quant = job.quant;
     opt.engine = job.engine;
+    opt.dataflow = job.dataflow;
     opt.memory = job.memory;
     return opt;
 }

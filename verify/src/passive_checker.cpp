@@ -283,7 +283,9 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         windows.push_back(std::move(*s));
     }
     auto pr = std::make_shared<const problem<Format>>(operands_from<Format>(job, windows));
-    env.begin_watch(job, std::move(pr), count_job(job.shape, array_size, job.k_tile), std::move(windows));
+    env.begin_watch(job, std::move(pr),
+                    count_job(job.shape, array_shape{array_size, array_size}, job.k_tile, job.dataflow),
+                    std::move(windows));
     m_end_watch = [&env](job_report& rep, const job_result& result) {
         const job_check<Format> out = env.end_watch(result);
         rep.elements = out.scoreboard.checked;

@@ -161,8 +161,9 @@ job_result register_dut::result() {
     return r;
 }
 
-systolic::expected_counts register_dut::expected_counts(const problem_shape& s, std::uint64_t k_tile) const {
-    return count_job(s, m_cfg.array_size, k_tile);
+systolic::expected_counts register_dut::expected_counts(const problem_shape& s, std::uint64_t k_tile,
+                                                        dataflow_kind df) const {
+    return count_job(s, array_shape{m_cfg.array_size, m_cfg.array_size}, k_tile, df);
 }
 
 }  // namespace systolic::verify

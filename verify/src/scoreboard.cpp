@@ -168,6 +168,12 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
                                     std::to_string(counts.advance_edges_per_tile) + ")") +
                   ", counted " + std::to_string(result.advance_edges));
         }
+        if (result.preload_edges != counts.preload_edges) {
+            m_summary.edges_ok = false;
+            error("preload edges: expected " + std::to_string(counts.preload_edges) + " (" +
+                  std::to_string(counts.tiles) + " tiles x " + std::to_string(counts.preload_edges_per_tile) +
+                  "), counted " + std::to_string(result.preload_edges));
+        }
         const auto count_macs = [&](const char* what, std::uint64_t expected, std::uint64_t counted) {
             if (counted == expected) return;
             m_summary.macs_ok = false;

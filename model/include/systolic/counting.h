@@ -5,6 +5,7 @@
 #include <cstdint>
 
 #include "systolic/feeder.h"
+#include "systolic/job_names.h"
 
 namespace systolic {
 
@@ -32,11 +33,14 @@ constexpr bool operator!=(const array_shape& a, const array_shape& b) {
     return !(a == b);
 }
 
+// The figures for output stationary; ws and is differ as count_stationary_job says.
 struct expected_counts {
     std::uint64_t tiles = 0;                   // ceil(M/R) x ceil(P/C)
     std::uint64_t k_chunks = 0;                // ceil(K/KT) reduction chunks per tile (1 without K-splitting)
     std::uint64_t advance_edges_per_tile = 0;  // K + chunks x (R + C - 2)
     std::uint64_t advance_edges = 0;           // tiles x (K + chunks x (R + C - 2))
+    std::uint64_t preload_edges_per_tile = 0;  // 0: nothing is preloaded in output stationary
+    std::uint64_t preload_edges = 0;
     std::uint64_t macs_padded = 0;     // tiles x R x C x K: every PE consumes K terms, padding included
     std::uint64_t macs_real = 0;       // M x K x P: the MACs of the real product
     std::uint64_t outputs_real = 0;    // M x P elements written to C
@@ -66,6 +70,30 @@ constexpr std::uint64_t chunk_length(std::uint64_t k, std::uint64_t k_tile, std:
     return chunk * kt + kt <= k ? kt : k - chunk * kt;
 }
 
+// Weight and input stationary (docs/dataflows.md). The stationary operand is B (ws) or A's
+// transpose (is): its `extent` columns (P for ws, M for is) are cut into tiles of C, and its K rows
+// into folds of L = min(KT, R) terms. Each fold of a tile preloads its L x C block in R edges, then
+// streams the T = M (ws) or P (is) rows of the other operand through it in T + R + C - 2 edges.
+struct stationary_geometry {
+    std::uint64_t stream = 0;      // T: rows of A (ws) or columns of B (is) that stream past
+    std::uint64_t extent = 0;      // stationary columns: P (ws) or M (is)
+    std::uint64_t fold_terms = 0;  // L
+};
+constexpr stationary_geometry stationary_of(const problem_shape& s, array_shape a, std::uint64_t k_tile,
+                                            dataflow_kind df) {
+    const std::uint64_t kt = effective_k_tile(s.k, k_tile);
+    return {df == dataflow_kind::is ? s.p : s.m, df == dataflow_kind::is ? s.m : s.p,
+            kt < a.rows ? kt : a.rows};
+}
+// A fold's edges: R to preload the stationary block, then the stream and its skew.
+constexpr std::uint64_t preload_edges_per_fold(array_shape a) {
+    return a.rows;
+}
+constexpr std::uint64_t stream_edges_per_fold(array_shape a, std::uint64_t stream) {
+    return skewed_edges(stream, a.rows, a.cols);
+}
+
+// Output stationary (the seeds' rules): the tiles of C, each reducing its K in chunks.
 constexpr expected_counts count_job(const problem_shape& s, array_shape a, std::uint64_t k_tile = 0) {
     expected_counts c;
     c.tiles = ceil_div(s.m, a.rows) * ceil_div(s.p, a.cols);
@@ -78,6 +106,30 @@ constexpr expected_counts count_job(const problem_shape& s, array_shape a, std::
     c.outputs_masked = c.tiles * a.rows * a.cols - c.outputs_real;
     return c;
 }
+// Weight or input stationary: a tile is T rows of the stream by C stationary columns, its chunks
+// are the folds, and every PE of it consumes T terms per fold, padding included.
+constexpr expected_counts count_stationary_job(const problem_shape& s, array_shape a, std::uint64_t k_tile,
+                                               dataflow_kind df) {
+    const stationary_geometry g = stationary_of(s, a, k_tile, df);
+    expected_counts c;
+    c.tiles = ceil_div(g.extent, a.cols);
+    c.k_chunks = k_chunks(s.k, g.fold_terms);
+    c.advance_edges_per_tile = c.k_chunks * stream_edges_per_fold(a, g.stream);
+    c.advance_edges = c.tiles * c.advance_edges_per_tile;
+    c.preload_edges_per_tile = c.k_chunks * preload_edges_per_fold(a);
+    c.preload_edges = c.tiles * c.preload_edges_per_tile;
+    c.macs_padded = c.tiles * c.k_chunks * a.rows * a.cols * g.stream;
+    c.macs_real = s.m * s.k * s.p;
+    c.outputs_real = s.m * s.p;
+    c.outputs_masked = c.tiles * g.stream * a.cols - c.outputs_real;
+    return c;
+}
+// Any dataflow.
+constexpr expected_counts count_job(const problem_shape& s, array_shape a, std::uint64_t k_tile,
+                                    dataflow_kind df) {
+    return is_stationary(df) ? count_stationary_job(s, a, k_tile, df) : count_job(s, a, k_tile);
+}
+
 // The square N x N array.
 constexpr expected_counts count_job(const problem_shape& s, std::uint64_t n, std::uint64_t k_tile = 0) {
     return count_job(s, array_shape{n, n}, k_tile);

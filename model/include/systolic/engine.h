@@ -4,11 +4,14 @@
 //    the PEs did ("stepped");
 //  - functional_engine computes the chunk's sums with a blocked loop nest in k order, bit for bit
 //    the same, and takes its counters from the counting rules ("modelled").
-// Plain C++: the controller drives it, and so can a unit test.
+// Weight and input stationary run folds instead (stationary_core.h): the cycle engine steps a
+// fold's preload and stream edges on a stationary_core, the functional engine computes its sums with
+// the same loop nest and counts. Plain C++: the controller drives it, and so can a unit test.
 #pragma once
 
 #include <cstdint>
 #include <optional>
+#include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
@@ -19,6 +22,7 @@
 #include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
+#include "systolic/stationary_core.h"
 #include "systolic/tiling.h"
 
 namespace systolic {
@@ -27,6 +31,7 @@ template <class Format>
 class engine {
 public:
     using accumulator_type = typename Format::accumulator_type;
+    using fold_type = typename stationary_core<Format>::fold;
 
     virtual ~engine() = default;
 
@@ -61,6 +66,27 @@ public:
     // True when every PE has consumed exactly `terms` terms; otherwise the PEs that have not.
     virtual bool complete(std::uint64_t terms) const = 0;
     virtual std::vector<stuck_pe> stuck(std::uint64_t terms) const = 0;
+
+    // Which dataflow the next chunks run, and so which state clear() and the counters mean; an
+    // engine supports os, and ws and is where it overrides the fold calls below.
+    virtual bool supports(dataflow_kind df) const { return df == dataflow_kind::os; }
+    virtual void set_dataflow(dataflow_kind df) {
+        if (!supports(df))
+            throw std::invalid_argument(std::string("this array runs os only, not ") + to_string(df));
+    }
+    // Weight and input stationary: preload edges [first, first + count) of a fold (R in all), then
+    // its stream edges (T + R + C - 2), each calling `after` when the engine steps edges. The
+    // fold's sums are stored into, or combined with, its accumulators (fold_type::acc), which the
+    // caller owns; additions of a fold to earlier folds that overflow are partial_overflows().
+    virtual void preload(const fold_type&, std::uint64_t /*first*/, std::uint64_t /*count*/, edge_callback*) {
+        throw std::invalid_argument("this array has no stationary dataflow");
+    }
+    virtual void stream(const fold_type&, std::uint64_t /*first*/, std::uint64_t /*count*/, edge_callback*) {
+        throw std::invalid_argument("this array has no stationary dataflow");
+    }
+    virtual std::uint64_t partial_overflows() const { return 0; }
+    // The stepped stationary array, for observers; null for engines that do not step one.
+    virtual const stationary_core<Format>* stationary_array() const { return nullptr; }
 
     // Whether advance() reads the padding rows and columns of a chunk's streams (the stepped array
     // does; an engine that computes only the tile's real block does not, and may read the operands

@@ -21,7 +21,7 @@ public:
     virtual ~fault_hooks() = default;
     // The feed tables of a tile, after the correct ones were filled in.
     virtual void feed(const tile&, feed_tables&) {}
-    // How many advance edges the advance step `s` issues; `planned` is the plan's count.
+    // How many edges the advance or preload step `s` issues; `planned` is the plan's count.
     virtual std::uint64_t edges(const plan_step&, std::uint64_t planned) { return planned; }
     // Before the advance of a chunk that continues an earlier chunk's sums (no clear before it).
     virtual void continue_chunk(const plan_step&, engine<Format>&) {}

@@ -3,7 +3,9 @@
 // the same bit for bit as stepping the array. It does not step edges: its counters come from the
 // counting rules (every PE consumes the chunk's kc terms over kc + R + C - 2 edges), and the JSON
 // report says so ("counts": "modelled"). Only the real rows x cols block of a tile is computed;
-// the padding PEs' sums are zero, as the array's are.
+// the padding PEs' sums are zero, as the array's are. A weight- or input-stationary fold is the
+// same loop nest over the fold's L terms into a scratch block, stored into or added to the tile's
+// accumulators as the stepped array's bottom row does.
 #pragma once
 
 #include <algorithm>
@@ -32,8 +34,24 @@ public:
     }
     void clear_accumulators() override {
         std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
-        m_overflows = 0;
+        m_overflows = m_partial_overflows = 0;
     }
+
+    bool supports(dataflow_kind) const override { return true; }
+    void set_dataflow(dataflow_kind) override {}
+    void preload(const typename engine<Format>::fold_type&, std::uint64_t, std::uint64_t count,
+                 edge_callback*) override {
+        m_edges += count;
+    }
+    void stream(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
+                edge_callback*) override {
+        if (first == 0 && count > 0) {  // the call that issues edge 0
+            run_fold(f);
+            m_terms += f.t;
+        }
+        m_edges += count;
+    }
+    std::uint64_t partial_overflows() const override { return m_partial_overflows; }
 
     void advance(const feeder<Format>& in, const tile& t, std::uint64_t first, std::uint64_t count,
                  edge_callback*) override {
@@ -64,11 +82,41 @@ public:
     }
 
 private:
-    std::vector<accumulator_type> m_acc;  // R x C, row-major
+    // The fold's sums, each from zero in k order, as a T x n (ws: rows of A by columns of B) or
+    // n x T (is: the transposed views, so rows of A by columns of B again) block of C, then into
+    // the accumulators. Either way an output's sum is that of the stepped array's column of PEs.
+    void run_fold(const typename engine<Format>::fold_type& f) {
+        // ws: the stream is A's rows and the block B's, the gemm's own form; is: B's rows stream
+        // past a block of A, read through the transposed views (either fits when T = 1 and L = 1).
+        const bool transposed = !(f.stream_i == 1 && f.weight_j == 1);
+        const std::size_t rows = transposed ? f.n : f.t, cols = transposed ? f.t : f.n;
+        m_fold.assign(rows * cols, accumulator_type{});
+        m_overflows += transposed ? gemm_accumulate<Format>(rows, cols, f.l, f.weight, f.weight_j, f.stream,
+                                                            f.stream_i, m_fold.data(), cols, m_overflow)
+                                  : gemm_accumulate<Format>(rows, cols, f.l, f.stream, f.stream_t, f.weight,
+                                                            f.weight_i, m_fold.data(), cols, m_overflow);
+        for (std::uint64_t t = 0; t < f.t; ++t) {
+            for (std::size_t j = 0; j < f.n; ++j) {
+                const accumulator_type v = transposed ? m_fold[j * cols + t] : m_fold[t * cols + j];
+                accumulator_type& out = f.acc[t * f.acc_t + j * f.acc_j];
+                if (!f.combine) {
+                    out = v;
+                    continue;
+                }
+                bool overflowed = false;
+                out = add<Format>(m_overflow, out, v, overflowed);
+                m_partial_overflows += overflowed;
+            }
+        }
+    }
+
+    std::vector<accumulator_type> m_acc;   // R x C, row-major
+    std::vector<accumulator_type> m_fold;  // a stationary fold's sums
     overflow_mode m_overflow = overflow_mode::wrap;
-    std::uint64_t m_edges = 0;      // edges issued since the last clear
-    std::uint64_t m_terms = 0;      // terms every PE holds since the last clear
-    std::uint64_t m_overflows = 0;  // overflowed accumulations in the real block since the last clear
+    std::uint64_t m_edges = 0;              // edges issued since the last clear
+    std::uint64_t m_terms = 0;              // terms every PE holds since the last clear
+    std::uint64_t m_overflows = 0;          // overflowed accumulations in the real block since the last clear
+    std::uint64_t m_partial_overflows = 0;  // stationary folds' additions that overflowed
 };
 
 SYSTOLIC_EXTERN_TEMPLATE(functional_engine)

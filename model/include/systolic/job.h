@@ -33,10 +33,13 @@ struct matmul_job {
     overflow_mode overflow = overflow_mode::wrap;
     quantization quant;
     engine_kind engine = engine_kind::cycle;
+    dataflow_kind dataflow = dataflow_kind::os;
     memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h); the default: none
 
     std::uint64_t chunks() const { return k_chunks(shape.k, k_tile); }
-    bool uses_partial_buffer() const { return policy == k_policy::partials && chunks() > 1; }
+    bool uses_partial_buffer() const {
+        return dataflow == dataflow_kind::os && policy == k_policy::partials && chunks() > 1;
+    }
 };
 
 // Row-major layouts with the given bases; a stride of 0 means rows are packed. c_elem_size is the
@@ -68,8 +71,9 @@ struct tile_report {
     tile where;                       // index in visiting order, origin, real rows/cols
     std::uint64_t advance_edges = 0;  // edges the array saw for this tile
     std::vector<std::uint64_t> advance_edges_per_chunk;
+    std::uint64_t preload_edges = 0;   // ws, is: edges that loaded the stationary blocks
     std::uint64_t real_outputs = 0;    // results written to C (rows x cols of the tile)
-    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask (R x C - written)
+    std::uint64_t masked_outputs = 0;  // PE results suppressed by the output mask (slots - written)
     std::uint64_t macs_padded = 0;     // terms consumed by all R x C PEs
     std::uint64_t macs_real = 0;       // terms consumed by PEs with an in-range output
 };
@@ -92,6 +96,7 @@ struct memory_traffic {
 struct phase_times {
     sc_core::sc_time clear = sc_core::SC_ZERO_TIME;
     sc_core::sc_time load = sc_core::SC_ZERO_TIME;
+    sc_core::sc_time preload = sc_core::SC_ZERO_TIME;  // ws, is: the stationary blocks into the PEs
     sc_core::sc_time advance = sc_core::SC_ZERO_TIME;
     sc_core::sc_time drain = sc_core::SC_ZERO_TIME;
     sc_core::sc_time stall = sc_core::SC_ZERO_TIME;  // the array waiting for operands or C room
@@ -100,9 +105,11 @@ struct phase_times {
 struct job_result {
     job_status status = job_status::idle;
     engine_kind engine = engine_kind::cycle;  // cycle: counters stepped; functional: modelled
-    std::string error;                        // one line, empty unless the status is an error
+    dataflow_kind dataflow = dataflow_kind::os;
+    std::string error;  // one line, empty unless the status is an error
     std::vector<tile_report> tiles;
     std::uint64_t advance_edges = 0;
+    std::uint64_t preload_edges = 0;
     std::uint64_t macs_padded = 0;
     std::uint64_t macs_real = 0;
     std::uint64_t real_outputs = 0;

@@ -39,6 +39,27 @@ constexpr std::optional<engine_kind> parse_engine_kind(std::string_view name) {
     return parse_name(engine_kind_names, name);
 }
 
+// What stays in the PEs while the other operands stream past (docs/dataflows.md). Output
+// stationary keeps one C element per PE for the whole K; weight and input stationary keep a block of
+// B (or of A's transpose) for a fold of at most R terms, stream A's rows (or B's columns) through
+// it, and combine the folds' partial sums in the tile's accumulators.
+enum class dataflow_kind { os, ws, is };
+inline constexpr enum_name<dataflow_kind> dataflow_kind_names[] = {
+    {dataflow_kind::os, "os", "output stationary: each PE keeps one C element over the whole K"},
+    {dataflow_kind::ws, "ws", "weight stationary: a block of B stays, A's rows stream, sums move south"},
+    {dataflow_kind::is, "is", "input stationary: a block of A's transpose stays, B's columns stream"},
+};
+static_assert(names_in_order(dataflow_kind_names));
+constexpr const char* to_string(dataflow_kind df) {
+    return name_of(dataflow_kind_names, df);
+}
+constexpr std::optional<dataflow_kind> parse_dataflow_kind(std::string_view name) {
+    return parse_name(dataflow_kind_names, name);
+}
+constexpr bool is_stationary(dataflow_kind df) {
+    return df != dataflow_kind::os;
+}
+
 // How a job ended (job_result::status).
 enum class job_status { idle, running, completed, watchdog, bus_error, rejected, aborted };
 inline constexpr enum_name<job_status> job_status_names[] = {

@@ -61,11 +61,23 @@ public:
     // the R x C accumulators `acc` (row-major, row stride C) for the drain step `s`.
     dma_status drain(const matmul_job& job, const plan_step& s, const accumulator_type* acc, std::size_t rows,
                      std::size_t cols, dma_port& dma, drain_counts& counts) {
+        return drain(job, s, acc, m_stride, rows, cols, dma, counts);
+    }
+    // The same from accumulators `stride` apart per row: a stationary dataflow's tile, whose rows
+    // are as long as its stream (is) or as the array (ws).
+    dma_status drain(const matmul_job& job, const plan_step& s, const accumulator_type* acc,
+                     std::size_t stride, std::size_t rows, std::size_t cols, dma_port& dma,
+                     drain_counts& counts) {
         const tile& t = *s.where;
         const std::uint64_t acc_size = sizeof(accumulator_type);
+        if (cols > m_acc.size()) {
+            m_acc.resize(cols);
+            m_wide.resize(cols);
+            m_out.resize(cols * acc_size);
+        }
         for (std::size_t i = 0; i < rows; ++i) {
             for (std::size_t j = 0; j < cols; ++j) {
-                m_acc[j] = acc[i * m_stride + j];
+                m_acc[j] = acc[i * stride + j];
                 if (job.quant.per_partial) m_acc[j] = rounded_partial(m_acc[j], job.quant);
             }
             if (s.combine) {  // add the partial sums of the earlier chunks

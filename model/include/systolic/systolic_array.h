@@ -112,7 +112,7 @@ public:
     std::size_t cols() const override { return m_cycle.cols(); }
     const pe<Format>& at(std::size_t i, std::size_t j) const { return m_grid.at(i, j); }
     // The PEs' state: the cycle engine's array.
-    const core_type& core() const { return *m_cycle.array(); }
+    const core_type& core() const { return m_cycle.core(); }
 
     engine_type& engine_for(engine_kind kind) override {
         if (kind == engine_kind::cycle) return m_cycle;

@@ -4,6 +4,9 @@
 //   load    -> the DMA port (dma_port.h) fills the feeder (feeder.h) with the tile's operands
 //   advance -> the engine, over the feeder's skewed token streams, then the watchdog
 //   drain   -> the output stage (output_stage.h): mask, partial sums, requantization, via the DMA port
+// Weight and input stationary (docs/dataflows.md) load a fold's stationary block and stream into
+// the controller's fold buffers, preload and stream them on the engine into the tile's
+// accumulators (the C scratchpad of T x C outputs), and drain those after the last fold.
 // Time: one clock per clear and per advance edge, plus the latencies the targets annotate, kept
 // by a TLM quantum keeper. With buffers double (memory_system.h, docs/memory.md) the keeper is the
 // array's time only: the DMA port's transfers go into the scratchpads ahead of use, timed on the
@@ -91,13 +94,16 @@ public:
             check_memory(job.memory, job, m_array.rows(), m_array.cols(),
                          sizeof(typename Format::operand_type), sizeof(typename Format::accumulator_type));
         if (!mem_err.empty()) throw std::invalid_argument(mem_err);
-        m_array.engine_for(job.engine);  // throws for an engine the array does not have
+        if (!m_array.engine_for(job.engine).supports(job.dataflow))  // throws for a missing engine
+            throw std::invalid_argument(std::string(name()) + ": this array runs dataflow os only, not " +
+                                        to_string(job.dataflow));
         m_job = job;
         m_busy = true;
         m_abort = false;
         m_result = job_result{};
         m_result.status = job_status::running;
         m_result.engine = job.engine;
+        m_result.dataflow = job.dataflow;
         if (sc_core::sc_get_status() != sc_core::SC_ELABORATION &&
             sc_core::sc_get_status() != sc_core::SC_BEFORE_END_OF_ELABORATION) {
             m_start_event.notify(sc_core::SC_ZERO_TIME);
@@ -164,6 +170,8 @@ private:
 
     void run_job() {
         engine_type& eng = m_array.engine_for(m_job.engine);
+        eng.set_dataflow(m_job.dataflow);
+        m_folds = is_stationary(m_job.dataflow);
         const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
         eng.set_overflow(m_job.overflow);
@@ -175,9 +183,10 @@ private:
         m_tile_mark_bytes = 0;
         m_peak_none = 0;
         if (m_buffered) begin_buffers(plan);
-        m_log->info("job M={} K={} P={} on {}x{} array, {} engine: {} tiles, {} chunk(s), order {}",
-                    m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
-                    to_string(m_job.engine), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
+        m_log->info(
+            "job M={} K={} P={} on {}x{} array, {} engine, dataflow {}: {} tiles, {} chunk(s), order {}",
+            m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(), to_string(m_job.engine),
+            to_string(m_job.dataflow), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
         for (std::size_t i = 0; i < plan.size(); ++i) {
             const plan_step s = plan[i];
             if (m_abort)
@@ -189,10 +198,23 @@ private:
                     timed(s, eng, m_result.phases.clear, [&] { clear(eng); });
                     break;
                 case step_kind::load:
-                    timed(s, eng, m_result.phases.load,
-                          [&] { m_buffered ? load_buffered(s, eng) : load(s); });
+                    timed(s, eng, m_result.phases.load, [&] {
+                        if (m_folds)
+                            load_fold(s);
+                        else if (m_buffered)
+                            load_buffered(s, eng);
+                        else
+                            load(s);
+                    });
+                    break;
+                case step_kind::preload:
+                    timed(s, eng, m_result.phases.preload, [&] { preload(s, eng); });
                     break;
                 case step_kind::advance: {
+                    if (m_folds) {
+                        timed(s, eng, m_result.phases.advance, [&] { advance_fold(s, eng); });
+                        break;
+                    }
                     if (m_buffered) start_unit(s, eng, i);
                     const sc_core::sc_time stalled = m_result.phases.stall;
                     timed(s, eng, m_result.phases.advance, [&] { advance(s, eng, i); });
@@ -221,6 +243,86 @@ private:
         m_result.tiles.back().where = t;
         m_feeder.plan(t);
         m_hooks->feed(t, m_feeder.tables());
+        if (m_folds) m_fold_acc.resize(stream_length() * m_array.cols());
+    }
+
+    // Weight and input stationary: the stream's length T, and a tile's stationary columns n.
+    std::uint64_t stream_length() const {
+        return m_job.dataflow == dataflow_kind::is ? m_job.shape.p : m_job.shape.m;
+    }
+    std::uint64_t stationary_cols(const tile& t) const {
+        return m_job.dataflow == dataflow_kind::is ? t.rows : t.cols;
+    }
+
+    // A fold's operands into the fold buffers, in the order the matrices hold them (no transposing
+    // copy): ws streams the L terms of every row of A through the L x n block of B; is streams the
+    // L x P rows of B through the n x L block of A, both read through transposed views.
+    void load_fold(const plan_step& s) {
+        const tile& t = *s.where;
+        using operand_type = typename Format::operand_type;
+        constexpr std::uint64_t osz = sizeof(operand_type);
+        const std::uint64_t tl = stream_length(), n = stationary_cols(t), l = s.kc;
+        m_fold_stream.resize(tl * l);
+        m_fold_weight.resize(l * n);
+        fold_type& f = m_fold;
+        f = fold_type{};
+        f.t = tl;
+        f.l = l;
+        f.n = n;
+        f.combine = !s.fresh;
+        f.acc = m_fold_acc.data();
+        f.stream = m_fold_stream.data();
+        f.weight = m_fold_weight.data();
+        if (m_job.dataflow == dataflow_kind::ws) {
+            check(m_dma.read_block(m_job.a.address(0, s.k0), tl, l * osz, m_job.a.row_stride,
+                                   m_fold_stream.data(), l * osz, "A"));
+            check(m_dma.read_block(m_job.b.address(s.k0, t.c0), l, n * osz, m_job.b.row_stride,
+                                   m_fold_weight.data(), n * osz, "B"));
+            f.stream_t = l, f.stream_i = 1;
+            f.weight_i = n, f.weight_j = 1;
+            f.acc_t = m_array.cols(), f.acc_j = 1;
+        } else {
+            check(m_dma.read_block(m_job.a.address(t.r0, s.k0), n, l * osz, m_job.a.row_stride,
+                                   m_fold_weight.data(), l * osz, "A"));
+            check(m_dma.read_block(m_job.b.address(s.k0, 0), l, tl * osz, m_job.b.row_stride,
+                                   m_fold_stream.data(), tl * osz, "B"));
+            f.stream_t = 1, f.stream_i = tl;
+            f.weight_i = 1, f.weight_j = l;
+            f.acc_t = 1, f.acc_j = tl;
+        }
+    }
+
+    // The fold's stationary block into the PEs, R edges.
+    void preload(const plan_step& s, engine_type& eng) {
+        const std::uint64_t edges = m_hooks->edges(s, s.edges);
+        const std::uint64_t before = eng.edges();
+        eng.preload(m_fold, 0, edges, nullptr);
+        m_qk.inc(m_cfg.clock_period * double(edges));
+        sync_if_needed();
+        const std::uint64_t counted = eng.edges() - before;
+        m_result.tiles.back().preload_edges += counted;
+        m_result.preload_edges += counted;
+    }
+
+    // The fold's stream edges, in slices of at most one quantum, then the watchdog: every PE must
+    // have consumed T terms per fold so far.
+    void advance_fold(const plan_step& s, engine_type& eng) {
+        const tile& t = *s.where;
+        const std::uint64_t edges = m_hooks->edges(s, s.edges);
+        const std::size_t n = stationary_cols(t);
+        const std::uint64_t edges_before = eng.edges(), macs_before = eng.macs(),
+                            real_before = eng.macs_in(s.kc, n);
+        const std::uint64_t slice =
+            std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
+        for (std::uint64_t e = 0; e < edges;) {
+            const std::uint64_t count = std::min(slice, edges - e);
+            eng.stream(m_fold, e, count, nullptr);
+            m_qk.inc(m_cfg.clock_period * double(count));
+            sync_if_needed();
+            e += count;
+        }
+        count_advance(eng, edges_before, macs_before, eng.macs_in(s.kc, n) - real_before);
+        watchdog(s, eng, eng.edges() - edges_before);
     }
 
     void clear(engine_type& eng) {
@@ -505,9 +607,16 @@ private:
             e += count;
         }
         if (m_buffered) m_mem.advance(edges - segment);
+        count_advance(eng, edges_before, macs_before, eng.macs_in(t.rows, t.cols) - real_before);
+        watchdog(s, eng, eng.edges() - edges_before);
+    }
+
+    // What an advance step did, as the engine counted it, into the tile's report and the job's.
+    void count_advance(const engine_type& eng, std::uint64_t edges_before, std::uint64_t macs_before,
+                       std::uint64_t real) {
         tile_report& rep = m_result.tiles.back();
         const std::uint64_t counted = eng.edges() - edges_before;
-        const std::uint64_t macs = eng.macs() - macs_before, real = eng.macs_in(t.rows, t.cols) - real_before;
+        const std::uint64_t macs = eng.macs() - macs_before;
         rep.advance_edges_per_chunk.push_back(counted);
         rep.advance_edges += counted;
         rep.macs_padded += macs;
@@ -515,27 +624,38 @@ private:
         m_result.advance_edges += counted;
         m_result.macs_padded += macs;
         m_result.macs_real += real;
-        watchdog(s, eng, counted);
     }
 
     void drain(const plan_step& s, engine_type& eng) {
         const tile& t = *s.where;
         std::size_t rows = t.rows, cols = t.cols;
-        m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
-        m_result.overflows += eng.overflows_in(t.rows, t.cols);
         drain_counts d;
         dma_status st;
-        if (m_buffered) {
-            // Into the C scratchpad, and from there to DRAM on the channel's time.
-            const std::uint64_t latency = deferred(
-                [&] { return m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d); }, st);
-            if (st.ok()) {
-                m_c_array += c_block_bytes(t);
-                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
-                     m_job.c.address(t.r0, t.c0), "C", false);
-            }
+        std::uint64_t slots = m_array.rows() * m_array.cols();  // the PE results the mask chooses from
+        if (m_folds) {
+            // The tile's T x C accumulators: ws has T = M rows of C, is C rows of T = P.
+            const bool ws = m_job.dataflow == dataflow_kind::ws;
+            const std::size_t stride = ws ? m_array.cols() : stream_length();
+            m_hooks->drain_block(s, ws ? t.rows : m_array.cols(), ws ? m_array.cols() : t.cols, rows, cols);
+            m_result.overflows += eng.overflows_in(m_array.rows(), stationary_cols(t));
+            m_result.partial_overflows += eng.partial_overflows();
+            slots = stream_length() * m_array.cols();
+            st = m_output.drain(m_job, s, m_fold_acc.data(), stride, rows, cols, m_dma, d);
         } else {
-            st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
+            m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
+            m_result.overflows += eng.overflows_in(t.rows, t.cols);
+            if (m_buffered) {
+                // Into the C scratchpad, and from there to DRAM on the channel's time.
+                const std::uint64_t latency = deferred(
+                    [&] { return m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d); }, st);
+                if (st.ok()) {
+                    m_c_array += c_block_bytes(t);
+                    tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
+                         m_job.c.address(t.r0, t.c0), "C", false);
+                }
+            } else {
+                st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
+            }
         }
         tile_report& rep = m_result.tiles.back();
         rep.real_outputs += d.real_outputs;
@@ -543,7 +663,7 @@ private:
         m_result.saturated_outputs += d.saturated_outputs;
         check(st);
         if (s.last_chunk) {
-            rep.masked_outputs = m_array.rows() * m_array.cols() - rep.real_outputs;
+            rep.masked_outputs = slots - rep.real_outputs;
             m_result.real_outputs += rep.real_outputs;
             m_result.masked_outputs += rep.masked_outputs;
         }
@@ -609,6 +729,13 @@ private:
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }
+
+    // Weight and input stationary: the fold's operands and the tile's accumulators.
+    using fold_type = typename engine_type::fold_type;
+    bool m_folds = false;
+    fold_type m_fold{};
+    aligned_vector<typename Format::operand_type> m_fold_stream, m_fold_weight;
+    aligned_vector<typename Format::accumulator_type> m_fold_acc;
 
     // Buffers double: the job's units, the DRAM channel, the scratchpads' contents (every block read
     // so far, where it sits in A and in B: a block held is never read again, and the memory does

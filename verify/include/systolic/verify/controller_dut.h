@@ -28,7 +28,8 @@ public:
     const sc_core::sc_event& done_event() const override { return m_controller.done_event(); }
     bool busy() const override { return m_controller.busy(); }
     job_result result() override { return m_controller.result(); }
-    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const override;
+    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile,
+                                              dataflow_kind df) const override;
     std::function<std::uint64_t(const tile&)> tile_edges(std::uint64_t k,
                                                          std::uint64_t k_tile) const override;
     bool inject(fault f) override;

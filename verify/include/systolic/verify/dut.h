@@ -31,7 +31,8 @@ public:
     virtual job_result result() = 0;
     // What a job of this shape must count on this DUT (count_job, or the fabric's rule). Qualified:
     // inside the class the member's own name would hide the type.
-    virtual systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const = 0;
+    virtual systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile,
+                                                      dataflow_kind df) const = 0;
     // Per-tile advance edges where they differ from the array's rule (a fabric); empty otherwise.
     virtual std::function<std::uint64_t(const tile&)> tile_edges(std::uint64_t /*k*/,
                                                                  std::uint64_t /*k_tile*/) const {

@@ -155,7 +155,8 @@ private:
         std::shared_future<std::vector<std::uint8_t>> bytes;
         std::function<void()> help;
     };
-    static reference_future start_reference(std::shared_ptr<const problem<Format>> pr, const matmul_job& job);
+    static reference_future start_reference(std::shared_ptr<const problem<Format>> pr, const matmul_job& job,
+                                            const systolic::expected_counts& counts);
     void begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
                      const systolic::expected_counts& counts, std::vector<memory_snapshot> windows,
                      reference_future reference);

@@ -31,6 +31,7 @@ public:
         }
     }
     std::uint64_t edges(const plan_step& s, std::uint64_t planned) override {
+        if (s.kind == step_kind::preload) return m_fault == fault::skip_preload ? planned - 1 : planned;
         if (!s.last_chunk) return planned;
         if (m_fault == fault::skip_advance) return planned - 1;
         if (m_fault == fault::extra_advance) return planned + 1;

@@ -5,6 +5,7 @@
 #include <optional>
 #include <string_view>
 
+#include "systolic/job_names.h"
 #include "systolic/names.h"
 
 namespace systolic::verify {
@@ -17,6 +18,7 @@ enum class fault {
     global_skew,      // skew the streams by global row/column instead of local
     skip_advance,     // issue one advance edge too few per tile
     extra_advance,    // issue one advance edge too many per tile (only the edge count shows it)
+    skip_preload,     // ws, is: issue one preload edge too few per fold (the weights sit a row off)
 };
 inline constexpr enum_name<fault> fault_names[] = {
     {fault::none, "none", "no defect"},
@@ -26,6 +28,7 @@ inline constexpr enum_name<fault> fault_names[] = {
     {fault::global_skew, "global-skew", "skew the streams by global row and column instead of local"},
     {fault::skip_advance, "skip-advance", "one advance edge too few per tile"},
     {fault::extra_advance, "extra-advance", "one advance edge too many per tile"},
+    {fault::skip_preload, "skip-preload", "ws, is: one preload edge too few per fold"},
 };
 static_assert(names_in_order(fault_names));
 constexpr const char* to_string(fault f) {
@@ -33,6 +36,13 @@ constexpr const char* to_string(fault f) {
 }
 constexpr std::optional<fault> parse_fault(std::string_view name) {
     return parse_name(fault_names, name);
+}
+// Whether a defect exists in a dataflow: the stationary dataflows have no feed tables and no
+// accumulators kept between chunks, and output stationary preloads nothing.
+constexpr bool fault_applies(fault f, dataflow_kind df) {
+    if (df == dataflow_kind::os) return f != fault::skip_preload;
+    return f == fault::none || f == fault::no_mask || f == fault::skip_advance || f == fault::extra_advance ||
+           f == fault::skip_preload;
 }
 
 }  // namespace systolic::verify

@@ -28,6 +28,7 @@ struct job_options {
     quantization quant;
     fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
     engine_kind engine = engine_kind::cycle;
+    dataflow_kind dataflow = dataflow_kind::os;
     memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h)
     // How long to wait for the job before calling it hung; zero: the DUT's own limit (dut::time_limit).
     sc_core::sc_time time_limit = sc_core::SC_ZERO_TIME;
@@ -36,7 +37,7 @@ struct job_options {
     std::uint64_t guard = 0;
 };
 
-// The job fields that options set: tile order, K-splitting, overflow, output, engine, memory.
+// The job fields that options set: tile order, K-splitting, overflow, output, engine, dataflow, memory.
 void apply_job_options(matmul_job& job, const job_options& opt);
 
 // The options a job carries (the inverse of apply_job_options, layout and fill left at their defaults).

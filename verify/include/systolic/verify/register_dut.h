@@ -54,7 +54,8 @@ public:
     // Completed, or: rejected (a refused start; error holds the code's name), bus_error (ERR_DMA,
     // with the failing address) or watchdog (ERR_INTERNAL). Counters from EDGES, MACS, MACS_REAL.
     job_result result() override;
-    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const override;
+    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile,
+                                              dataflow_kind df) const override;
     sc_core::sc_time time_limit(const matmul_job&) const override { return m_cfg.time_limit; }
 
     // What the last result() read: the ERROR register, CYCLES, and the time from systolic_start()

@@ -90,8 +90,9 @@ public:
     }
 
     // What a job of this shape must count here (count_job, or count_fabric_job on a fabric).
-    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile) const {
-        return m_dut->expected_counts(s, k_tile);
+    systolic::expected_counts expected_counts(const problem_shape& s, std::uint64_t k_tile,
+                                              dataflow_kind df) const {
+        return m_dut->expected_counts(s, k_tile, df);
     }
 
     // Runs one job to completion (or failure) and checks it (environment::check, on a thread of
