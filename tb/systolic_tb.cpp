@@ -401,9 +401,6 @@ int run(const options& o) {
         if (o.vcd || o.trace)
             throw usage_error(std::string("--dataflow ") + df +
                               " has no waveform or timeline yet: use --dataflow os with --vcd and --trace");
-        if (o.memory.buffers != buffer_mode::none)
-            throw usage_error(std::string("--dataflow ") + df +
-                              " runs with --buffers none only: double buffering is modelled for os");
         if (o.k_policy == k_policy::partials)
             throw usage_error(std::string("--dataflow ") + df +
                               " combines its folds in the accumulators: --k-policy partials is for os");

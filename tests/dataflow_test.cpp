@@ -1,8 +1,9 @@
 // Weight and input stationary against each other, against output stationary and across the two
 // engines: seeded random jobs (every format, square and rectangular arrays, K-splitting, int8
-// output, every tile order, both overflow modes) run through the whole testbench, each checked by
-// the scoreboard against the reference in the dataflow's own order. For every case:
-//  - the cycle and functional engines give the same C bytes and the same counters;
+// output, every tile order, both overflow modes, buffers none and double) run through the whole testbench,
+// each checked by the scoreboard against the reference in the dataflow's own order. For every case:
+//  - the cycle and functional engines give the same C bytes, the same counters and the same memory
+//    report (stall cycles, traffic);
 //  - ws and is give the same C bytes (both sum folds of min(KT, R) terms and add them in k order);
 //  - integer C under wrap equals output stationary's (integer addition with wrap is associative);
 //  - the tiles, folds, preload and advance edges the cycle engine stepped are those worked out here.
@@ -44,7 +45,12 @@ std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols,
            " P=" + std::to_string(s.p) + " array " + std::to_string(rows) + "x" + std::to_string(cols) +
            " dataflow " + to_string(o.dataflow) + " k_tile=" + std::to_string(o.k_tile) +
            " order=" + to_string(o.order) + " overflow=" + to_string(o.overflow) +
-           (o.quant.enabled ? " int8 out" : "");
+           (o.quant.enabled ? " int8 out" : "") +
+           (o.memory.buffers == buffer_mode::double_buffered
+                ? " buffers double A " + std::to_string(o.memory.a_sram) + " B " +
+                      std::to_string(o.memory.b_sram) + " C " + std::to_string(o.memory.c_sram) +
+                      " bandwidth " + std::to_string(o.memory.dram_bandwidth)
+                : "");
 }
 
 template <class Format>
@@ -60,6 +66,17 @@ void expect_same_counters(const job_check<Format>& a, const job_check<Format>& b
     EXPECT_EQ(ra.partial_overflows, rb.partial_overflows) << what;
     EXPECT_EQ(ra.saturated_outputs, rb.saturated_outputs) << what;
     EXPECT_EQ(ra.end - ra.start, rb.end - rb.start) << what;  // same steps, same simulated time
+    // The memory system: stepped by the cycle engine, by the event rules with the functional one.
+    const auto &ma = ra.memory, &mb = rb.memory;
+    EXPECT_EQ(ma.stall_cycles, mb.stall_cycles) << what;
+    EXPECT_EQ(ma.prefetch_cycles, mb.prefetch_cycles) << what;
+    EXPECT_EQ(ma.total_cycles, mb.total_cycles) << what;
+    EXPECT_EQ(ma.a.dram, mb.a.dram) << what;
+    EXPECT_EQ(ma.b.dram, mb.b.dram) << what;
+    EXPECT_EQ(ma.c.dram, mb.c.dram) << what;
+    EXPECT_EQ(ma.a.array, mb.a.array) << what;
+    EXPECT_EQ(ma.b.array, mb.b.array) << what;
+    EXPECT_EQ(ma.zero_stall_bandwidth, mb.zero_stall_bandwidth) << what;
     ASSERT_EQ(ra.tiles.size(), rb.tiles.size()) << what;
     for (std::size_t t = 0; t < ra.tiles.size(); ++t) {
         EXPECT_EQ(ra.tiles[t].advance_edges_per_chunk, rb.tiles[t].advance_edges_per_chunk) << what;
@@ -83,6 +100,16 @@ void compare_dataflows(std::uint64_t seed) {
         o.quant.enabled = true;
         o.quant.scale = 1.0 / double(1 + rng() % 300);
         o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+    }
+    // Half the cases double-buffered, with scratchpads unlimited or of a size every dataflow's
+    // blocks fit twice at these shapes, and a DRAM channel unlimited or of 1 to 16 bytes per cycle.
+    if (rng() % 2) {
+        const std::uint64_t sizes[] = {0, 2048, 65536};
+        o.memory.buffers = buffer_mode::double_buffered;
+        o.memory.a_sram = sizes[rng() % 3];
+        o.memory.b_sram = sizes[rng() % 3];
+        o.memory.c_sram = sizes[rng() % 3];
+        o.memory.dram_bandwidth = double(rng() % 17);
     }
     double range = default_range<Format>();
     if constexpr (Format::is_integer)

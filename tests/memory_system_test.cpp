@@ -343,6 +343,48 @@ TEST(MemoryJobs, FarTooLittleBandwidthTakesBytesOverBandwidth) {
     EXPECT_GE(m.zero_stall_bandwidth, bw);
 }
 
+// Weight and input stationary under the same first principles. With unlimited bandwidth and
+// scratchpads, nothing stalls and the job is the first load, the clears, every preload and
+// advance edge, and the last C write; every operand is read from DRAM once. With far too little
+// bandwidth the job takes its bytes over the bandwidth.
+TEST(MemoryJobs, StationaryDataflowsFollowTheSameRules) {
+    auto& b = bench_set<int32_format>::get(4, 4);
+    const problem_shape s{16, 64, 16};
+    const auto pr = random_problem<int32_format>(s, 3);
+    for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
+        SCOPED_TRACE(to_string(df));
+        job_options o = with(buffers());
+        o.dataflow = df;
+        const auto out = b.run(pr, o);
+        expect_pass(out);
+        const memory_report& m = out.result.memory;
+        EXPECT_EQ(m.stall_cycles, 0u);
+        const std::uint64_t tiles = 4;  // 16 stationary columns in tiles of 4
+        EXPECT_EQ(out.result.tiles.size(), tiles);
+        EXPECT_EQ(m.prefetch_cycles, 2 * kLatency - 1);
+        EXPECT_EQ(m.total_cycles,
+                  m.prefetch_cycles + tiles + out.result.preload_edges + out.result.advance_edges + kLatency);
+        EXPECT_EQ(m.total_cycles, cycles_of(out.result));
+        EXPECT_EQ(m.a.dram, s.m * s.k * kOp);
+        EXPECT_EQ(m.b.dram, s.k * s.p * kOp);
+        EXPECT_EQ(m.c.dram, s.m * s.p * kAcc);
+        // The streamed operand enters the array once per tile, the stationary one once in all.
+        const std::uint64_t streamed = df == dataflow_kind::ws ? m.a.array : m.b.array;
+        const std::uint64_t stationary = df == dataflow_kind::ws ? m.b.array : m.a.array;
+        EXPECT_EQ(streamed, tiles * 16 * s.k * kOp);
+        EXPECT_EQ(stationary, s.k * 16 * kOp);
+
+        const double bw = 0.05;
+        o.memory.dram_bandwidth = bw;
+        const auto slow = b.run(pr, o);
+        expect_pass(slow);
+        const memory_report& ms = slow.result.memory;
+        const double bytes = double(ms.a.dram + ms.b.dram + ms.c.dram);
+        EXPECT_NEAR(double(ms.total_cycles) / (bytes / bw), 1.0, 0.02);
+        EXPECT_GT(ms.stall_cycles, 0u);
+    }
+}
+
 TEST(MemoryJobs, ReuseFormulaHoldsOnTheBus) {
     auto& b = bench_set<int32_format>::get(2, 2);
     const problem_shape s{10, 6, 14};

@@ -79,16 +79,11 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
                "chunk)";
     if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
         return "the quantization scale must be a positive finite number";
-    if (is_stationary(job.dataflow)) {
-        // Their folds always combine in the tile's accumulators: there is no partial-sum buffer to
-        // choose, and the memory system's overlap of folds is not modelled yet.
-        if (job.policy == k_policy::partials)
-            return std::string("dataflow ") + to_string(job.dataflow) +
-                   " combines its folds in the accumulators: K-splitting with partial sums is for os only";
-        if (job.memory.buffers != buffer_mode::none)
-            return std::string("dataflow ") + to_string(job.dataflow) +
-                   " runs with buffers none only: double buffering is modelled for os";
-    }
+    // The stationary dataflows' folds always combine in the tile's accumulators: there is no
+    // partial-sum buffer to choose.
+    if (is_stationary(job.dataflow) && job.policy == k_policy::partials)
+        return std::string("dataflow ") + to_string(job.dataflow) +
+               " combines its folds in the accumulators: K-splitting with partial sums is for os only";
     return check_memory_config(job.memory, job);
 }
 

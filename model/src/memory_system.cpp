@@ -27,10 +27,43 @@ std::string check_memory_config(const memory_config& memory, const matmul_job& j
     return {};
 }
 
+namespace {
+
+// Weight and input stationary: a fold is never cut (its preload needs all its weights and every
+// stream row all its terms), so the largest tile's fold blocks must fit their scratchpads twice,
+// and its T x C outputs the C scratchpad.
+std::string check_stationary_memory(const memory_config& memory, const matmul_job& job, std::size_t rows,
+                                    std::size_t cols, std::uint64_t operand_size,
+                                    std::uint64_t accumulator_size) {
+    const array_shape a{rows, cols};
+    const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, job.dataflow);
+    const bool ws = job.dataflow == dataflow_kind::ws;
+    const std::uint64_t tr = ws ? job.shape.m : std::min<std::uint64_t>(cols, job.shape.m);
+    const std::uint64_t tc = ws ? std::min<std::uint64_t>(cols, job.shape.p) : job.shape.p;
+    const std::uint64_t c_block = tr * tc * output_size(job.quant, accumulator_size);
+    const std::string df = to_string(job.dataflow);
+    if (memory.c_sram && memory.c_sram < c_block)
+        return "the C scratchpad (" + std::to_string(memory.c_sram) + " bytes) is smaller than one " + df +
+               " tile's outputs (" + std::to_string(c_block) + " bytes)";
+    const std::uint64_t a_block = tr * g.fold_terms * operand_size,
+                        b_block = g.fold_terms * tc * operand_size;
+    if (memory.a_sram && memory.a_sram < 2 * a_block)
+        return "the A scratchpad (" + std::to_string(memory.a_sram) + " bytes) cannot hold one " + df +
+               " fold's A block twice (" + std::to_string(2 * a_block) + " bytes)";
+    if (memory.b_sram && memory.b_sram < 2 * b_block)
+        return "the B scratchpad (" + std::to_string(memory.b_sram) + " bytes) cannot hold one " + df +
+               " fold's B block twice (" + std::to_string(2 * b_block) + " bytes)";
+    return {};
+}
+
+}  // namespace
+
 std::string check_memory(const memory_config& memory, const matmul_job& job, std::size_t rows,
                          std::size_t cols, std::uint64_t operand_size, std::uint64_t accumulator_size) {
     if (auto err = check_memory_config(memory, job); !err.empty()) return err;
     if (memory.buffers == buffer_mode::none) return {};
+    if (is_stationary(job.dataflow))
+        return check_stationary_memory(memory, job, rows, cols, operand_size, accumulator_size);
     // The largest tile: its blocks bound what a scratchpad must hold.
     const std::uint64_t tr = std::min<std::uint64_t>(rows, job.shape.m);
     const std::uint64_t tc = std::min<std::uint64_t>(cols, job.shape.p);

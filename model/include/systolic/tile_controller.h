@@ -55,6 +55,7 @@ public:
     // What the controller drives: a systolic_array, or a fabric of arrays.
     using array_type = engine_host<Format>;
     using engine_type = engine<Format>;
+    using accumulator_type = typename Format::accumulator_type;
 
     struct config {
         sc_core::sc_time clock_period = sc_core::sc_time(1, sc_core::SC_NS);
@@ -207,9 +208,12 @@ private:
                             load(s);
                     });
                     break;
-                case step_kind::preload:
-                    timed(s, eng, m_result.phases.preload, [&] { preload(s, eng); });
+                case step_kind::preload: {
+                    const sc_core::sc_time stalled = m_result.phases.stall;
+                    timed(s, eng, m_result.phases.preload, [&] { preload(s, eng, i); });
+                    m_result.phases.preload -= m_result.phases.stall - stalled;  // stalls inside it
                     break;
+                }
                 case step_kind::advance: {
                     if (m_folds) {
                         timed(s, eng, m_result.phases.advance, [&] { advance_fold(s, eng); });
@@ -254,51 +258,66 @@ private:
         return m_job.dataflow == dataflow_kind::is ? t.rows : t.cols;
     }
 
-    // A fold's operands into the fold buffers, in the order the matrices hold them (no transposing
-    // copy): ws streams the L terms of every row of A through the L x n block of B; is streams the
-    // L x P rows of B through the n x L block of A, both read through transposed views.
+    // A fold's operands are the tile's A rows and B columns over the fold's terms, as for os: ws
+    // streams the L terms of every row of A through the L x n block of B, is streams the L x P
+    // rows of B through the n x L block of A. Buffers none reads them into the fold buffers; buffers
+    // double reads them where the scratchpads hold them. Neither copies in transposed order: the
+    // fold's views do the transposing.
     void load_fold(const plan_step& s) {
         const tile& t = *s.where;
         using operand_type = typename Format::operand_type;
         constexpr std::uint64_t osz = sizeof(operand_type);
-        const std::uint64_t tl = stream_length(), n = stationary_cols(t), l = s.kc;
-        m_fold_stream.resize(tl * l);
-        m_fold_weight.resize(l * n);
+        if (m_buffered) {
+            const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
+            set_fold(s, &m_a_pad[t.r0 * k + s.k0], k, &m_b_pad[s.k0 * p + t.c0], p);
+            if (m_first_load) stall_for(m_mem.wait_operands());
+        } else {
+            const sc_core::sc_time mark = now();
+            m_fold_a.resize(t.rows * s.kc);
+            m_fold_b.resize(s.kc * t.cols);
+            check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
+                                   m_fold_a.data(), s.kc * osz, "A"));
+            check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
+                                   m_fold_b.data(), t.cols * osz, "B"));
+            set_fold(s, m_fold_a.data(), s.kc, m_fold_b.data(), t.cols);
+            if (m_first_load) m_prefetch_none = cycles(now() - mark);
+        }
+        m_first_load = false;
+    }
+
+    // The fold over A(t.r0, k0) and B(k0, t.c0), whose rows are a_stride and b_stride apart.
+    void set_fold(const plan_step& s, const typename Format::operand_type* a, std::size_t a_stride,
+                  const typename Format::operand_type* b, std::size_t b_stride) {
+        const tile& t = *s.where;
         fold_type& f = m_fold;
         f = fold_type{};
-        f.t = tl;
-        f.l = l;
-        f.n = n;
+        f.t = stream_length();
+        f.l = s.kc;
+        f.n = stationary_cols(t);
         f.combine = !s.fresh;
         f.acc = m_fold_acc.data();
-        f.stream = m_fold_stream.data();
-        f.weight = m_fold_weight.data();
-        if (m_job.dataflow == dataflow_kind::ws) {
-            check(m_dma.read_block(m_job.a.address(0, s.k0), tl, l * osz, m_job.a.row_stride,
-                                   m_fold_stream.data(), l * osz, "A"));
-            check(m_dma.read_block(m_job.b.address(s.k0, t.c0), l, n * osz, m_job.b.row_stride,
-                                   m_fold_weight.data(), n * osz, "B"));
-            f.stream_t = l, f.stream_i = 1;
-            f.weight_i = n, f.weight_j = 1;
+        if (m_job.dataflow == dataflow_kind::ws) {  // s(m, i) = A(m, k0 + i), w(i, j) = B(k0 + i, c0 + j)
+            f.stream = a, f.stream_t = a_stride, f.stream_i = 1;
+            f.weight = b, f.weight_i = b_stride, f.weight_j = 1;
             f.acc_t = m_array.cols(), f.acc_j = 1;
-        } else {
-            check(m_dma.read_block(m_job.a.address(t.r0, s.k0), n, l * osz, m_job.a.row_stride,
-                                   m_fold_weight.data(), l * osz, "A"));
-            check(m_dma.read_block(m_job.b.address(s.k0, 0), l, tl * osz, m_job.b.row_stride,
-                                   m_fold_stream.data(), tl * osz, "B"));
-            f.stream_t = 1, f.stream_i = tl;
-            f.weight_i = 1, f.weight_j = l;
-            f.acc_t = 1, f.acc_j = tl;
+        } else {  // s(p, i) = B(k0 + i, p), w(i, j) = A(r0 + j, k0 + i)
+            f.stream = b, f.stream_t = 1, f.stream_i = b_stride;
+            f.weight = a, f.weight_i = 1, f.weight_j = a_stride;
+            f.acc_t = 1, f.acc_j = stream_length();
         }
     }
 
     // The fold's stationary block into the PEs, R edges.
-    void preload(const plan_step& s, engine_type& eng) {
+    // Buffers double: the fold's unit starts here, so the array waits for its blocks before the
+    // preload (plan step + 1 is the fold's advance, where plan_buffers put its unit).
+    void preload(const plan_step& s, engine_type& eng, std::size_t step) {
+        if (m_buffered) start_unit(s, eng, step + 1);
         const std::uint64_t edges = m_hooks->edges(s, s.edges);
         const std::uint64_t before = eng.edges();
         eng.preload(m_fold, 0, edges, nullptr);
         m_qk.inc(m_cfg.clock_period * double(edges));
         sync_if_needed();
+        m_preloaded = edges;
         const std::uint64_t counted = eng.edges() - before;
         m_result.tiles.back().preload_edges += counted;
         m_result.preload_edges += counted;
@@ -321,6 +340,9 @@ private:
             sync_if_needed();
             e += count;
         }
+        // The preload and the stream are one window of the array's work for the channel: the
+        // next fold's blocks, issued as the preload began, arrive over both.
+        if (m_buffered) m_mem.advance(m_preloaded + edges);
         count_advance(eng, edges_before, macs_before, eng.macs_in(s.kc, n) - real_before);
         watchdog(s, eng, eng.edges() - edges_before);
     }
@@ -629,33 +651,35 @@ private:
     void drain(const plan_step& s, engine_type& eng) {
         const tile& t = *s.where;
         std::size_t rows = t.rows, cols = t.cols;
-        drain_counts d;
-        dma_status st;
         std::uint64_t slots = m_array.rows() * m_array.cols();  // the PE results the mask chooses from
+        const accumulator_type* acc = eng.accumulators();
+        std::size_t stride = m_array.cols();
         if (m_folds) {
             // The tile's T x C accumulators: ws has T = M rows of C, is C rows of T = P.
             const bool ws = m_job.dataflow == dataflow_kind::ws;
-            const std::size_t stride = ws ? m_array.cols() : stream_length();
+            stride = ws ? m_array.cols() : stream_length();
+            acc = m_fold_acc.data();
+            slots = stream_length() * m_array.cols();
             m_hooks->drain_block(s, ws ? t.rows : m_array.cols(), ws ? m_array.cols() : t.cols, rows, cols);
             m_result.overflows += eng.overflows_in(m_array.rows(), stationary_cols(t));
             m_result.partial_overflows += eng.partial_overflows();
-            slots = stream_length() * m_array.cols();
-            st = m_output.drain(m_job, s, m_fold_acc.data(), stride, rows, cols, m_dma, d);
         } else {
             m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
             m_result.overflows += eng.overflows_in(t.rows, t.cols);
-            if (m_buffered) {
-                // Into the C scratchpad, and from there to DRAM on the channel's time.
-                const std::uint64_t latency = deferred(
-                    [&] { return m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d); }, st);
-                if (st.ok()) {
-                    m_c_array += c_block_bytes(t);
-                    tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
-                         m_job.c.address(t.r0, t.c0), "C", false);
-                }
-            } else {
-                st = m_output.drain(m_job, s, eng.accumulators(), rows, cols, m_dma, d);
+        }
+        drain_counts d;
+        dma_status st;
+        if (m_buffered) {
+            // Into the C scratchpad, and from there to DRAM on the channel's time.
+            const std::uint64_t latency =
+                deferred([&] { return m_output.drain(m_job, s, acc, stride, rows, cols, m_dma, d); }, st);
+            if (st.ok()) {
+                m_c_array += c_block_bytes(t);
+                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
+                     m_job.c.address(t.r0, t.c0), "C", false);
             }
+        } else {
+            st = m_output.drain(m_job, s, acc, stride, rows, cols, m_dma, d);
         }
         tile_report& rep = m_result.tiles.back();
         rep.real_outputs += d.real_outputs;
@@ -734,7 +758,8 @@ private:
     using fold_type = typename engine_type::fold_type;
     bool m_folds = false;
     fold_type m_fold{};
-    aligned_vector<typename Format::operand_type> m_fold_stream, m_fold_weight;
+    std::uint64_t m_preloaded = 0;  // the fold's preload edges, for the DRAM channel's clock
+    aligned_vector<typename Format::operand_type> m_fold_a, m_fold_b;  // buffers none: the fold's blocks
     aligned_vector<typename Format::accumulator_type> m_fold_acc;
 
     // Buffers double: the job's units, the DRAM channel, the scratchpads' contents (every block read
