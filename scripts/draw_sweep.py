@@ -3,9 +3,10 @@
 
 usage: scripts/draw_sweep.py REPORT_DIR [--out sweep.png]
 
-Left: the network's counted advance edges (all layers, log scale) and its simulated time in clocks,
-which adds the clear, load and drain phases. Right:
-the utilization (real MACs / (edges x PEs)) of the whole network and of each layer. Debian's
+Left: the network's counted array edges (advance edges, and for ws and is the preloads; all layers,
+log scale) and its simulated time in clocks, which adds the clear, load and drain phases. Right:
+the utilization (real MACs / (edges x PEs)) of the whole network and, for a sweep of one dataflow,
+of each layer. A sweep over dataflows (--dataflow os,ws,is) has one line per dataflow. Debian's
 matplotlib (python3-matplotlib).
 """
 import argparse
@@ -30,38 +31,57 @@ def main():
     except (OSError, ValueError) as e:
         print(f"draw_sweep.py: error: {path}: {e}", file=sys.stderr)
         return 2
-    arrays = sorted(rep["arrays"], key=lambda a: a["array_rows"] * a["array_cols"])
-    if len(arrays) < 2:
-        print(f"draw_sweep.py: error: {path} holds {len(arrays)} array size; a sweep needs two or more",
+    dataflows = rep.get("dataflows", ["os"])
+    totals = {(a["array"], a.get("dataflow", "os")): a for a in rep["arrays"]}
+    sizes = {a["array"]: a["array_rows"] * a["array_cols"] for a in rep["arrays"]}
+    names = sorted(sizes, key=lambda n: sizes[n])
+    if len(names) < 2:
+        print(f"draw_sweep.py: error: {path} holds {len(names)} array size; a sweep needs two or more",
               file=sys.stderr)
         return 2
-    names = [a["array"] for a in arrays]
-    x = range(len(arrays))
+    x = range(len(names))
     fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
 
-    edges = [a["advance_edges"] for a in arrays]
+    def edges_of(r):  # the array's edges: the advance edges and, for ws and is, the preloads
+        return r["advance_edges"] + r.get("preload_edges", 0)
+
+    # One line per dataflow; os alone keeps the original colours.
+    colors = {"os": "tab:blue", "ws": "tab:red", "is": "tab:purple"}
     clock_ps = rep["layers"][0]["clock_ps"] or 1
-    clocks = [a["sim_time_ps"] / clock_ps for a in arrays]
-    left.plot(x, edges, "o-", color="tab:blue", label="advance edges (SCALE-Sim's cycles + 1 per layer)")
-    left.plot(x, clocks, "s--", color="tab:orange", label="simulated time in clocks (with clear, load, drain)")
+    lowest, highest = None, None
+    for df in dataflows:
+        runs = [totals.get((n, df)) for n in names]
+        edges = [edges_of(r) if r else None for r in runs]
+        clocks = [r["sim_time_ps"] / clock_ps if r else None for r in runs]
+        tag = f"{df}: " if len(dataflows) > 1 else ""
+        left.plot(x, edges, "o-", color=colors[df],
+                  label=f"{tag}array edges (SCALE-Sim's cycles + 1 per layer)")
+        left.plot(x, clocks, "s--", color="tab:orange" if len(dataflows) == 1 else colors[df], alpha=0.7,
+                  label=f"{tag}simulated time in clocks (with clear, load, drain)")
+        for i, e in zip(x, edges):
+            if e is not None and len(dataflows) == 1:  # several dataflows' figures would overlap
+                left.annotate(f"{e:,}", (i, e), textcoords="offset points", xytext=(0, -14), ha="center",
+                              fontsize=8, color=colors[df])
+        got = [v for v in edges + clocks if v]
+        lowest = min([lowest] + got) if lowest else min(got)
+        highest = max([highest] + got) if highest else max(got)
+        right.plot(x, [r["utilization_percent"] if r else None for r in runs], "o-", color=colors[df],
+                   linewidth=2, label=f"{tag}whole network" if tag else "whole network")
     left.set_yscale("log")
-    left.set_ylim(min(edges) / 2, max(clocks) * 3)
+    left.set_ylim(lowest / 2, highest * 3)
     left.set_ylabel("cycles, all layers")
-    for i, e in zip(x, edges):
-        left.annotate(f"{e:,}", (i, e), textcoords="offset points", xytext=(0, -14), ha="center", fontsize=8)
     left.legend(loc="upper right", fontsize=8)
     left.set_title(f"{rep['topology']}: cycles against array size")
 
-    by_layer = {}
-    for layer in rep["layers"]:
-        by_layer.setdefault((layer["layer_id"], layer["layer"]), {})[layer["array"]] = layer
-    for (lid, name), runs in sorted(by_layer.items()):
-        util = [100.0 * runs[n]["macs_real"] / (runs[n]["advance_edges"] * runs[n]["array_rows"] *
-                                                runs[n]["array_cols"]) if n in runs else None for n in names]
-        right.plot(x, util, "-", color="0.75", linewidth=0.8)
-    right.plot([], [], "-", color="0.75", linewidth=0.8, label="each layer")
-    right.plot(x, [a["utilization_percent"] for a in arrays], "o-", color="tab:green", linewidth=2,
-               label="whole network")
+    if len(dataflows) == 1:  # each layer's own line, when one dataflow leaves room for them
+        by_layer = {}
+        for layer in rep["layers"]:
+            by_layer.setdefault((layer["layer_id"], layer["layer"]), {})[layer["array"]] = layer
+        for (lid, name), runs in sorted(by_layer.items()):
+            util = [100.0 * runs[n]["macs_real"] / (edges_of(runs[n]) * runs[n]["array_rows"] *
+                                                    runs[n]["array_cols"]) if n in runs else None for n in names]
+            right.plot(x, util, "-", color="0.75", linewidth=0.8, zorder=1)
+        right.plot([], [], "-", color="0.75", linewidth=0.8, label="each layer")
     right.set_ylim(0, 100)
     right.set_ylabel("utilization, % (real MACs / (edges x PEs))")
     right.legend(loc="upper right", fontsize=8)

@@ -7,6 +7,7 @@
 #include <cstring>
 #include <iterator>
 #include <set>
+#include <utility>
 
 #include "systolic/accelerator_job.h"
 #include "systolic/accelerator_map.h"
@@ -41,11 +42,15 @@ TEST(RegisterMap, TheCHeaderAgreesWithTheMap) {
     EXPECT_EQ(SYSTOLIC_REG_SCALE, regmap::find("SCALE").offset);
     EXPECT_EQ(SYSTOLIC_REG_CYCLES_HI, regmap::find("CYCLES_HI").offset);
     EXPECT_EQ(SYSTOLIC_REG_STALL_CYCLES_LO, regmap::find("STALL_CYCLES_LO").offset);
+    EXPECT_EQ(SYSTOLIC_REG_DATAFLOW, regmap::find("DATAFLOW").offset);
+    EXPECT_EQ(SYSTOLIC_REG_PRELOAD_EDGES_LO, regmap::find("PRELOAD_EDGES_LO").offset);
     EXPECT_EQ(SYSTOLIC_CTRL_IRQ_EN, regmap::bit_of(regmap::find("CTRL"), "IRQ_EN"));
     EXPECT_EQ(SYSTOLIC_STATUS_ERROR, regmap::bit_of(regmap::find("STATUS"), "ERROR"));
     EXPECT_EQ(SYSTOLIC_IRQ_ERROR, regmap::bit_of(regmap::find("IRQ_STATUS"), "ERROR"));
     EXPECT_EQ(SYSTOLIC_ERR_DMA, std::uint32_t(regmap::error_code::dma));
     EXPECT_EQ(regmap::from_code(regmap::dtype_values, dtype_names, SYSTOLIC_DTYPE_BF16), dtype::bf16);
+    EXPECT_EQ(regmap::from_code(regmap::dataflow_values, dataflow_kind_names, SYSTOLIC_DATAFLOW_IS),
+              dataflow_kind::is);
     EXPECT_EQ(SYSTOLIC_ID_MAGIC, regmap::id_magic);
 }
 
@@ -158,6 +163,48 @@ TEST(DecodeJob, TheMemorySystemGoesIntoTheJobOrRefusesIt) {
     EXPECT_EQ(d.error, regmap::error_code::size) << d.message;
     EXPECT_FALSE(d.message.empty());
     EXPECT_EQ(d.message.find('\n'), std::string::npos);  // one line
+}
+
+// DATAFLOW picks the job's dataflow (reset: os); an unknown code is an OPTION error, and so are
+// ws and is with partial sums, found at OPTION's place in the order: before a missing partial-sum
+// buffer (PARTIAL) and a misaligned matrix (ALIGN). Double buffering takes either dataflow.
+TEST(DecodeJob, TheDataflowRegisterChoosesTheDataflow) {
+    auto r = good();
+    EXPECT_EQ(decode_job(r, job_limits{4}).job.dataflow, dataflow_kind::os);
+    for (const auto& [code, df] : {std::pair{SYSTOLIC_DATAFLOW_OS, dataflow_kind::os},
+                                   std::pair{SYSTOLIC_DATAFLOW_WS, dataflow_kind::ws},
+                                   std::pair{SYSTOLIC_DATAFLOW_IS, dataflow_kind::is}}) {
+        r.dataflow = code;
+        const auto d = decode_job(r, job_limits{4});
+        ASSERT_TRUE(d.ok()) << d.message;
+        EXPECT_EQ(d.job.dataflow, df);
+        EXPECT_EQ(validate_job(d.job, 4, 8), "");
+    }
+    r.dataflow = 3;
+    auto d = decode_job(r, job_limits{4});
+    EXPECT_EQ(d.error, regmap::error_code::option);
+    EXPECT_EQ(d.message, "unknown DATAFLOW 3");
+
+    for (const std::uint32_t code : {SYSTOLIC_DATAFLOW_WS, SYSTOLIC_DATAFLOW_IS}) {
+        r = good();
+        r.dataflow = code;
+        r.k_tile = 2;
+        r.k_policy = SYSTOLIC_K_POLICY_PARTIALS;  // and no partial-sum buffer
+        r.b = 0x2002;                             // and B misaligned
+        d = decode_job(r, job_limits{4});
+        EXPECT_EQ(d.error, regmap::error_code::option) << d.message;
+        EXPECT_NE(d.message.find("K-splitting with partial sums is for os only"), std::string::npos)
+            << d.message;
+        r.k_policy = SYSTOLIC_K_POLICY_PRESERVE;
+        EXPECT_EQ(decode_job(r, job_limits{4}).error, regmap::error_code::align);
+        r.b = 0x2000;
+        job_limits buffered{4};
+        buffered.memory.buffers = buffer_mode::double_buffered;
+        d = decode_job(r, buffered);
+        ASSERT_TRUE(d.ok()) << d.message;
+        EXPECT_EQ(d.job.memory.buffers, buffer_mode::double_buffered);
+        EXPECT_EQ(validate_job(d.job, 4, 8), "");
+    }
 }
 
 // The last byte of the address space belongs to it: a matrix may end exactly at 2^64, and one that

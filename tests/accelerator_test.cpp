@@ -275,6 +275,18 @@ TEST(Registers, ReadWriteRegistersKeepWhatIsWritten) {
     EXPECT_EQ(rd(SYSTOLIC_REG_CTRL), 0u);
 }
 
+// DATAFLOW keeps any code written (START refuses the unknown ones) and resets to output stationary.
+TEST(Registers, DataflowReadsBackAndResetsToOutputStationary) {
+    fresh();
+    EXPECT_EQ(rd(SYSTOLIC_REG_DATAFLOW), std::uint32_t{SYSTOLIC_DATAFLOW_OS});
+    for (const std::uint32_t code : {SYSTOLIC_DATAFLOW_WS, SYSTOLIC_DATAFLOW_IS, 7u}) {
+        wr(SYSTOLIC_REG_DATAFLOW, code);
+        EXPECT_EQ(rd(SYSTOLIC_REG_DATAFLOW), code);
+    }
+    fresh();
+    EXPECT_EQ(rd(SYSTOLIC_REG_DATAFLOW), std::uint32_t{SYSTOLIC_DATAFLOW_OS});
+}
+
 TEST(Registers, WritesToReadOnlyRegistersGetCommandError) {
     fresh();
     auto& cpu = bench().cpu;
@@ -415,17 +427,21 @@ TEST(Jobs, SeedExampleRaisesTheInterruptAtItsEnd) {
 }
 
 // A random job checked by the environment through the register DUT: every write of C once, with the
-// reference's value, nothing else in memory changed, EDGES, MACS and MACS_REAL by the counting
-// rules, no protocol violation; and the interrupt rose at the job's end.
+// reference's value, nothing else in memory changed, EDGES, PRELOAD_EDGES, MACS and MACS_REAL by the
+// counting rules of the job's dataflow, no protocol violation; and the interrupt rose at the job's
+// end. Gives the check (none when it did not end).
 template <class Format>
-void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t seed, bool int8_out = false,
-                   std::uint32_t k_tile = 0, bool partials = false,
-                   std::uint32_t order = SYSTOLIC_ORDER_ROW) {
+std::optional<verify::job_check<Format>> run_and_check(std::uint32_t dtype, const problem_shape& s,
+                                                       std::uint64_t seed, bool int8_out = false,
+                                                       std::uint32_t k_tile = 0, bool partials = false,
+                                                       std::uint32_t order = SYSTOLIC_ORDER_ROW,
+                                                       dataflow_kind df = dataflow_kind::os) {
     fresh();
     auto& b = bench();
     verify::job_options opt = job_options(k_tile, partials, int8_out);
     static const tile_order orders[] = {tile_order::row_major, tile_order::col_major, tile_order::serpentine};
     opt.order = orders[order];
+    opt.dataflow = df;
     opt.guard = k_mem_size;  // the whole memory, not only the job's span
     verify::register_dut::config cfg;
     cfg.array_size = k_n;
@@ -436,7 +452,8 @@ void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t se
     std::optional<verify::job_check<Format>> out;
     sc_core::sc_spawn([&] { out = b.envs.of<Format>().check(dut, pr, opt); });
     settle();
-    ASSERT_TRUE(out.has_value()) << "the check did not end";
+    EXPECT_TRUE(out.has_value()) << "the check did not end";
+    if (!out) return out;
     std::string errors;
     for (const auto& e : out->scoreboard.errors)
         errors += e + "\n";
@@ -447,6 +464,8 @@ void run_and_check(std::uint32_t dtype, const problem_shape& s, std::uint64_t se
     EXPECT_EQ(b.watch.last_rise, out->result.end);  // the job ended by its interrupt
     EXPECT_GT(dut.cycles(), out->result.advance_edges);
     EXPECT_GT(b.dma_checker.checked(), checked_before);
+    EXPECT_EQ(b.accel.last_result().dataflow, df);
+    return out;
 }
 
 TEST(Jobs, EveryNumberFormatAtRunTime) {
@@ -460,6 +479,42 @@ TEST(Jobs, KSplittingInt8OutputAndTileOrders) {
     run_and_check<int8_format>(SYSTOLIC_DTYPE_INT8, {7, 10, 9}, 7, true, 3, true, SYSTOLIC_ORDER_SNAKE);
     run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, {6, 9, 6}, 8, false, 4, false, SYSTOLIC_ORDER_COL);
     run_and_check<fp32_format>(SYSTOLIC_DTYPE_FP32, {5, 8, 5}, 9, false, 3, true);
+}
+
+// DATAFLOW through the registers: ws and is jobs (one fold and three, with K_TILE) pass the
+// scoreboard, their integer C under wrap is os's to the bit, and EDGES and PRELOAD_EDGES read what
+// the counting rules of the dataflow say; os preloads nothing.
+TEST(Jobs, TheDataflowRegisterRunsWeightAndInputStationary) {
+    const auto dev = device();
+    const problem_shape s{6, 9, 7};
+    for (const std::uint32_t k_tile : {0u, 3u}) {
+        const auto os = run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, s, 31, false, k_tile);
+        ASSERT_TRUE(os.has_value());
+        systolic_counters cnt{};
+        systolic_read_counters(&dev, &cnt);
+        EXPECT_EQ(cnt.preload_edges, 0u);
+        for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
+            const auto st = run_and_check<int32_format>(SYSTOLIC_DTYPE_INT32, s, 31, false, k_tile, false,
+                                                        SYSTOLIC_ORDER_ROW, df);
+            ASSERT_TRUE(st.has_value());
+            EXPECT_TRUE(st->c == os->c) << to_string(df) << " K_TILE " << k_tile << ": C differs from os";
+            EXPECT_EQ(rd(SYSTOLIC_REG_DATAFLOW),
+                      *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, df));
+            systolic_read_counters(&dev, &cnt);
+            const expected_counts e = count_job(s, array_shape{k_n, k_n}, k_tile, df);
+            EXPECT_GT(e.preload_edges, 0u);
+            EXPECT_EQ(cnt.preload_edges, e.preload_edges) << to_string(df) << " K_TILE " << k_tile;
+            EXPECT_EQ(cnt.edges, e.advance_edges) << to_string(df) << " K_TILE " << k_tile;
+            EXPECT_EQ(cnt.macs, e.macs_padded) << to_string(df) << " K_TILE " << k_tile;
+            EXPECT_EQ(bench().accel.last_result().preload_edges, cnt.preload_edges);
+        }
+    }
+    // Other formats sum each fold from zero (fp32 rounds differently from os): the scoreboard's
+    // reference sums in the same folds.
+    run_and_check<fp32_format>(SYSTOLIC_DTYPE_FP32, {5, 10, 6}, 32, false, 0, false, SYSTOLIC_ORDER_ROW,
+                               dataflow_kind::ws);
+    run_and_check<int8_format>(SYSTOLIC_DTYPE_INT8, {7, 9, 5}, 33, true, 4, false, SYSTOLIC_ORDER_SNAKE,
+                               dataflow_kind::is);
 }
 
 // Reads go through DMI once the platform's memory grants it: far fewer transactions than rows.
@@ -490,6 +545,22 @@ TEST(Errors, EachBadConfigurationHasItsCodeRaisesTheErrorInterruptAndTouchesNoMe
         {"unknown k policy", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.k_policy = 2; }},
         {"unknown overflow", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.overflow = 2; }},
         {"unknown rounding", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.rounding = 3; }},
+        {"unknown dataflow", SYSTOLIC_ERR_OPTION, [](systolic_job& j) { j.dataflow = 3; }},
+        // ws and is combine their folds in the accumulators: partial sums are refused as an
+        // option, before the missing buffer that os would be refused for.
+        {"ws with partial sums", SYSTOLIC_ERR_OPTION,
+         [](systolic_job& j) {
+             j.dataflow = SYSTOLIC_DATAFLOW_WS;
+             j.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+             j.k_tile = 2;
+         }},
+        {"is with partial sums and a buffer", SYSTOLIC_ERR_OPTION,
+         [](systolic_job& j) {
+             j.dataflow = SYSTOLIC_DATAFLOW_IS;
+             j.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
+             j.k_tile = 2;
+             j.partial_addr = j.c_addr + 0x1000;
+         }},
         {"zero scale", SYSTOLIC_ERR_OPTION,
          [](systolic_job& j) {
              j.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
@@ -738,6 +809,53 @@ TEST(MemorySystem, StallCyclesOfADoubleBufferedJobAreInTheirRegister) {
     EXPECT_GE(cnt.cycles, cnt.edges + cnt.stall_cycles);
     // A, B read and C written through the channel at two bytes a cycle: the job takes at least that.
     EXPECT_GE(cnt.cycles, (r.memory.a.dram + r.memory.b.dram + r.memory.c.dram) / 2);
+}
+
+// ws and is run double-buffered too (a fold is the scratchpads' unit): C is right, and the job's
+// time holds its preload and advance edges and the stalls behind the narrow channel.
+TEST(MemorySystem, StationaryDataflowsRunDoubleBuffered) {
+    auto& b = bench();
+    const auto dev = tb::driver_device(b.cpu3);
+    systolic_reset(&dev);
+    settle();
+    const problem_shape s{8, 8, 8};
+    const auto pr = verify::random_problem<int32_format>(s, 22);
+    systolic_job job;
+    systolic_job_init(&job);
+    job.m = job.k = job.p = 8;
+    job.a_addr = 0x100;
+    job.b_addr = 0x200;
+    job.c_addr = 0x400;  // 8 x 8 int64
+    for (std::uint64_t i = 0; i < 64; ++i) {
+        b.mem3.core().write(job.a_addr + 4 * i, &pr.a[i], 4);
+        b.mem3.core().write(job.b_addr + 4 * i, &pr.b[i], 4);
+    }
+    for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
+        job.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, df);
+        const std::int64_t stale = -1;
+        for (std::uint64_t i = 0; i < 64; ++i)
+            b.mem3.core().write(job.c_addr + 8 * i, &stale, 8);
+        systolic_program(&dev, &job);
+        systolic_start(&dev, 0);
+        settle();
+        ASSERT_EQ(systolic_outcome(&dev), 1) << to_string(df) << ": " << b.buffered.last_result().error;
+        for (std::uint64_t i = 0; i < 8; ++i)
+            for (std::uint64_t j = 0; j < 8; ++j) {
+                std::int64_t want = 0, got = 0;
+                for (std::uint64_t k = 0; k < 8; ++k)
+                    want += std::int64_t(pr.a[i * 8 + k]) * pr.b[k * 8 + j];
+                b.mem3.core().read(job.c_addr + 8 * (i * 8 + j), &got, 8);
+                EXPECT_EQ(got, want) << to_string(df) << " C(" << i << "," << j << ")";
+            }
+        systolic_counters cnt{};
+        systolic_read_counters(&dev, &cnt);
+        const expected_counts e = count_job(s, array_shape{k_n, k_n}, 0, df);
+        EXPECT_EQ(cnt.edges, e.advance_edges) << to_string(df);
+        EXPECT_EQ(cnt.preload_edges, e.preload_edges) << to_string(df);
+        EXPECT_EQ(cnt.stall_cycles, b.buffered.last_result().memory.stall_cycles) << to_string(df);
+        EXPECT_GT(cnt.stall_cycles, 0u) << to_string(df);
+        EXPECT_GE(cnt.cycles, cnt.edges + cnt.preload_edges + cnt.stall_cycles) << to_string(df);
+    }
 }
 
 }  // namespace

@@ -43,6 +43,7 @@ int main(void) {
 
     systolic_job_init(&job);
     CHECK(job.dtype == SYSTOLIC_DTYPE_INT32);
+    CHECK(job.dataflow == SYSTOLIC_DATAFLOW_OS);
     job.m = 3;
     job.k = 5;
     job.p = 7;
@@ -51,6 +52,7 @@ int main(void) {
     job.dtype = SYSTOLIC_DTYPE_BF16;
     job.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
     job.zero_point = -2;
+    job.dataflow = SYSTOLIC_DATAFLOW_WS;
     systolic_program(&dev, &job);
     CHECK(regs[SYSTOLIC_REG_M / 4] == 3 && regs[SYSTOLIC_REG_K / 4] == 5 && regs[SYSTOLIC_REG_P / 4] == 7);
     CHECK(regs[SYSTOLIC_REG_A_ADDR_LO / 4] == 0x3456789au && regs[SYSTOLIC_REG_A_ADDR_HI / 4] == 0x12u);
@@ -58,6 +60,7 @@ int main(void) {
     CHECK(regs[SYSTOLIC_REG_DTYPE / 4] == SYSTOLIC_DTYPE_BF16);
     CHECK(regs[SYSTOLIC_REG_K_POLICY / 4] == SYSTOLIC_K_POLICY_PARTIALS);
     CHECK(regs[SYSTOLIC_REG_ZERO_POINT / 4] == 0xfffffffeu);
+    CHECK(regs[SYSTOLIC_REG_DATAFLOW / 4] == SYSTOLIC_DATAFLOW_WS);
     memcpy(&one, &one_f, sizeof one);
     CHECK(regs[SYSTOLIC_REG_SCALE / 4] == one);
     CHECK(regs[SYSTOLIC_REG_CTRL / 4] == 0); /* programming never starts */
@@ -75,9 +78,12 @@ int main(void) {
     regs[SYSTOLIC_REG_CYCLES_HI / 4] = 1;
     regs[SYSTOLIC_REG_STALL_CYCLES_LO / 4] = 3;
     regs[SYSTOLIC_REG_STALL_CYCLES_HI / 4] = 2;
+    regs[SYSTOLIC_REG_PRELOAD_EDGES_LO / 4] = 9;
+    regs[SYSTOLIC_REG_PRELOAD_EDGES_HI / 4] = 4;
     systolic_read_counters(&dev, &c);
     CHECK(c.cycles == 0x100000005ull);
     CHECK(c.stall_cycles == 0x200000003ull);
+    CHECK(c.preload_edges == 0x400000009ull);
     systolic_reset(&dev);
     CHECK(regs[SYSTOLIC_REG_CTRL / 4] == SYSTOLIC_CTRL_RESET);
     CHECK(writes > 20);

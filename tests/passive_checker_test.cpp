@@ -200,6 +200,33 @@ TEST(PassiveChecker, ChecksInt8Output) {
     run_one<int8_format>({8, 20, 7}, 9, requant);
 }
 
+// DATAFLOW comes through the shadow registers into the checker's decoder: ws and is jobs are
+// checked against their dataflow's reference and counting rules (PRELOAD_EDGES among them), and ws
+// with partial sums is a refusal the checker expects.
+TEST(PassiveChecker, ChecksStationaryDataflows) {
+    for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
+        job_options opt;
+        opt.dataflow = df;
+        run_one<int32_format>({7, 5, 4}, 22, opt);
+        opt.k_tile = 2;
+        run_one<fp32_format>({5, 7, 6}, 23, opt);
+    }
+    const std::size_t from = fresh();
+    job_options ws_split;
+    ws_split.dataflow = dataflow_kind::ws;
+    ws_split.k_tile = 2;
+    ws_split.policy = k_policy::partials;
+    start(load<int32_format>({4, 5, 4}, 24, ws_split), dtype::int32);
+    settle();
+    const auto got = since(from);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].what, outcome::refused) << got[0].line();
+    EXPECT_TRUE(got[0].pass) << got[0].line();
+    const auto dev = device();
+    EXPECT_EQ(systolic_error(&dev), SYSTOLIC_ERR_OPTION);
+    run_one<int32_format>({4, 4, 4}, 25);
+}
+
 // Each refusal the decoder gives is the accelerator's too, with no memory touched; the next job
 // is checked as usual.
 TEST(PassiveChecker, ChecksRefusedStartsAsRefusals) {

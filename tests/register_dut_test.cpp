@@ -2,15 +2,20 @@
 // <systolic/accelerator_driver.h> over TLM, waits on the interrupt line or polls STATUS, and reads
 // the outcome back; the environment in front of the accelerator's DMA checks every job as it checks
 // any DUT. A job the accelerator must refuse ends rejected with the code's name and memory untouched;
-// a wrong translation of the job into registers fails the scoreboard.
+// a wrong translation of the job into registers fails the scoreboard. A second accelerator, built
+// with the functional engine, runs the dataflows beside the first (the engine is configuration,
+// not a register).
 #include <gtest/gtest.h>
 
 #include <tlm_utils/simple_initiator_socket.h>
 
+#include <array>
 #include <cstdint>
+#include <iterator>
 #include <stdexcept>
 #include <string>
 #include <systemc>
+#include <utility>
 #include <vector>
 
 #include "systolic/accelerator.h"
@@ -58,6 +63,28 @@ SC_MODULE(software) {
     }
 };
 
+constexpr dataflow_kind dataflows[] = {dataflow_kind::os, dataflow_kind::ws, dataflow_kind::is};
+constexpr engine_kind engines[] = {engine_kind::cycle, engine_kind::functional};
+const problem_shape dataflow_shape{7, 5, 4};  // two folds of K on 3 x 3: three terms, then two
+
+using dataflow_checks = std::array<job_check<int32_format>, std::size(dataflows)>;
+
+// The same int32 problem as os, ws and is, programmed through DATAFLOW, on one accelerator.
+dataflow_checks run_dataflows(environment<int32_format>& env, software& s, sc_core::sc_signal<bool>& line) {
+    register_dut::config cfg;
+    cfg.array_size = n;
+    cfg.irq = &line;
+    register_dut d(s.dev(), dtype::int32, cfg);
+    const auto pr = random_problem<int32_format>(dataflow_shape, 6);
+    dataflow_checks out;
+    for (std::size_t i = 0; i < std::size(dataflows); ++i) {
+        job_options opt;
+        opt.dataflow = dataflows[i];
+        out[i] = env.check(d, pr, opt);
+    }
+    return out;
+}
+
 SC_MODULE(platform) {
     memory ram;
     environment<int32_format> env32;
@@ -66,16 +93,27 @@ SC_MODULE(platform) {
     software sw;
     sc_core::sc_signal<bool> irq;
 
+    // The functional-engine accelerator, with its own int32 environment and RAM.
+    memory ram_fn;
+    environment<int32_format> env32_fn;
+    accelerator accel_fn;
+    software sw_fn;
+    sc_core::sc_signal<bool> irq_fn;
+
     struct results {
         job_check<int32_format> irq_job, polled_job, k_split;
         job_check<fp32_format> fp32_job;
         refusal_check overlap;
         std::string overlap_error;
+        dataflow_checks dataflow_jobs[std::size(engines)];  // in the order of engines
+        refusal_check ws_partials;
+        std::string ws_partials_error;
     } r;
 
-    static accelerator::config accel_config() {
+    static accelerator::config accel_config(engine_kind engine = engine_kind::cycle) {
         accelerator::config c;
         c.array_size = n;
+        c.engine = engine;
         return c;
     }
 
@@ -85,7 +123,12 @@ SC_MODULE(platform) {
           env_fp32("env_fp32", ram_base, ram_size),
           accel("accel", accel_config()),
           sw("sw"),
-          irq("irq") {
+          irq("irq"),
+          ram_fn("ram_fn", memory::config{ram_base, ram_size}),
+          env32_fn("env32_fn", ram_base, ram_size),
+          accel_fn("accel_fn", accel_config(engine_kind::functional)),
+          sw_fn("sw_fn"),
+          irq_fn("irq_fn") {
         // One environment per format is in the DMA path at a time: the int32 one here; the fp32
         // one is chained behind it, so both see every transfer and reach the RAM.
         accel.dma.bind(env32.target_socket);
@@ -93,6 +136,10 @@ SC_MODULE(platform) {
         env_fp32.initiator_socket.bind(ram.target_socket);
         sw.initiator_socket.bind(accel.regs);
         accel.irq.bind(irq);
+        accel_fn.dma.bind(env32_fn.target_socket);
+        env32_fn.initiator_socket.bind(ram_fn.target_socket);
+        sw_fn.initiator_socket.bind(accel_fn.regs);
+        accel_fn.irq.bind(irq_fn);
         SC_THREAD(run);
     }
 
@@ -120,6 +167,15 @@ SC_MODULE(platform) {
         overlap.c.base = overlap.a.base + 8;  // C on top of A
         r.overlap = env32.check_refused(d, overlap, job_status::rejected);
         r.overlap_error = d.result().error;
+
+        r.dataflow_jobs[0] = run_dataflows(env32, sw, irq);
+        r.dataflow_jobs[1] = run_dataflows(env32_fn, sw_fn, irq_fn);
+        job_options ws_split;
+        ws_split.dataflow = dataflow_kind::ws;
+        ws_split.k_tile = 2;
+        ws_split.policy = k_policy::partials;
+        r.ws_partials = env32.check_refused(d, env32.plan_memory(pr.shape, ws_split), job_status::rejected);
+        r.ws_partials_error = d.result().error;
     }
 };
 
@@ -147,6 +203,29 @@ TEST(RegisterDut, ChecksTheAcceleratorThroughItsRegisters) {
     EXPECT_TRUE(r.overlap.pass()) << joined(r.overlap.errors);
     EXPECT_EQ(r.overlap.result.error, "ERR_OVERLAP");
     EXPECT_GT(p.env32.checker.checked(), 0u);
+
+    // DATAFLOW on both engines: every job passes the scoreboard (C, EDGES and PRELOAD_EDGES by the
+    // dataflow's counting rules), and integer C under wrap is os's to the bit.
+    for (std::size_t e = 0; e < std::size(engines); ++e) {
+        const auto& os = r.dataflow_jobs[e][0];
+        for (std::size_t i = 0; i < std::size(dataflows); ++i) {
+            const auto& c = r.dataflow_jobs[e][i];
+            const std::string what = std::string(to_string(engines[e])) + " " + to_string(dataflows[i]);
+            EXPECT_TRUE(c.pass()) << what << "\n" << joined(c.scoreboard.errors);
+            EXPECT_EQ(c.result.status, job_status::completed) << what;
+            EXPECT_EQ(c.scoreboard.checked, dataflow_shape.m * dataflow_shape.p) << what;
+            EXPECT_TRUE(c.c == os.c) << what << ": C differs from os";
+            const auto counts = count_job(dataflow_shape, array_shape{n, n}, 0, dataflows[i]);
+            EXPECT_EQ(c.result.preload_edges, counts.preload_edges) << what;
+            EXPECT_EQ(c.result.advance_edges, counts.advance_edges) << what;
+        }
+        EXPECT_GT(r.dataflow_jobs[e][1].result.preload_edges, 0u);
+    }
+    EXPECT_EQ(p.accel_fn.last_result().engine, engine_kind::functional);
+    EXPECT_EQ(p.accel_fn.last_result().dataflow, dataflow_kind::is);
+    // ws with partial sums: refused on START, nothing touched.
+    EXPECT_TRUE(r.ws_partials.pass()) << joined(r.ws_partials.errors);
+    EXPECT_EQ(r.ws_partials_error, "ERR_OPTION");
 }
 
 TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
@@ -181,6 +260,12 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     EXPECT_EQ(j.rounding, SYSTOLIC_ROUNDING_TOWARD_ZERO);
     EXPECT_EQ(j.scale, 0.5f);
     EXPECT_EQ(j.zero_point, -3);
+    EXPECT_EQ(j.dataflow, SYSTOLIC_DATAFLOW_OS);
+    for (const auto& [df, code] : {std::pair{dataflow_kind::ws, SYSTOLIC_DATAFLOW_WS},
+                                   std::pair{dataflow_kind::is, SYSTOLIC_DATAFLOW_IS}}) {
+        job.dataflow = df;
+        EXPECT_EQ(driver_job(job, dtype::int8).dataflow, code) << to_string(df);
+    }
     job.order = tile_order::random;
     EXPECT_THROW(driver_job(job, dtype::int8), std::invalid_argument);
     EXPECT_EQ(error_name(SYSTOLIC_ERR_OVERLAP), "ERR_OVERLAP");

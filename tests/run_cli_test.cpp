@@ -1,7 +1,8 @@
 // systolic-run as a user runs it: small GEMM and convolution topologies on small arrays, counted
-// cycles and traffic against figures the test works out itself, .npy operands, sweeps in one
-// process, in local job processes and as emitted job lines merged afterwards (byte for byte the
-// same reports), and every kind of bad input (one line on stderr, exit status 2, no report).
+// cycles and traffic against figures the test works out itself, .npy operands, sweeps over arrays
+// and dataflows in one process, in local job processes and as emitted job lines merged afterwards
+// (byte for byte the same reports), and every kind of bad input (one line on stderr, exit status 2,
+// no report).
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <signal.h>
@@ -131,14 +132,15 @@ TEST_F(SystolicRun, RectangularArrayCountsTilesOfRowsByColumns) {
     // The job lines of a cluster run name the array as given and run it.
     const auto emitted = sr("--topology t.csv --array 4,12x14 --emit-jobs --out jobs");
     ASSERT_EQ(emitted.status, 0) << emitted.err;
-    EXPECT_NE(emitted.out.find("--array 4x4,12x14"), std::string::npos) << emitted.out;
-    EXPECT_NE(emitted.out.find("--job 12x14:2"), std::string::npos) << emitted.out;
+    EXPECT_NE(emitted.out.find("--array 4x4,12x14 --dataflow os "), std::string::npos) << emitted.out;
+    EXPECT_NE(emitted.out.find("--job 12x14:os:2"), std::string::npos) << emitted.out;
 }
 
 TEST_F(SystolicRun, EnginesGiveTheSameReports) {
     write("t.csv", small_gemm);
-    ASSERT_EQ(sr("--topology t.csv --array 3 --dtype int32 --out cyc").status, 0);
-    const auto r = sr("--topology t.csv --array 3 --dtype int32 --engine functional --out fun");
+    ASSERT_EQ(sr("--topology t.csv --array 3,2x4 --dataflow os,ws,is --dtype int32 --out cyc").status, 0);
+    const auto r =
+        sr("--topology t.csv --array 3,2x4 --dataflow os,ws,is --dtype int32 --engine functional --out fun");
     ASSERT_EQ(r.status, 0) << r.err;
     std::string cyc = slurp(path("cyc/COMPUTE_REPORT.csv"));
     for (std::size_t at; (at = cyc.find(", cycle,")) != std::string::npos;)
@@ -241,6 +243,27 @@ TEST_F(SystolicRun, BadInputIsOneLineAndExitTwo) {
         {"--topology g.csv --bogus", "systolic-run: error: unknown option --bogus (see --help)\n"},
         {"--topology g.csv --arry 4 --out o",
          "systolic-run: error: unknown option --arry; did you mean --array?\n"},
+        // --dataflow: the names of the table, each once, in a list without holes.
+        {"--topology g.csv --dataflow xs --out o",
+         "systolic-run: error: --dataflow must be os, ws or is (or a comma list of them), got 'xs'\n"},
+        {"--topology g.csv --dataflow os,WS --out o",
+         "systolic-run: error: --dataflow must be os, ws or is (or a comma list of them), got 'WS'\n"},
+        {"--topology g.csv --dataflow ws,is,ws --out o",
+         "systolic-run: error: --dataflow: dataflow ws is given twice\n"},
+        {"--topology g.csv --dataflow os, --out o",
+         "systolic-run: error: --dataflow: 'os,' is not a list of dataflows (os, ws or is)\n"},
+        {"--topology g.csv --dataflow '' --out o",
+         "systolic-run: error: --dataflow: '' is not a list of dataflows (os, ws or is)\n"},
+        {"--topology g.csv --dataflow os,ws --inject skip-preload --out o",
+         "systolic-run: error: --inject skip-preload does not exist in dataflow os\n"},
+        {"--topology g.csv --dataflow ws --inject global-skew --out o",
+         "systolic-run: error: --inject global-skew does not exist in dataflow ws\n"},
+        {"--topology g.csv --array 4 --dataflow os,ws --job 4x4:0 --job-out j.json",
+         "systolic-run: error: --job 4x4:0: the run has dataflows os,ws; name one (RxC:DF:ID)\n"},
+        {"--topology g.csv --array 4 --dataflow os --job 4x4:ws:0 --job-out j.json",
+         "systolic-run: error: --job 4x4:ws:0: dataflow ws is not in the run (os)\n"},
+        {"--topology g.csv --array 4 --job 4x4:xs:0 --job-out j.json",
+         "systolic-run: error: --job '4x4:xs:0': the dataflow must be os, ws or is\n"},
     };
     for (const auto& [args, err] : cases) {
         SCOPED_TRACE(args);
@@ -373,10 +396,11 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     EXPECT_EQ(files_in("par"), 4u);  // the reports, and no scratch directory left behind
 
     // A job missing from the directory is named, and nothing is written.
-    fs::remove(path("jobs/job-3x3-0002.json"));
+    fs::remove(path("jobs/job-3x3-os-0002.json"));
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err, "systolic-run: error: jobs: no record for layer 2 on 3x3 (11 of 12 jobs present)\n");
+    EXPECT_EQ(r.err,
+              "systolic-run: error: jobs: no record for layer 2 on 3x3 in os (11 of 12 jobs present)\n");
     EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
     r = sr("--merge jobs --out jobs/.");
     EXPECT_EQ(r.status, 2);
@@ -476,6 +500,202 @@ TEST_F(SystolicRun, ConfigRunsOnScaleSimsBuffersAndBandwidth) {
     EXPECT_EQ(r.out.find("--array"), std::string::npos) << r.out;
 }
 
+// The figures the counting rules give one job, worked out here from the shapes alone
+// (docs/dataflows.md): os tiles of R x C, each K + R + C - 2 edges; ws and is tiles of C stationary
+// columns (P for ws, M for is), each ceil(K / L) folds of L = min(K, R) terms that preload in R
+// edges and stream T = M (ws) or P (is) rows in T + R + C - 2.
+struct job_counts {
+    std::uint64_t tiles = 0, preload = 0, advance = 0, padded = 0;
+};
+job_counts counts_of(const std::string& df, std::uint64_t m, std::uint64_t k, std::uint64_t p,
+                     std::uint64_t r, std::uint64_t c) {
+    if (df == "os") {
+        const std::uint64_t tiles = ceil_div(m, r) * ceil_div(p, c);
+        return {tiles, 0, tiles * (k + r + c - 2), tiles * r * c * k};
+    }
+    const std::uint64_t t = df == "ws" ? m : p, extent = df == "ws" ? p : m;
+    const std::uint64_t tiles = ceil_div(extent, c), folds = ceil_div(k, std::min(k, r));
+    return {tiles, tiles * folds * r, tiles * folds * (t + r + c - 2), tiles * folds * r * c * t};
+}
+
+// SCALE-Sim's Total Cycles, its own way: os folds of K + R + C - 2 cycles; ws (Sr = K rows, Sc = P
+// columns, T = M) and is (Sr = K, Sc = M, T = P) folds of R cycles to load the stationary block and
+// R + C + T - 2 to stream, over ceil(Sr / R) x ceil(Sc / C) folds; the last 0-based cycle.
+std::uint64_t scale_sim_cycles(const std::string& df, std::uint64_t m, std::uint64_t k, std::uint64_t p,
+                               std::uint64_t r, std::uint64_t c) {
+    if (df == "os") return ceil_div(m, r) * ceil_div(p, c) * (k + r + c - 2) - 1;
+    const std::uint64_t sc = df == "ws" ? p : m, t = df == "ws" ? m : p;
+    return ceil_div(k, r) * ceil_div(sc, c) * (2 * r + c + t - 2) - 1;
+}
+
+// A sweep over dataflows: one row per (array, dataflow, layer), in the order given, every layer
+// checked by the scoreboard in every dataflow (the same operands: they depend on the seed and the
+// LayerID only), and each row's edges and cycles those of the counting rules and of SCALE-Sim.
+TEST_F(SystolicRun, DataflowSweepCountsEachDataflowByItsRules) {
+    write("t.csv", small_gemm);
+    const std::uint64_t shapes[4][3] = {{6, 5, 10}, {9, 3, 1}, {4, 4, 4}, {1, 17, 33}};  // M, N (our P), K
+    const std::pair<std::uint64_t, std::uint64_t> arrays[] = {{4, 4}, {3, 5}};
+    const char* dataflows[] = {"ws", "os", "is"};
+    for (const char* dtype : {"int8", "int32"}) {
+        SCOPED_TRACE(dtype);
+        const std::string out = dtype;
+        const auto r =
+            sr("--topology t.csv --array 4,3x5 --dataflow ws,os,is --dtype " + out + " --out " + out);
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_NE(r.out.find("4x4       ws 4 layers: "), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("3x5       is 4 layers: "), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("24 jobs, PASS"), std::string::npos) << r.out;
+        const std::string compute = slurp(path(out + "/COMPUTE_REPORT.csv")),
+                          traffic = slurp(path(out + "/TRAFFIC_REPORT.csv")),
+                          bandwidth = slurp(path(out + "/BANDWIDTH_REPORT.csv"));
+        ASSERT_EQ(csv_rows(compute).size(), 24u);
+        const auto j = nlohmann::json::parse(slurp(path(out + "/report.json")));
+        EXPECT_EQ(j.at("dataflows"), (std::vector<std::string>{"ws", "os", "is"}));
+        ASSERT_EQ(j.at("arrays").size(), 6u);
+        std::size_t row = 0;
+        for (std::size_t a = 0; a < 2; ++a)
+            for (std::size_t d = 0; d < 3; ++d) {
+                const auto [R, C] = arrays[a];
+                const std::string df = dataflows[d], array = std::to_string(R) + "x" + std::to_string(C);
+                const auto& totals = j.at("arrays")[a * 3 + d];
+                EXPECT_EQ(totals.at("array"), array);
+                EXPECT_EQ(totals.at("dataflow"), df);
+                std::uint64_t preload_sum = 0;
+                for (std::uint64_t i = 0; i < 4; ++i, ++row) {
+                    SCOPED_TRACE(array + " " + df + " layer " + std::to_string(i));
+                    const std::uint64_t m = shapes[i][0], p = shapes[i][1], k = shapes[i][2];
+                    const job_counts want = counts_of(df, m, k, p, R, C);
+                    const auto got = by_name(compute, row);
+                    EXPECT_EQ(got.at("LayerID"), std::to_string(i));
+                    EXPECT_EQ(got.at("Array"), array);
+                    EXPECT_EQ(got.at("Dataflow"), df);
+                    EXPECT_EQ(got.at("Pass"), "PASS");
+                    EXPECT_EQ(got.at("Tiles"), std::to_string(want.tiles));
+                    EXPECT_EQ(got.at("Preload Edges"), std::to_string(want.preload));
+                    EXPECT_EQ(got.at("Advance Edges"), std::to_string(want.advance));
+                    EXPECT_EQ(got.at("MACs Padded"), std::to_string(want.padded));
+                    EXPECT_EQ(got.at("MACs Real"), std::to_string(m * k * p));
+                    EXPECT_EQ(got.at("Stall Cycles"), "0");
+                    EXPECT_EQ(got.at("Total Cycles"), std::to_string(want.preload + want.advance - 1));
+                    EXPECT_EQ(got.at("Total Cycles"), std::to_string(scale_sim_cycles(df, m, k, p, R, C)));
+                    preload_sum += want.preload;
+                    // Every element of C checked against the reference (the same exact integer sum in
+                    // every dataflow), and written once, as accumulators (int32 for int8, int64 for int32).
+                    const auto& layer = j.at("layers")[row];
+                    EXPECT_EQ(layer.at("dataflow"), df);
+                    EXPECT_EQ(layer.at("scoreboard").at("checked"), m * p);
+                    EXPECT_EQ(layer.at("scoreboard").at("mismatches"), 0);
+                    EXPECT_EQ(layer.at("real_outputs"), m * p);
+                    const auto t = by_name(traffic, row);
+                    EXPECT_EQ(t.at("Dataflow"), df);
+                    EXPECT_EQ(t.at("C Write Bytes"), std::to_string(m * p * (out == "int8" ? 4 : 8)));
+                    EXPECT_EQ(by_name(bandwidth, row).at("Dataflow"), df);
+                }
+                EXPECT_EQ(totals.at("preload_edges"), preload_sum);
+            }
+    }
+}
+
+// A dataflow sweep through job files: the lines name every dataflow of the run and each its job's,
+// and the merged reports are the run's in one process, byte for byte.
+TEST_F(SystolicRun, DataflowSweepMergesFromJobFiles) {
+    write("t.csv", small_gemm);
+    auto r = sr("--topology t.csv --array 4,3 --dataflow ws,os,is --out seq");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--topology t.csv --array 4,3 --dataflow ws,os,is --jobs 2 --out par");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--topology t.csv --array 4,3 --dataflow ws,os,is --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 24);
+    EXPECT_NE(r.out.find(" --array 4x4,3x3 --dataflow ws,os,is "), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find(" --job 3x3:is:2 --job-out " + path("jobs/job-3x3-is-0002.json").string() + " "),
+              std::string::npos)
+        << r.out;
+    write("jobs.sh", r.out);
+    r = run_tool("sh", "jobs.sh");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(files_in("jobs"), 24u);
+    r = sr("--merge jobs --out merged");
+    ASSERT_EQ(r.status, 0) << r.err;
+    for (const char* f :
+         {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+        SCOPED_TRACE(f);
+        const std::string seq = slurp(path(std::string("seq/") + f));
+        EXPECT_FALSE(seq.empty());
+        EXPECT_EQ(slurp(path(std::string("par/") + f)), seq);
+        EXPECT_EQ(slurp(path(std::string("merged/") + f)), seq);
+    }
+    const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 24u);
+    EXPECT_EQ(rows[0][11] + " " + rows[0][19], "4x4 ws");
+    EXPECT_EQ(rows[4][11] + " " + rows[4][19], "4x4 os");
+    EXPECT_EQ(rows[8][11] + " " + rows[8][19], "4x4 is");
+    EXPECT_EQ(rows[12][11] + " " + rows[12][19], "3x3 ws");
+
+    // One job of the run, by its ID, writes the file its line writes.
+    r = sr("--topology t.csv --array 4,3 --dataflow ws,os,is --job 4x4:is:3 --job-out one.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(path("one.json")), slurp(path("jobs/job-4x4-is-0003.json")));
+    // A missing job is named with its dataflow; a job of another run (its dataflows differ) is refused.
+    fs::remove(path("jobs/job-4x4-is-0003.json"));
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: jobs: no record for layer 3 on 4x4 in is (23 of 24 jobs present)\n");
+    r = sr("--topology t.csv --array 4,3 --dataflow os,ws,is --job 4x4:is:3 --job-out jobs/other.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("the records come from different runs"), std::string::npos) << r.err;
+    EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
+}
+
+// The configuration's Dataflow runs its layers in that dataflow on SCALE-Sim's double-buffered
+// scratchpads: the preload edges are the rules', SCALE-Sim's Total Cycles are the preload and
+// advance edges - 1 plus the stalls, and the job lines carry the configuration, not --dataflow.
+TEST_F(SystolicRun, ConfigDataflowRunsStationaryOnScaleSimsBuffers) {
+    write("t.csv", small_gemm);
+    const std::uint64_t shapes[4][3] = {{6, 5, 10}, {9, 3, 1}, {4, 4, 4}, {1, 17, 33}};  // M, N (our P), K
+    for (const char* df : {"ws", "is"}) {
+        for (const char* mode : {"USER", "CALC"}) {
+            SCOPED_TRACE(std::string(df) + " " + mode);
+            std::string cfg = scale_cfg(mode);
+            cfg.replace(cfg.find("Dataflow : os"), 13, std::string("Dataflow : ") + df);
+            const std::string name = std::string(df) + mode;
+            write(name + ".cfg", cfg);
+            const auto r = sr("--topology t.csv --config " + name + ".cfg --out " + name);
+            ASSERT_EQ(r.status, 0) << r.err;
+            EXPECT_NE(r.out.find("4x4       " + std::string(df) + "    0 A "), std::string::npos) << r.out;
+            const std::string compute = slurp(path(name + "/COMPUTE_REPORT.csv"));
+            const auto j = nlohmann::json::parse(slurp(path(name + "/report.json")));
+            EXPECT_EQ(j.at("memory").at("buffers"), "double");
+            EXPECT_EQ(j.at("dataflows"), (std::vector<std::string>{df}));
+            for (std::uint64_t i = 0; i < 4; ++i) {
+                SCOPED_TRACE(i);
+                const std::uint64_t m = shapes[i][0], p = shapes[i][1], k = shapes[i][2];
+                const job_counts want = counts_of(df, m, k, p, 4, 4);
+                const auto got = by_name(compute, i);
+                EXPECT_EQ(got.at("Pass"), "PASS");
+                EXPECT_EQ(got.at("Dataflow"), df);
+                EXPECT_EQ(got.at("Preload Edges"), std::to_string(want.preload));
+                EXPECT_EQ(got.at("Advance Edges"), std::to_string(want.advance));
+                EXPECT_EQ(std::stoull(got.at("Total Cycles")),
+                          want.preload + want.advance - 1 + std::stoull(got.at("Stall Cycles")));
+                EXPECT_GE(std::stoull(got.at("Total Cycles (incl. prefetch)")),
+                          std::stoull(got.at("Total Cycles")));
+                EXPECT_GT(j.at("layers")[i].at("memory_use").at("a").at("dram").get<std::uint64_t>(), 0u);
+            }
+        }
+    }
+    auto r = sr("--topology t.csv --config wsUSER.cfg --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(" --job 4x4:ws:3 "), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.find("--dataflow"), std::string::npos) << r.out;
+    r = sr("--topology t.csv --config wsUSER.cfg --jobs 2 --out par");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(slurp(path("par/report.json")), slurp(path("wsUSER/report.json")));
+}
+
 // A bad configuration is one line naming the file, the line and the key; nothing is written.
 TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
     write("t.csv", small_gemm);
@@ -488,15 +708,13 @@ TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
         "[architecture_presets]\n");
     EXPECT_EQ(r.out, "");
     EXPECT_FALSE(fs::exists(path("o")));
-    std::string ws = scale_cfg("CALC");
-    ws.replace(ws.find("Dataflow : os"), 13, "Dataflow : ws");
-    write("ws.cfg", ws);
-    r = sr("--topology t.csv --config ws.cfg --out o");
+    std::string rs = scale_cfg("CALC");
+    rs.replace(rs.find("Dataflow : os"), 13, "Dataflow : rs");
+    write("rs.cfg", rs);
+    r = sr("--topology t.csv --config rs.cfg --out o");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(
-        r.err,
-        "systolic-run: error: ws.cfg:14: key 'Dataflow': ws is not modelled yet: systolic-run's array is "
-        "output stationary (os)\n");
+    EXPECT_EQ(r.err, "systolic-run: error: rs.cfg:14: key 'Dataflow': 'rs' is not os, ws or is\n");
+    EXPECT_FALSE(fs::exists(path("o")));
     r = sr("--topology t.csv --config missing.cfg --out o");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err.rfind("systolic-run: error: missing.cfg", 0), 0u) << r.err;
@@ -507,6 +725,10 @@ TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
     EXPECT_EQ(
         r.err,
         "systolic-run: error: --config gives the array (ArrayHeight x ArrayWidth): no --array or --sweep\n");
+    r = sr("--topology t.csv --config user.cfg --dataflow ws --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err, "systolic-run: error: --config gives the dataflow (Dataflow): no --dataflow\n");
+    EXPECT_FALSE(fs::exists(path("o")));
     // A C scratchpad smaller than one tile's outputs (4x4 int32 is 64 bytes; 1 kB holds them, so
     // the array is made large instead: 32x32 int32 outputs are 4 kB).
     std::string big = scale_cfg("USER");
@@ -517,7 +739,8 @@ TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
     write("wide.csv", "Layer, M, N, K,\nW, 32, 32, 8,\n");
     r = sr("--topology wide.csv --config big.cfg --out o");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err.rfind("systolic-run: error: --config big.cfg: layer 0 (W) on 32x32: ", 0), 0u) << r.err;
+    EXPECT_EQ(r.err.rfind("systolic-run: error: --config big.cfg: layer 0 (W) on 32x32 in os: ", 0), 0u)
+        << r.err;
     EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1);
     EXPECT_FALSE(fs::exists(path("o")));
 }
@@ -531,7 +754,7 @@ TEST_F(SystolicRun, MergeChecksEveryFieldOfAJobFile) {
     write("jobs.sh", r.out);
     r = run_tool("sh", "jobs.sh");
     ASSERT_EQ(r.status, 0) << r.err;
-    const std::string file = "jobs/job-2x2-0000.json";
+    const std::string file = "jobs/job-2x2-os-0000.json";
     const std::string good = slurp(path(file));
     r = sr("--merge jobs --out merged");
     ASSERT_EQ(r.status, 0) << r.err;
@@ -608,7 +831,7 @@ TEST_F(SystolicRun, SlurmArrayScriptRunsOneLine) {
     r = run_tool("SLURM_ARRAY_TASK_ID=7 bash " + script, "jobs.txt");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(files_in("jobs"), 1u);
-    EXPECT_TRUE(fs::exists(path("jobs/job-4x4-0002.json")));
+    EXPECT_TRUE(fs::exists(path("jobs/job-4x4-os-0002.json")));
     r = run_tool("SLURM_ARRAY_TASK_ID=9 bash " + script, "jobs.txt");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "slurm_sweep.sh: jobs.txt has no line 9 (8 jobs)\n");

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <cmath>
 #include <filesystem>
 #include <fstream>
@@ -188,18 +189,64 @@ TEST(ArrayList, SizesSquaresRectanglesAndErrors) {
     EXPECT_EQ(err("4x"), "--array: '4x' is not an array size (N or RxC)");
     EXPECT_EQ(err("x"), "--array: 'x' is not an array size (N or RxC)");
     EXPECT_EQ(err("4x4x4"), "--array: '4x4x4' is not an array size (N or RxC)");
-    const auto job = parse_job("64x64:3");
-    EXPECT_EQ(array_name(job.first), "64x64");
-    EXPECT_EQ(job.second, 3u);
-    const auto rect = parse_job("12x14:2");
-    EXPECT_EQ(rect.first.rows, 12u);
-    EXPECT_EQ(rect.first.cols, 14u);
-    EXPECT_EQ(rect.second, 2u);
-    EXPECT_THROW(parse_job("64x64"), systolic::tb::usage_error);
     EXPECT_EQ(shell_quote("/a/b.csv"), "/a/b.csv");
     EXPECT_EQ(shell_quote("it's"), "'it'\\''s'");
-    EXPECT_EQ(job_file_name({64, 64}, 3), "job-64x64-0003.json");
-    EXPECT_EQ(job_file_name({12, 14}, 3), "job-12x14-0003.json");
+}
+
+// A job is a layer on an array in a dataflow: its ID and its file name say all three.
+TEST(ArrayList, JobIdsAndFilesNameTheDataflow) {
+    using systolic::dataflow_kind;
+    EXPECT_EQ(job_id({12, 14}, dataflow_kind::ws, 2), "12x14:ws:2");
+    const auto job = parse_job("64x64:is:3");
+    EXPECT_EQ(array_name(job.array), "64x64");
+    ASSERT_TRUE(job.dataflow.has_value());
+    EXPECT_EQ(*job.dataflow, dataflow_kind::is);
+    EXPECT_EQ(job.layer, 3u);
+    const auto rect = parse_job(job_id({12, 14}, dataflow_kind::os, 2));
+    EXPECT_EQ(rect.array.rows, 12u);
+    EXPECT_EQ(rect.array.cols, 14u);
+    EXPECT_EQ(rect.dataflow, dataflow_kind::os);
+    EXPECT_EQ(rect.layer, 2u);
+    // RxC:ID, for a run of one dataflow: the dataflow is the run's.
+    const auto short_id = parse_job("32:7");
+    EXPECT_EQ(array_name(short_id.array), "32x32");
+    EXPECT_FALSE(short_id.dataflow.has_value());
+    EXPECT_EQ(short_id.layer, 7u);
+    auto err = [](const std::string& text) {
+        try {
+            parse_job(text);
+        } catch (const systolic::tb::usage_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("64x64"), "--job '64x64' is not RxC:DF:ID (or RxC:ID)");
+    EXPECT_EQ(err("64x64:ws:"), "--job '64x64:ws:' is not RxC:DF:ID (or RxC:ID)");
+    EXPECT_EQ(err("64x64:rs:1"), "--job '64x64:rs:1': the dataflow must be os, ws or is");
+    EXPECT_EQ(err("64x64:ws:x:1"), "--job '64x64:ws:x:1': the dataflow must be os, ws or is");
+    EXPECT_EQ(job_file_name({64, 64}, dataflow_kind::os, 3), "job-64x64-os-0003.json");
+    EXPECT_EQ(job_file_name({12, 14}, dataflow_kind::is, 3), "job-12x14-is-0003.json");
+}
+
+TEST(ArrayList, DataflowListsInTheOrderGiven) {
+    using systolic::dataflow_kind;
+    EXPECT_EQ(parse_dataflow_list("is, os,ws", "--dataflow"),
+              (std::vector<dataflow_kind>{dataflow_kind::is, dataflow_kind::os, dataflow_kind::ws}));
+    EXPECT_EQ(parse_dataflow_list("ws", "--dataflow"), (std::vector<dataflow_kind>{dataflow_kind::ws}));
+    auto err = [](const std::string& text) {
+        try {
+            parse_dataflow_list(text, "--dataflow");
+        } catch (const systolic::tb::usage_error& e) {
+            return std::string(e.what());
+        }
+        return std::string("no error");
+    };
+    EXPECT_EQ(err("rs"), "--dataflow must be os, ws or is (or a comma list of them), got 'rs'");
+    EXPECT_EQ(err("os,WS"), "--dataflow must be os, ws or is (or a comma list of them), got 'WS'");
+    EXPECT_EQ(err("ws,is,ws"), "--dataflow: dataflow ws is given twice");
+    EXPECT_EQ(err(""), "--dataflow: '' is not a list of dataflows (os, ws or is)");
+    EXPECT_EQ(err("os,"), "--dataflow: 'os,' is not a list of dataflows (os, ws or is)");
+    EXPECT_EQ(err("os,,ws"), "--dataflow: 'os,,ws' is not a list of dataflows (os, ws or is)");
 }
 
 layer_record sample_record() {
@@ -207,6 +254,7 @@ layer_record sample_record() {
     r.topology = "t";
     r.layers_in_topology = 2;
     r.sweep = {"4x4", "8x8"};
+    r.dataflows = {"os"};
     r.layer_id = 1;
     r.layer = "L, \"one\"";
     r.kind = "gemm";
@@ -244,11 +292,112 @@ TEST(Report, ScaleSimFiguresFromCountedEdges) {
         csv.substr(0, csv.find('\n')),
         "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
         "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
-        "Total Cycles (incl. prefetch),");
+        "Total Cycles (incl. prefetch), Dataflow, Preload Edges,");
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
-        "cycle, PASS, 0,\n");
+        "cycle, PASS, 0, os, 0,\n");
+}
+
+// The same 6x5 product with K = 10 under ws on 4x4: 2 tiles of all 6 rows by 4 and 1 columns, each
+// 3 folds of 4, 4 and 2 terms; a fold preloads in 4 edges and streams 6 rows in 6 + 4 + 4 - 2 = 12.
+// SCALE-Sim's folds are those 6, its cycles the preload and advance edges - 1.
+layer_record stationary_record() {
+    layer_record r = sample_record();
+    r.sweep = {"4x4"};
+    r.dataflows = {"os", "ws"};
+    r.dataflow = "ws";
+    r.layer_id = 0;
+    r.tiles = 2;
+    r.preload_edges = 2 * 3 * 4;
+    r.advance_edges = 2 * 3 * 12;
+    r.macs_padded = 2 * 3 * 16 * 6;
+    // Folds of L x n used PEs, L x n x 6 real MACs: n = 4 (the first tile) and 1 (the second).
+    r.folds = {{1, 16, 2, 12}, {2, 16, 4, 24}, {1, 16, 8, 48}, {2, 16, 16, 96}};
+    return r;
+}
+
+TEST(Report, StationaryFiguresCountThePreload) {
+    const layer_record r = stationary_record();
+    const compute_figures f = compute_figures_of(r);
+    EXPECT_EQ(f.total_cycles, 24u + 72u - 1u);
+    EXPECT_DOUBLE_EQ(f.overall_util, 300.0 * 100 / (95.0 * 16));
+    // SCALE-Sim's mapping efficiency: the mean over its 6 folds of L x n / (R x C).
+    EXPECT_DOUBLE_EQ(f.mapping_efficiency, (16 + 16 + 8 + 4 + 4 + 2) / 16.0 / 6 * 100);
+    EXPECT_DOUBLE_EQ(f.compute_util, 300.0 / (16.0 * 16) / 6 * 100);
+    const std::string csv = compute_report_csv({r});
+    EXPECT_EQ(
+        csv.substr(csv.find('\n') + 1),
+        "0, 95, 0, 19.7368, 52.0833, 19.5312, 72, 576, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 2, "
+        "cycle, PASS, 0, ws, 24,\n");
+    const std::string text = job_file_text(r);
+    const layer_record back = record_from_json(nlohmann::json::parse(text).at("record"), "x");
+    EXPECT_EQ(job_file_text(back), text);
+    EXPECT_EQ(back.dataflow, "ws");
+    EXPECT_EQ(back.preload_edges, 24u);
+    const auto j = nlohmann::json::parse(report_json({r}));
+    EXPECT_EQ(j.at("dataflows"), (std::vector<std::string>{"os", "ws"}));
+    EXPECT_EQ(j.at("arrays")[0].at("dataflow"), "ws");
+    EXPECT_EQ(j.at("arrays")[0].at("preload_edges"), 24);
+    EXPECT_DOUBLE_EQ(j.at("arrays")[0].at("utilization_percent").get<double>(), 300.0 * 100 / (96.0 * 16));
+    EXPECT_EQ(bandwidth_report_csv({r}).substr(bandwidth_report_csv({r}).rfind(", 4x4")), ", 4x4, ws,\n");
+    EXPECT_EQ(traffic_report_csv({r}).substr(traffic_report_csv({r}).rfind(", ")), ", ws,\n");
+
+    // A record checks itself against the counting rules of its dataflow.
+    nlohmann::json good = nlohmann::json::parse(text).at("record");
+    struct tamper {
+        const char* what;
+        void (*spoil)(nlohmann::json&);
+        const char* says;
+    };
+    const tamper cases[] = {
+        {"a fold missing", [](nlohmann::json& j) { j["folds"][0]["count"] = 2; },
+         "'folds': they count 7 folds"},
+        {"dataflow not in the run",
+         [](nlohmann::json& j) {
+             j["dataflows"] = {"os", "is"};
+         },
+         "'dataflow'"},
+        {"unknown dataflow",
+         [](nlohmann::json& j) {
+             j["dataflows"] = {"os", "ws", "rs"};
+         },
+         "'dataflows'"},
+        {"dataflow twice",
+         [](nlohmann::json& j) {
+             j["dataflows"] = {"ws", "ws"};
+         },
+         "'dataflows'"},
+        {"no dataflows", [](nlohmann::json& j) { j["dataflows"] = nlohmann::json::array(); }, "'dataflows'"},
+        {"os with a preload",
+         [](nlohmann::json& j) {
+             j["dataflow"] = "os";
+             j["tiles"] = 6;
+         },
+         "'preload_edges'"},
+        {"no preload edges", [](nlohmann::json& j) { j.erase("preload_edges"); }, "'preload_edges'"},
+        {"no preload time", [](nlohmann::json& j) { j["time_ps"].erase("preload"); }, "'preload'"},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.what);
+        nlohmann::json j = good;
+        c.spoil(j);
+        try {
+            record_from_json(j, "jobs/x.json");
+            ADD_FAILURE() << "accepted";
+        } catch (const report_error& e) {
+            EXPECT_NE(std::string(e.what()).find(c.says), std::string::npos) << e.what();
+        }
+    }
+    // A fault that does not exist in the record's dataflow.
+    nlohmann::json os = nlohmann::json::parse(job_file_text(sample_record())).at("record");
+    os["inject"] = "skip-preload";
+    EXPECT_THROW(record_from_json(os, "x"), report_error);
+    // A stationary job that stopped in a tile has fewer folds than its tiles would.
+    good["folds"].erase(0);
+    good["status"] = "watchdog";
+    good["pass"] = false;
+    EXPECT_NO_THROW(record_from_json(good, "x"));
 }
 
 // A record of a run with --config: SCALE-Sim's buffers and a DRAM channel, and what they cost.
@@ -287,7 +436,7 @@ TEST(Report, StallsAndPrefetchInTheScaleSimFigures) {
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "1, 100, 37, 18.7500, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, "
-        "4, cycle, PASS, 150,\n");
+        "4, cycle, PASS, 150, os, 0,\n");
     // SRAM words over Total Cycles, DRAM words over the whole job; C's words are 4 bytes.
     const bandwidth_figures b = bandwidth_figures_of(r);
     EXPECT_DOUBLE_EQ(b.ifmap_sram, 160.0 / 100);
@@ -299,9 +448,9 @@ TEST(Report, StallsAndPrefetchInTheScaleSimFigures) {
     EXPECT_EQ(bandwidth_report_csv({r}),
               "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, "
               "Avg FILTER DRAM BW, Avg OFMAP DRAM BW, Avg DRAM Bytes/Cycle, Peak DRAM Bytes/Cycle, "
-              "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array,\n"
+              "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array, Dataflow,\n"
               "1, 1.6000, 2.0000, 0.3000, 0.4000, 0.3333, 0.2000, 1.5333, 0.3333, 2.7500, 1, 4, "
-              "\"L, \"\"one\"\"\", 4x4,\n");
+              "\"L, \"\"one\"\"\", 4x4, os,\n");
     // Without a memory system nothing moved through scratchpads: zeros, not a division by zero.
     EXPECT_EQ(bandwidth_figures_of(sample_record()).ifmap_dram, 0.0);
 }
@@ -467,8 +616,8 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     c.array_rows = c.array_cols = 8;
     d.array_rows = d.array_cols = 8;
     EXPECT_EQ(err({a, b, c, d}), "no error");
-    EXPECT_EQ(err({a, b, c}), "jobs: no record for layer 1 on 8x8 (3 of 4 jobs present)");
-    EXPECT_EQ(err({a, b, b, c, d}), "jobs: layer 1 on 4x4 appears twice");
+    EXPECT_EQ(err({a, b, c}), "jobs: no record for layer 1 on 8x8 in os (3 of 4 jobs present)");
+    EXPECT_EQ(err({a, b, b, c, d}), "jobs: layer 1 on 4x4 in os appears twice");
     d.dtype = "int32";
     EXPECT_NE(err({a, b, c, d}).find("different runs"), std::string::npos);
     EXPECT_EQ(err({}), "jobs: no job records");
@@ -478,6 +627,34 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     EXPECT_EQ(v[0].layer_id, 0u);
     EXPECT_EQ(v[1].layer_id, 1u);
     EXPECT_EQ(v[2].array_rows, 8u);
+
+    // A sweep of dataflows: every (array, dataflow, layer) once, in the order of the arrays, then of
+    // the dataflows, then of the layers.
+    std::vector<layer_record> all;
+    for (const char* array : {"4x4", "8x8"})
+        for (const char* df : {"is", "os"})
+            for (std::uint64_t id : {1u, 0u}) {
+                layer_record r = sample_record();
+                r.array_rows = r.array_cols = array[0] == '4' ? 4 : 8;
+                r.dataflows = {"is", "os"};
+                r.dataflow = df;
+                r.layer_id = id;
+                all.push_back(r);
+            }
+    EXPECT_EQ(err(all), "no error");
+    std::vector<layer_record> some(all.begin() + 1, all.end());
+    EXPECT_EQ(err(some), "jobs: no record for layer 1 on 4x4 in is (7 of 8 jobs present)");
+    some.push_back(all[1]);
+    EXPECT_EQ(err(some), "jobs: layer 0 on 4x4 in is appears twice");
+    some = all;
+    some[3].dataflows = {"os", "is"};
+    EXPECT_NE(err(some).find("different runs"), std::string::npos);
+    std::reverse(all.begin(), all.end());
+    sort_records(all);
+    std::string order;
+    for (const auto& r : all)
+        order += r.array_name() + ":" + r.dataflow + ":" + std::to_string(r.layer_id) + " ";
+    EXPECT_EQ(order, "4x4:is:0 4x4:is:1 4x4:os:0 4x4:os:1 8x8:is:0 8x8:is:1 8x8:os:0 8x8:os:1 ");
 }
 
 // SCALE-Sim's own shipped configurations, v2's scale.cfg (with os, as it ships) and v3's (whose
@@ -528,6 +705,14 @@ TEST(ScaleConfig, ShippedConfigurationsMapToTheArrayAndDoubleBuffers) {
     EXPECT_EQ(odd.array, (systolic::array_shape{8, 4}));
     EXPECT_EQ(memory_of(odd, 1).c_sram, 3072u);
     EXPECT_EQ(odd.bandwidth, 0u);  // CALC needs none
+    EXPECT_EQ(odd.dataflow, systolic::dataflow_kind::os);
+
+    // Dataflow: SCALE-Sim's three, which are ours (v3 ships ws).
+    std::string ws = v3_scale_cfg;
+    ws.replace(ws.find("Dataflow : os"), 13, "Dataflow : ws");
+    EXPECT_EQ(parse_scale_config(ws, "v3.cfg", max_array).dataflow, systolic::dataflow_kind::ws);
+    ws.replace(ws.find("Dataflow : ws"), 13, "Dataflow : is");
+    EXPECT_EQ(parse_scale_config(ws, "v3.cfg", max_array).dataflow, systolic::dataflow_kind::is);
 }
 
 std::string config_error_of(const std::string& text) {
@@ -578,14 +763,12 @@ TEST(ScaleConfig, BadKeysNameFileLineAndKey) {
         {head + rest + "[sparsity]\nSparsitySupport: true\n",
          "my.cfg:11: key 'SparsitySupport': 'true' is not supported, only false (dense operands)"},
         {head + rest.substr(0, rest.find("Dataflow")) +
-             "Dataflow: ws\n[run_presets]\nInterfaceBandwidth: CALC\n",
-         "my.cfg:7: key 'Dataflow': ws is not modelled yet: systolic-run's array is output stationary (os)"},
-        {head + rest.substr(0, rest.find("Dataflow")) +
-             "Dataflow: is\n[run_presets]\nInterfaceBandwidth: CALC\n",
-         "my.cfg:7: key 'Dataflow': is is not modelled yet: systolic-run's array is output stationary (os)"},
-        {head + rest.substr(0, rest.find("Dataflow")) +
              "Dataflow: rs\n[run_presets]\nInterfaceBandwidth: CALC\n",
          "my.cfg:7: key 'Dataflow': 'rs' is not os, ws or is"},
+        // SCALE-Sim takes its names in lower case only.
+        {head + rest.substr(0, rest.find("Dataflow")) +
+             "Dataflow: WS\n[run_presets]\nInterfaceBandwidth: CALC\n",
+         "my.cfg:7: key 'Dataflow': 'WS' is not os, ws or is"},
         {head + rest.substr(0, rest.find("CALC")) + "calc\n",
          "my.cfg:9: key 'InterfaceBandwidth': 'calc' is not CALC or USER"},
         {head + rest.substr(0, rest.find("CALC")) + "USER\n",

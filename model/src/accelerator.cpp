@@ -205,7 +205,7 @@ void accelerator::start() {
     m_regs.set(SYSTOLIC_REG_ERROR, 0);
     for (const std::uint32_t r :
          {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO, SYSTOLIC_REG_MACS_REAL_LO,
-          SYSTOLIC_REG_CYCLES_LO, SYSTOLIC_REG_STALL_CYCLES_LO})
+          SYSTOLIC_REG_CYCLES_LO, SYSTOLIC_REG_STALL_CYCLES_LO, SYSTOLIC_REG_PRELOAD_EDGES_LO})
         m_regs.set64(r, 0);
     m_busy = true;
     m_done = false;
@@ -294,6 +294,7 @@ void accelerator::finish(const job_result& r) {
         return;
     }
     m_regs.set64(SYSTOLIC_REG_EDGES_LO, r.advance_edges);
+    m_regs.set64(SYSTOLIC_REG_PRELOAD_EDGES_LO, r.preload_edges);
     m_regs.set64(SYSTOLIC_REG_MACS_LO, r.macs_padded);
     m_regs.set64(SYSTOLIC_REG_MACS_REAL_LO, r.macs_real);
     const sc_core::sc_time took = sc_core::sc_time_stamp() - m_start_time;

@@ -58,6 +58,7 @@ job_request read_request(const register_block& regs) {
     r.k_policy = regs.get(SYSTOLIC_REG_K_POLICY);
     r.overflow = regs.get(SYSTOLIC_REG_OVERFLOW);
     r.rounding = regs.get(SYSTOLIC_REG_ROUNDING);
+    r.dataflow = regs.get(SYSTOLIC_REG_DATAFLOW);
     r.scale_bits = regs.get(SYSTOLIC_REG_SCALE);
     r.zero_point = regs.get(SYSTOLIC_REG_ZERO_POINT);
     return r;
@@ -78,6 +79,8 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     if (!overflow) return refuse(error_code::option, "unknown OVERFLOW " + std::to_string(req.overflow));
     const auto rounding = regmap::from_code(regmap::rounding_values, rounding_mode_names, req.rounding);
     if (!rounding) return refuse(error_code::option, "unknown ROUNDING " + std::to_string(req.rounding));
+    const auto dataflow = regmap::from_code(regmap::dataflow_values, dataflow_kind_names, req.dataflow);
+    if (!dataflow) return refuse(error_code::option, "unknown DATAFLOW " + std::to_string(req.dataflow));
     const bool int8_out = *out == output_dtype::int8;
     float scale;
     std::memcpy(&scale, &req.scale_bits, sizeof scale);
@@ -100,6 +103,9 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     job.quant.scale = scale;
     job.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
     job.quant.rounding = *rounding;
+    job.dataflow = *dataflow;
+    // ws and is combine their folds in the accumulators, so they run no K_POLICY_PARTIALS.
+    if (auto err = check_dataflow(job); !err.empty()) return refuse(error_code::option, std::move(err));
     job.memory = limits.memory;
     // The accelerator's memory system refuses some options (double buffering keeps the accumulators
     // between K chunks, so it runs no K_POLICY_PARTIALS).

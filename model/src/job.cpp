@@ -59,6 +59,15 @@ std::string check_overlaps(const matmul_job& job) {
     return {};
 }
 
+// The stationary dataflows' folds always combine in the tile's accumulators: there is no
+// partial-sum buffer to choose.
+std::string check_dataflow(const matmul_job& job) {
+    if (is_stationary(job.dataflow) && job.policy == k_policy::partials)
+        return std::string("dataflow ") + to_string(job.dataflow) +
+               " combines its folds in the accumulators: K-splitting with partial sums is for os only";
+    return {};
+}
+
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size) {
     const auto& s = job.shape;
     for (auto err : {check_dimensions(s), check_k_limit(s)})
@@ -79,11 +88,7 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
                "chunk)";
     if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
         return "the quantization scale must be a positive finite number";
-    // The stationary dataflows' folds always combine in the tile's accumulators: there is no
-    // partial-sum buffer to choose.
-    if (is_stationary(job.dataflow) && job.policy == k_policy::partials)
-        return std::string("dataflow ") + to_string(job.dataflow) +
-               " combines its folds in the accumulators: K-splitting with partial sums is for os only";
+    if (auto err = check_dataflow(job); !err.empty()) return err;
     return check_memory_config(job.memory, job);
 }
 

@@ -2,6 +2,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cstdio>
 #include <sstream>
 
@@ -21,6 +22,7 @@ namespace {
 struct raw {
     std::string seed = "1", jobs = "1", max_memory;
     std::string dtype = to_string(dtype::int8), engine = to_string(engine_kind::cycle);
+    std::string dataflow = to_string(dataflow_kind::os);
     std::string inject = to_string(verify::fault::none);
 };
 
@@ -56,17 +58,22 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                    "(default 32)");
     app.add_option("--sweep", o.sweep, "file of array sizes for a sweep");
     app.add_option("--config", o.config,
-                   "SCALE-Sim configuration (.cfg): the array, double-buffered scratchpads and the DRAM "
-                   "bandwidth (docs/scale-sim.md)");
+                   "SCALE-Sim configuration (.cfg): the array, the dataflow, double-buffered scratchpads and "
+                   "the DRAM bandwidth (docs/scale-sim.md)");
+    app.add_option("--dataflow", r.dataflow,
+                   "what stays in the PEs: " + names_text(dataflow_kind_names) +
+                       " (default os), or a comma list for a sweep (docs/dataflows.md)");
     app.add_option("--dtype", r.dtype, "int8 (default), int32, fp32 or bf16");
     app.add_option("--engine", r.engine, "cycle (default) or functional");
     app.add_option("--seed", r.seed, "seed of the random operands (default 1)");
     app.add_option("--data", o.data, "directory of <layer>.a.npy and <layer>.b.npy operands");
     app.add_option("--out", o.out, "directory for COMPUTE_REPORT.csv, TRAFFIC_REPORT.csv and report.json");
     app.add_option("--jobs", r.jobs, "local processes for a sweep (default 1)");
-    app.add_flag("--emit-jobs", o.emit_jobs, "print one command per (layer, array) and run nothing");
+    app.add_flag("--emit-jobs", o.emit_jobs,
+                 "print one command per (layer, array, dataflow) and run nothing");
     app.add_option("--merge", o.merge, "combine the job files of DIR into the reports in --out");
-    app.add_option("--job", o.job, "RxC:ID: run only layer ID on the RxC array (with --job-out)");
+    app.add_option("--job", o.job,
+                   "RxC:DF:ID: run only layer ID on the RxC array in dataflow DF (with --job-out)");
     app.add_option("--job-out", o.job_out, "the job file --job writes");
     app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
     app.add_option("--log-level", o.log_level, log_level_help());
@@ -74,7 +81,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option(
         "--inject", r.inject,
         "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
-        "global-skew, skip-advance, extra-advance");
+        "global-skew, skip-advance, extra-advance, skip-preload (ws, is)");
     app.footer(tb::option_rules_help(run_option_rules()));
     try {
         app.parse(argc, argv);
@@ -94,6 +101,7 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
             throw usage_error("--engine must be " + names_text(engine_kind_names) + ", got '" +
                               tb::one_line(r.engine) + "'");
         o.engine = *engine;
+        o.dataflows = parse_dataflow_list(r.dataflow, "--dataflow");
         const auto f = verify::parse_fault(r.inject);
         if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(r.inject) + "'");
         o.inject = *f;
@@ -115,6 +123,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
         if (o.config && (app.count("--array") || o.sweep))
             throw usage_error("--config gives the array (ArrayHeight x ArrayWidth): no --array or --sweep");
+        if (o.config && app.count("--dataflow"))
+            throw usage_error("--config gives the dataflow (Dataflow): no --dataflow");
         if (o.job && (o.emit_jobs || o.out))
             throw usage_error("--job runs one job into --job-out: no --out or --emit-jobs");
         if (o.topology.empty()) throw usage_error("--topology FILE is required (or --merge DIR)");
@@ -194,19 +204,56 @@ std::vector<array_shape> read_sweep_file(const std::string& path) {
     return parse_array_list(all, path);
 }
 
+std::vector<dataflow_kind> parse_dataflow_list(const std::string& text, const std::string& what) {
+    std::vector<dataflow_kind> out;
+    std::string item;
+    std::istringstream in(text);
+    while (std::getline(in, item, ',')) {
+        const auto b = item.find_first_not_of(" \t"), e = item.find_last_not_of(" \t");
+        item = b == std::string::npos ? "" : item.substr(b, e - b + 1);
+        if (item.empty()) continue;  // an empty item makes the whole list bad, below
+        const auto df = parse_dataflow_kind(item);
+        if (!df)
+            throw usage_error(what + " must be " + names_text(dataflow_kind_names) +
+                              " (or a comma list of them), got '" + tb::one_line(item) + "'");
+        if (std::find(out.begin(), out.end(), *df) != out.end())
+            throw usage_error(what + ": dataflow " + item + " is given twice");
+        out.push_back(*df);
+    }
+    if (out.empty() || text.back() == ',' || text.front() == ',' || text.find(",,") != std::string::npos)
+        throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of dataflows (" +
+                          names_text(dataflow_kind_names) + ")");
+    return out;
+}
+
 std::string array_name(const array_shape& a) {
     return std::to_string(a.rows) + "x" + std::to_string(a.cols);
 }
 
-std::pair<array_shape, std::uint64_t> parse_job(const std::string& text) {
-    const auto colon = text.find(':');
-    if (colon == std::string::npos) throw usage_error("--job '" + tb::one_line(text) + "' is not RxC:ID");
-    const auto arrays = parse_array_list(text.substr(0, colon), "--job");
-    const std::string id = text.substr(colon + 1);
+std::string job_id(const array_shape& a, dataflow_kind df, std::uint64_t layer_id) {
+    return array_name(a) + ":" + to_string(df) + ":" + std::to_string(layer_id);
+}
+
+job_ref parse_job(const std::string& text) {
+    auto bad = [&] { return usage_error("--job '" + tb::one_line(text) + "' is not RxC:DF:ID (or RxC:ID)"); };
+    const auto first = text.find(':'), last = text.rfind(':');
+    if (first == std::string::npos) throw bad();
+    job_ref j;
+    const auto arrays = parse_array_list(text.substr(0, first), "--job");
+    if (first != last) {
+        const auto df = parse_dataflow_kind(text.substr(first + 1, last - first - 1));
+        if (!df)
+            throw usage_error("--job '" + tb::one_line(text) + "': the dataflow must be " +
+                              names_text(dataflow_kind_names));
+        j.dataflow = *df;
+    }
+    const std::string id = text.substr(last + 1);
     if (arrays.size() != 1 || id.empty() || id.size() > 9 ||
         id.find_first_not_of("0123456789") != std::string::npos)
-        throw usage_error("--job '" + tb::one_line(text) + "' is not RxC:ID");
-    return {arrays[0], std::stoull(id)};
+        throw bad();
+    j.array = arrays[0];
+    j.layer = std::stoull(id);
+    return j;
 }
 
 std::string shell_quote(const std::string& word) {
@@ -220,9 +267,9 @@ std::string shell_quote(const std::string& word) {
     return out + "'";
 }
 
-std::string job_file_name(const array_shape& a, std::uint64_t layer_id) {
+std::string job_file_name(const array_shape& a, dataflow_kind df, std::uint64_t layer_id) {
     char buf[64];
-    std::snprintf(buf, sizeof buf, "job-%s-%04llu.json", array_name(a).c_str(),
+    std::snprintf(buf, sizeof buf, "job-%s-%s-%04llu.json", array_name(a).c_str(), to_string(df),
                   static_cast<unsigned long long>(layer_id));
     return buf;
 }

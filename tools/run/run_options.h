@@ -1,5 +1,5 @@
-// systolic-run's command line as plain C++: the options, the array lists of a sweep, and the job
-// lines --emit-jobs prints. No SystemC.
+// systolic-run's command line as plain C++: the options, the array and dataflow lists of a sweep,
+// and the job lines --emit-jobs prints. No SystemC.
 #pragma once
 
 #include <cstdint>
@@ -18,7 +18,8 @@ struct run_cli {
     std::string topology;
     std::string array = "32";           // --array: "N", "RxC" or a comma list of them
     std::optional<std::string> sweep;   // --sweep FILE: the same, one or more per line, # comments
-    std::optional<std::string> config;  // --config FILE: a SCALE-Sim .cfg (the array and the memory system)
+    std::optional<std::string> config;  // --config FILE: a SCALE-Sim .cfg (the array, dataflow and memory)
+    std::vector<dataflow_kind> dataflows = {dataflow_kind::os};  // --dataflow: one or a comma list
     systolic::dtype dtype = systolic::dtype::int8;
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
@@ -27,7 +28,7 @@ struct run_cli {
     std::uint64_t jobs = 1;
     bool emit_jobs = false;
     std::optional<std::string> merge;    // --merge DIR
-    std::optional<std::string> job;      // --job RxC:ID (with --job-out): run one (array, layer)
+    std::optional<std::string> job;      // --job RxC:DF:ID (with --job-out): run one (array, dataflow, layer)
     std::optional<std::string> job_out;  // --job-out FILE
     std::optional<std::uint64_t> max_memory;
     std::string log_level = "warn";
@@ -53,13 +54,25 @@ std::vector<array_shape> parse_array_list(const std::string& text, const std::st
 // A sweep file: array sizes separated by commas, spaces or lines; '#' starts a comment.
 std::vector<array_shape> read_sweep_file(const std::string& path);
 
+// "os,ws,is": the dataflows, in the order given, each once (names from dataflow_kind_names).
+std::vector<dataflow_kind> parse_dataflow_list(const std::string& text, const std::string& what);
+
 std::string array_name(const array_shape& a);  // "RxC"
-// "RxC:ID" (or "N:ID") -> (R x C, ID).
-std::pair<array_shape, std::uint64_t> parse_job(const std::string& text);
+
+// One job of a run: a layer on an array in a dataflow.
+struct job_ref {
+    array_shape array;
+    std::optional<dataflow_kind> dataflow;  // not given: the run's only dataflow
+    std::uint64_t layer = 0;
+};
+// A job's ID, "RxC:DF:ID" (e.g. "32x32:ws:3"), as --emit-jobs writes it and --job reads it.
+std::string job_id(const array_shape& a, dataflow_kind df, std::uint64_t layer_id);
+// "RxC:DF:ID", or "RxC:ID" (also "N:...") for a run of one dataflow.
+job_ref parse_job(const std::string& text);
 
 // A word for /bin/sh: unchanged when it is plain, else single-quoted.
 std::string shell_quote(const std::string& word);
-// The file a job writes in a job directory: job-RxC-LLLL.json.
-std::string job_file_name(const array_shape& a, std::uint64_t layer_id);
+// The file a job writes in a job directory: job-RxC-DF-LLLL.json.
+std::string job_file_name(const array_shape& a, dataflow_kind df, std::uint64_t layer_id);
 
 }  // namespace systolic::run

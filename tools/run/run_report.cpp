@@ -41,7 +41,8 @@ compute_figures compute_figures_of(const layer_record& r) {
     compute_figures f;
     const double pes = double(r.array_rows) * double(r.array_cols);
     f.stall_cycles = r.memory_use.stall_cycles;
-    f.total_cycles = r.advance_edges ? r.advance_edges - 1 + f.stall_cycles : 0;
+    const std::uint64_t edges = r.preload_edges + r.advance_edges;
+    f.total_cycles = edges ? edges - 1 + f.stall_cycles : 0;
     f.total_cycles_incl_prefetch = r.memory_use.total_cycles;
     if (f.total_cycles) f.overall_util = double(r.macs_real) * 100.0 / (double(f.total_cycles) * pes);
     std::uint64_t folds = 0;
@@ -100,6 +101,7 @@ nlohmann::json to_json(const layer_record& r) {
     j.update({{"topology", r.topology},
               {"layers_in_topology", r.layers_in_topology},
               {"sweep", r.sweep},
+              {"dataflows", r.dataflows},
               {"layer_id", r.layer_id},
               {"layer", r.layer},
               {"kind", r.kind},
@@ -107,6 +109,7 @@ nlohmann::json to_json(const layer_record& r) {
               {"array", r.array_name()},
               {"array_rows", r.array_rows},
               {"array_cols", r.array_cols},
+              {"dataflow", r.dataflow},
               {"dtype", r.dtype},
               {"engine", r.engine},
               {"seed", r.seed},
@@ -126,12 +129,14 @@ nlohmann::json to_json(const layer_record& r) {
               {"status", r.status},
               {"error", r.error},
               {"pass", r.pass},
+              {"preload_edges", r.preload_edges},
               {"folds", folds},
               {"clock_ps", r.clock_ps},
               {"time_ps",
                {{"sim", r.sim_time_ps},
                 {"clear", r.clear_ps},
                 {"load", r.load_ps},
+                {"preload", r.preload_ps},
                 {"advance", r.advance_ps},
                 {"drain", r.drain_ps}}},
               {"traffic",
@@ -284,6 +289,15 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
                                 "' is not an array RxC, each side in [1, " + std::to_string(max_array) + "]");
         if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
     }
+    r.dataflows = f.texts(j, "dataflows");
+    if (r.dataflows.empty()) f.fail("dataflows", "is empty");
+    std::set<std::string> dataflows;
+    for (const auto& d : r.dataflows) {
+        if (!parse_dataflow_kind(d))
+            f.fail("dataflows",
+                   "'" + io::printable(d.substr(0, 40)) + "' is not " + names_text(dataflow_kind_names));
+        if (!dataflows.insert(d).second) f.fail("dataflows", d + " is given twice");
+    }
     r.layer_id = f.number(j, "layer_id", 0, r.layers_in_topology - 1);
     r.layer = f.text(j, "layer");
     if (r.layer.empty()) f.fail("layer", "is empty");
@@ -294,6 +308,8 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.array_cols = f.number(j, "array_cols", 1, max_array);
     if (std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) == r.sweep.end())
         f.fail("array_rows", "the array " + r.array_name() + " is not in the sweep");
+    r.dataflow = f.name(j, "dataflow", r.dataflows);
+    const dataflow_kind df = *parse_dataflow_kind(r.dataflow);
     r.m = f.number(j, "m", 1, max_dimension);
     r.k = f.number(j, "k", 1, max_dimension);
     r.p = f.number(j, "p", 1, max_dimension);
@@ -322,9 +338,12 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.data = f.name(j, "data", data_sources);
     r.k_tile = f.number(j, "k_tile", 0, max_dimension);
     r.inject = f.text(j, "inject");
-    if (!verify::parse_fault(r.inject))
+    const auto fault = verify::parse_fault(r.inject);
+    if (!fault)
         f.fail("inject",
                "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
+    if (!verify::fault_applies(*fault, df))
+        f.fail("inject", r.inject + " does not exist in dataflow " + r.dataflow);
     const auto& mem = f.at(j, "memory");
     r.memory.config = f.text(mem, "config");
     r.memory.buffers = f.name(mem, "buffers", names(buffer_mode_names));
@@ -355,6 +374,9 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.macs_real = f.number(j, "macs_real", 0, r.macs_padded);
     r.real_outputs = f.number(j, "real_outputs");
     r.masked_outputs = f.number(j, "masked_outputs");
+    r.preload_edges = f.number(j, "preload_edges");
+    if (!is_stationary(df) && r.preload_edges != 0)
+        f.fail("preload_edges", std::to_string(r.preload_edges) + ", but output stationary preloads nothing");
     std::uint64_t folded = 0;
     for (const auto& g : f.array(j, "folds")) {
         fold_group fg{f.number_value(f.at(g, "count"), "folds", 1), f.number_value(f.at(g, "edges"), "folds"),
@@ -363,14 +385,22 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
         folded += fg.count;
         r.folds.push_back(fg);
     }
-    if (folded != r.tiles)
-        f.fail("folds",
-               "they count " + std::to_string(folded) + " tiles, the record " + std::to_string(r.tiles));
+    // SCALE-Sim's folds: our tiles for os; for ws and is each tile's folds of the stationary block,
+    // all of them unless the job stopped in a tile.
+    const std::uint64_t folds_per_tile =
+        is_stationary(df) ? count_job({r.m, r.k, r.p}, {r.array_rows, r.array_cols}, r.k_tile, df).k_chunks
+                          : 1;
+    const bool stopped = is_stationary(df) && r.status != to_string(job_status::completed);
+    if (stopped ? folded > r.tiles * folds_per_tile : folded != r.tiles * folds_per_tile)
+        f.fail("folds", "they count " + std::to_string(folded) + " folds, the record's " +
+                            std::to_string(r.tiles) + " tiles have " +
+                            std::to_string(r.tiles * folds_per_tile));
     r.clock_ps = f.number(j, "clock_ps", 1, ~std::uint64_t{0});
     const auto& tp = f.at(j, "time_ps");
     r.sim_time_ps = f.number(tp, "sim");
     r.clear_ps = f.number(tp, "clear");
     r.load_ps = f.number(tp, "load");
+    r.preload_ps = f.number(tp, "preload");
     r.advance_ps = f.number(tp, "advance");
     r.drain_ps = f.number(tp, "drain");
     const auto& t = f.at(j, "traffic");
@@ -408,6 +438,15 @@ std::size_t sweep_index(const layer_record& r) {
     return std::size_t(std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) - r.sweep.begin());
 }
 
+std::size_t dataflow_index(const layer_record& r) {
+    return std::size_t(std::find(r.dataflows.begin(), r.dataflows.end(), r.dataflow) - r.dataflows.begin());
+}
+
+// A job's place in the reports, and the key of its (array, dataflow) totals.
+std::tuple<std::size_t, std::size_t, std::uint64_t> report_place(const layer_record& r) {
+    return {sweep_index(r), dataflow_index(r), r.layer_id};
+}
+
 std::string fixed(double v, int digits = 4) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -435,7 +474,7 @@ std::string csv_text(const std::string& s) {
 
 void sort_records(std::vector<layer_record>& records) {
     std::stable_sort(records.begin(), records.end(), [](const layer_record& a, const layer_record& b) {
-        return std::make_pair(sweep_index(a), a.layer_id) < std::make_pair(sweep_index(b), b.layer_id);
+        return report_place(a) < report_place(b);
     });
 }
 
@@ -444,40 +483,43 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     const layer_record& first = records.front();
     auto same_run = [&](const layer_record& r) {
         return r.topology == first.topology && r.layers_in_topology == first.layers_in_topology &&
-               r.sweep == first.sweep && r.dtype == first.dtype && r.engine == first.engine &&
-               r.seed == first.seed && r.data == first.data && r.k_tile == first.k_tile &&
-               r.inject == first.inject && r.memory == first.memory;
+               r.sweep == first.sweep && r.dataflows == first.dataflows && r.dtype == first.dtype &&
+               r.engine == first.engine && r.seed == first.seed && r.data == first.data &&
+               r.k_tile == first.k_tile && r.inject == first.inject && r.memory == first.memory;
     };
-    std::set<std::pair<std::string, std::uint64_t>> seen;
+    std::set<std::tuple<std::string, std::string, std::uint64_t>> seen;
     for (const auto& r : records) {
         if (!same_run(r))
             throw report_error(source + ": the records come from different runs (" + first.topology + " " +
                                first.dtype + " " + first.engine + " and " + r.topology + " " + r.dtype + " " +
-                               r.engine + ", or different seeds, data or array lists)");
-        if (!seen.insert({r.array_name(), r.layer_id}).second)
+                               r.engine + ", or different seeds, data, array or dataflow lists)");
+        if (!seen.insert({r.array_name(), r.dataflow, r.layer_id}).second)
             throw report_error(source + ": layer " + std::to_string(r.layer_id) + " on " + r.array_name() +
-                               " appears twice");
+                               " in " + r.dataflow + " appears twice");
     }
-    // Every record is a distinct (array, layer) of the run, so when some are missing, one is among
-    // the first records.size() + 1 pairs: the search is bounded by the records, not by what they
-    // claim (at most 2^31 - 1 layers, so the product does not wrap).
-    const std::uint64_t expected = first.sweep.size() * first.layers_in_topology;
+    // Every record is a distinct (array, dataflow, layer) of the run, so when some are missing, one
+    // is among the first records.size() + 1 jobs: the search is bounded by the records, not by what
+    // they claim (at most 2^31 - 1 layers, 2^20 distinct arrays and 3 dataflows, so the product
+    // does not wrap).
+    const std::uint64_t expected = first.sweep.size() * first.dataflows.size() * first.layers_in_topology;
     if (seen.size() == expected) return;
     for (const auto& a : first.sweep)
-        for (std::uint64_t id = 0; id < first.layers_in_topology; ++id)
-            if (!seen.count({a, id}))
-                throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a +
-                                   " (" + std::to_string(records.size()) + " of " + std::to_string(expected) +
-                                   " jobs present)");
+        for (const auto& d : first.dataflows)
+            for (std::uint64_t id = 0; id < first.layers_in_topology; ++id)
+                if (!seen.count({a, d, id}))
+                    throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a +
+                                       " in " + d + " (" + std::to_string(records.size()) + " of " +
+                                       std::to_string(expected) + " jobs present)");
 }
 
 std::string compute_report_csv(const std::vector<layer_record>& records) {
     std::ostringstream os;
     // SCALE-Sim v2's columns first and ours after them where they always were; v3's whole-job total
-    // comes last, so that a reader of v2's or of our earlier reports finds every column in its place.
+    // comes next, then the dataflow and its preload edges (Total Cycles = preload + advance edges - 1
+    // + stalls), so that a reader of v2's or of our earlier reports finds every column in its place.
     os << "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
           "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
-          "Total Cycles (incl. prefetch),\n";
+          "Total Cycles (incl. prefetch), Dataflow, Preload Edges,\n";
     for (const auto& r : records) {
         const compute_figures f = compute_figures_of(r);
         os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util)
@@ -485,7 +527,7 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << ", " << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", "
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
            << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
-           << f.total_cycles_incl_prefetch << ",\n";
+           << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ",\n";
     }
     return os.str();
 }
@@ -494,7 +536,7 @@ std::string bandwidth_report_csv(const std::vector<layer_record>& records) {
     std::ostringstream os;
     os << "LayerID, Avg IFMAP SRAM BW, Avg FILTER SRAM BW, Avg OFMAP SRAM BW, Avg IFMAP DRAM BW, "
           "Avg FILTER DRAM BW, Avg OFMAP DRAM BW, Avg DRAM Bytes/Cycle, Peak DRAM Bytes/Cycle, "
-          "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array,\n";
+          "Zero-Stall DRAM Bytes/Cycle, Streamed Tiles, Stream K Chunk, Layer, Array, Dataflow,\n";
     for (const auto& r : records) {
         const bandwidth_figures b = bandwidth_figures_of(r);
         const memory_report& m = r.memory_use;
@@ -502,7 +544,7 @@ std::string bandwidth_report_csv(const std::vector<layer_record>& records) {
            << fixed(b.ofmap_sram) << ", " << fixed(b.ifmap_dram) << ", " << fixed(b.filter_dram) << ", "
            << fixed(b.ofmap_dram) << ", " << fixed(m.average_bandwidth) << ", " << fixed(m.peak_bandwidth)
            << ", " << fixed(m.zero_stall_bandwidth) << ", " << m.streamed_tiles << ", " << m.stream_k_chunk
-           << ", " << csv_text(r.layer) << ", " << r.array_name() << ",\n";
+           << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << r.dataflow << ",\n";
     }
     return os.str();
 }
@@ -510,12 +552,12 @@ std::string bandwidth_report_csv(const std::vector<layer_record>& records) {
 std::string traffic_report_csv(const std::vector<layer_record>& records) {
     std::ostringstream os;
     os << "LayerID, Layer, Array, A Read Bytes, B Read Bytes, C Write Bytes, Partial Read Bytes, "
-          "Partial Write Bytes, Reads, Writes,\n";
+          "Partial Write Bytes, Reads, Writes, Dataflow,\n";
     for (const auto& r : records) {
         const auto& t = r.traffic;
         os << r.layer_id << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << t.a_read_bytes
            << ", " << t.b_read_bytes << ", " << t.c_write_bytes << ", " << t.partial_read_bytes << ", "
-           << t.partial_write_bytes << ", " << t.reads << ", " << t.writes << ",\n";
+           << t.partial_write_bytes << ", " << t.reads << ", " << t.writes << ", " << r.dataflow << ",\n";
     }
     return os.str();
 }
@@ -523,11 +565,12 @@ std::string traffic_report_csv(const std::vector<layer_record>& records) {
 std::string report_json(const std::vector<layer_record>& records) {
     nlohmann::json layers = nlohmann::json::array();
     struct total {
-        std::uint64_t edges = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0, stalls = 0,
-                      layers = 0;
+        std::uint64_t edges = 0, preload = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0,
+                      stalls = 0, layers = 0;
         bool pass = true;
     };
-    std::map<std::size_t, total> totals;
+    // One per (array, dataflow) of the run, in report order.
+    std::map<std::pair<std::size_t, std::size_t>, total> totals;
     bool pass = true;
     for (const auto& r : records) {
         nlohmann::json j = to_json(r);
@@ -547,8 +590,9 @@ std::string report_json(const std::vector<layer_record>& records) {
                           {"mapping_efficiency_percent", f.mapping_efficiency},
                           {"compute_util_percent", f.compute_util}};
         layers.push_back(std::move(j));
-        total& t = totals[sweep_index(r)];
+        total& t = totals[{sweep_index(r), dataflow_index(r)}];
         t.edges += r.advance_edges;
+        t.preload += r.preload_edges;
         t.macs_real += r.macs_real;
         t.macs_padded += r.macs_padded;
         t.sim_ps += r.sim_time_ps;
@@ -562,28 +606,40 @@ std::string report_json(const std::vector<layer_record>& records) {
     for (const auto& [index, t] : totals) {
         const layer_record* any = nullptr;
         for (const auto& r : records)
-            if (sweep_index(r) == index) any = &r;
+            if (std::make_pair(sweep_index(r), dataflow_index(r)) == index) any = &r;
         const double pes = double(any->array_rows) * double(any->array_cols);
+        // The array's edges are its preload and advance edges: both are its work.
+        const std::uint64_t edges = t.edges + t.preload;
         arrays.push_back(
             {{"array", any->array_name()},
              {"array_rows", any->array_rows},
              {"array_cols", any->array_cols},
+             {"dataflow", any->dataflow},
              {"layers", t.layers},
              {"advance_edges", t.edges},
+             {"preload_edges", t.preload},
              {"total_cycles", t.cycles},
              {"stall_cycles", t.stalls},
              {"macs_real", t.macs_real},
              {"macs_padded", t.macs_padded},
-             {"utilization_percent", t.edges ? double(t.macs_real) * 100.0 / (double(t.edges) * pes) : 0.0},
+             {"utilization_percent", edges ? double(t.macs_real) * 100.0 / (double(edges) * pes) : 0.0},
              {"sim_time_ps", t.sim_ps},
              {"pass", t.pass}});
     }
     const layer_record& f = records.front();
-    nlohmann::json out = {
-        {"tool", "systolic-run"}, {"topology", f.topology}, {"dtype", f.dtype},
-        {"engine", f.engine},     {"seed", f.seed},         {"data", f.data},
-        {"inject", f.inject},     {"sweep", f.sweep},       {"memory", to_json(f).at("memory")},
-        {"arrays", arrays},       {"layers", layers},       {"pass", pass}};
+    nlohmann::json out = {{"tool", "systolic-run"},
+                          {"topology", f.topology},
+                          {"dtype", f.dtype},
+                          {"engine", f.engine},
+                          {"seed", f.seed},
+                          {"data", f.data},
+                          {"inject", f.inject},
+                          {"sweep", f.sweep},
+                          {"dataflows", f.dataflows},
+                          {"memory", to_json(f).at("memory")},
+                          {"arrays", arrays},
+                          {"layers", layers},
+                          {"pass", pass}};
     return out.dump(2) + "\n";
 }
 

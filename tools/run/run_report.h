@@ -1,4 +1,4 @@
-// What systolic-run records about one (layer, array) run, and the reports made from the records:
+// What systolic-run records about one (layer, array, dataflow) job, and the reports made from the records:
 // COMPUTE_REPORT.csv (SCALE-Sim v2's columns, then ours), BANDWIDTH_REPORT.csv (SCALE-Sim's, then
 // ours), TRAFFIC_REPORT.csv and report.json. A record holds integers, strings and the memory
 // report's bandwidths (doubles, which nlohmann::json writes so that they read back exactly): the reports
@@ -21,8 +21,11 @@ struct report_error : std::runtime_error {
     using std::runtime_error::runtime_error;
 };
 
-// Tiles ("folds" in SCALE-Sim) that counted the same: how many, their advance edges, the PEs whose
-// result was written (SCALE-Sim's used PEs) and the terms those PEs consumed.
+// SCALE-Sim's folds that counted the same: how many, their edges, SCALE-Sim's used PEs and the terms
+// those PEs consumed. For os a fold is one of our tiles: its advance edges, the PEs whose result was
+// written. For ws and is a fold is one fold of a tile (its L x n stationary block): its preload and
+// advance edges, the L x n PEs that hold a real weight (or input), and their share of the tile's
+// real MACs.
 struct fold_group {
     std::uint64_t count = 0;
     std::uint64_t edges = 0;
@@ -57,12 +60,14 @@ struct layer_record {
     // What ran.
     std::string topology;  // the topology's name
     std::uint64_t layers_in_topology = 0;
-    std::vector<std::string> sweep;  // the array sizes of the run, as "RxC", in the order given
+    std::vector<std::string> sweep;      // the array sizes of the run, as "RxC", in the order given
+    std::vector<std::string> dataflows;  // the dataflows of the run (dataflow_kind_names), in the order given
     std::uint64_t layer_id = 0;
     std::string layer;
     std::string kind;                 // "gemm" or "conv"
     std::vector<std::uint64_t> conv;  // conv layers: ifmap h, w, filter h, w, channels, filters, stride h, w
     std::uint64_t array_rows = 0, array_cols = 0;
+    std::string dataflow = "os";  // this job's, one of dataflows
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
@@ -77,27 +82,30 @@ struct layer_record {
     std::uint64_t checked = 0, mismatches = 0;
     std::vector<std::string> scoreboard_errors;
     std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
+    std::uint64_t preload_edges = 0;  // ws, is: R a fold; os: none
     std::uint64_t real_outputs = 0, masked_outputs = 0;
     std::vector<fold_group> folds;  // sorted
     std::uint64_t clock_ps = 0;
-    std::uint64_t sim_time_ps = 0, clear_ps = 0, load_ps = 0, advance_ps = 0, drain_ps = 0;
+    std::uint64_t sim_time_ps = 0, clear_ps = 0, load_ps = 0, preload_ps = 0, advance_ps = 0, drain_ps = 0;
     traffic_counts traffic;
     memory_report memory_use;  // stalls, the DRAM and array bytes per stream, bandwidths
 
     std::string array_name() const;  // "RxC"
 };
 
-// The figures SCALE-Sim's COMPUTE_REPORT.csv defines (simulator.py, systolic_compute_os.py), from
-// our counted edges and stalls: Total Cycles is SCALE-Sim's last 0-based cycle index, edges - 1 +
-// the stall cycles; v3's Total Cycles (incl. prefetch) is the job from its first DRAM transfer to
-// its last drain.
+// The figures SCALE-Sim's COMPUTE_REPORT.csv defines (simulator.py, systolic_compute_{os,ws,is}.py),
+// from our counted edges and stalls: Total Cycles is SCALE-Sim's last 0-based cycle index, preload +
+// advance edges - 1 + the stall cycles (SCALE-Sim's ws and is folds load their stationary block in R
+// cycles, as our preload does); v3's Total Cycles (incl. prefetch) is the job from its first DRAM
+// transfer to its last drain.
 struct compute_figures {
     std::uint64_t total_cycles = 0;
     std::uint64_t total_cycles_incl_prefetch = 0;
     std::uint64_t stall_cycles = 0;
     double overall_util = 0;        // MACs x 100 / (Total Cycles x R x C)
     double mapping_efficiency = 0;  // mean over folds of used PEs x 100 / (R x C)
-    double compute_util = 0;        // mean over folds of used PEs x K x 100 / (R x C x edges of the fold)
+    double compute_util = 0;  // mean over folds of real MACs x 100 / (R x C x edges of the fold): used PEs
+                              // x K for os, used PEs x T for ws and is
 };
 compute_figures compute_figures_of(const layer_record& r);
 
@@ -116,9 +124,10 @@ nlohmann::json to_json(const layer_record& r);
 // convolution that does not lower to the GEMM, a pass with mismatches, ...).
 layer_record record_from_json(const nlohmann::json& j, const std::string& source);
 
-// The records in report order: by the array's place in the sweep, then by LayerID.
+// The records in report order: by the array's place in the sweep, then the dataflow's, then LayerID.
 void sort_records(std::vector<layer_record>& records);
-// Refuses (report_error) records of different runs, duplicates, and missing (layer, array) pairs.
+// Refuses (report_error) records of different runs, duplicates, and missing (layer, array, dataflow)
+// jobs.
 void check_complete(const std::vector<layer_record>& records, const std::string& source);
 
 std::string compute_report_csv(const std::vector<layer_record>& records);

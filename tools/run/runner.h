@@ -1,5 +1,5 @@
-// Runs one topology layer on a testbench and records what happened (run_report.h): the scoreboard's
-// verdict, the counted edges and MACs per tile, the simulated phase times, and the bytes that
+// Runs one topology layer in one dataflow on a testbench and records what happened (run_report.h): the
+// scoreboard's verdict, the counted edges and MACs per fold, the simulated phase times, and the bytes that
 // crossed the bus to A, B, C and the partial-sum buffer, counted by the testbench's bus monitor.
 // The monitor is told to refuse DMI for reads as well, so that it sees every read; the timing does
 // not change, since a DMI read costs the same latency as a b_transport one.
@@ -28,7 +28,8 @@ namespace systolic::run {
 struct run_settings {
     std::string topology;  // its name
     std::uint64_t layers_in_topology = 0;
-    std::vector<std::string> sweep;  // "RxC" in the order given
+    std::vector<std::string> sweep;      // "RxC" in the order given
+    std::vector<std::string> dataflows;  // dataflow_kind_names, in the order given
     std::string dtype;
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
@@ -39,7 +40,7 @@ struct run_settings {
 };
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
-// that every array size of a sweep multiplies the same matrices.
+// that every array size and dataflow of a sweep multiplies the same matrices.
 constexpr std::uint64_t layer_seed(std::uint64_t seed, std::uint64_t layer_id) {
     std::uint64_t z = seed + 0x9e3779b97f4a7c15ull * (layer_id + 1);
     z = (z ^ (z >> 30)) * 0xbf58476d1ce4e5b9ull;
@@ -163,20 +164,27 @@ public:
 
     verify::testbench<Format>& bench() { return m_bench; }
 
-    layer_record run(const layer& l, const run_settings& s, const verify::problem<Format>& pr) {
+    layer_record run(const layer& l, const run_settings& s, dataflow_kind df,
+                     const verify::problem<Format>& pr) {
         verify::job_options opt;
         opt.engine = s.engine;
+        opt.dataflow = df;
         opt.inject = s.inject;
         opt.memory = s.memory;
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
-        m_expected_c_writes = pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
+        // One write per real row of C in every tile: os and ws tiles hold all of a row's C columns
+        // of the tile, is tiles hold whole rows of C.
+        m_expected_c_writes =
+            df == dataflow_kind::is ? pr.shape.m : pr.shape.m * ceil_div(pr.shape.p, m_bench.cols());
         const verify::job_check<Format> out = m_bench.run(pr, opt);
 
         layer_record r;
         r.topology = s.topology;
         r.layers_in_topology = s.layers_in_topology;
         r.sweep = s.sweep;
+        r.dataflows = s.dataflows;
+        r.dataflow = to_string(df);
         r.layer_id = l.id;
         r.layer = l.name;
         r.kind = to_string(l.kind);
@@ -208,13 +216,18 @@ public:
             r.scoreboard_errors.push_back(out.scoreboard.errors[i]);
         r.tiles = res.tiles.size();
         r.advance_edges = res.advance_edges;
+        r.preload_edges = res.preload_edges;
         r.macs_padded = res.macs_padded;
         r.macs_real = res.macs_real;
         r.real_outputs = res.real_outputs;
         r.masked_outputs = res.masked_outputs;
         std::map<std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>, std::uint64_t> groups;
-        for (const auto& t : res.tiles)
-            ++groups[{t.advance_edges, t.real_outputs, t.macs_real}];
+        if (is_stationary(df)) {
+            add_stationary_folds(groups, res, pr.shape, df);
+        } else {
+            for (const auto& t : res.tiles)
+                ++groups[{t.advance_edges, t.real_outputs, t.macs_real}];
+        }
         for (const auto& [key, count] : groups)
             r.folds.push_back({count, std::get<0>(key), std::get<1>(key), std::get<2>(key)});
         std::sort(r.folds.begin(), r.folds.end());
@@ -222,6 +235,7 @@ public:
         r.sim_time_ps = to_ps(res.end - res.start);
         r.clear_ps = to_ps(res.phases.clear);
         r.load_ps = to_ps(res.phases.load);
+        r.preload_ps = to_ps(res.phases.preload);
         r.advance_ps = to_ps(res.phases.advance);
         r.drain_ps = to_ps(res.phases.drain);
         r.traffic = m_traffic.counts();
@@ -230,6 +244,32 @@ public:
     }
 
 private:
+    using fold_key = std::tuple<std::uint64_t, std::uint64_t, std::uint64_t>;  // edges, used PEs, real MACs
+
+    // SCALE-Sim's ws and is folds: each fold of each tile, its counted preload and advance edges,
+    // the L x n PEs that hold a real stationary value (L terms of the fold, n real columns of the
+    // tile), and the tile's counted real MACs in proportion to L (each fold's share, exact when
+    // every PE consumed its T terms). A tile's preload edges are shared alike: R a fold.
+    void add_stationary_folds(std::map<fold_key, std::uint64_t>& groups, const job_result& res,
+                              const problem_shape& shape, dataflow_kind df) const {
+        const array_shape a{m_bench.rows(), m_bench.cols()};
+        const std::uint64_t terms = stationary_of(shape, a, 0, df).fold_terms;
+        for (const auto& t : res.tiles) {
+            const std::uint64_t n = df == dataflow_kind::is ? t.where.rows : t.where.cols;
+            const std::uint64_t folds = t.advance_edges_per_chunk.size();
+            std::uint64_t preload_left = t.preload_edges, macs_left = t.macs_real;
+            for (std::uint64_t f = 0; f < folds; ++f) {
+                const std::uint64_t l = chunk_length(shape.k, terms, f);
+                const bool last = f + 1 == folds;
+                const std::uint64_t preload = last ? preload_left : t.preload_edges / folds;
+                const std::uint64_t macs = last ? macs_left : t.macs_real / shape.k * l;
+                preload_left -= preload;
+                macs_left -= macs;
+                ++groups[{preload + t.advance_edges_per_chunk[f], l * n, macs}];
+            }
+        }
+    }
+
     verify::testbench<Format>& m_bench;
     traffic_counter m_traffic;
     std::uint64_t m_seen = 0;

@@ -140,11 +140,12 @@ scale_config parse_scale_config(std::string_view text, const std::string& path, 
     c.filter_sram_kb = rd.number(key_of(key_use::filter_sram), need(key_use::filter_sram), max_sram_kb);
     c.ofmap_sram_kb = rd.number(key_of(key_use::ofmap_sram), need(key_use::ofmap_sram), max_sram_kb);
 
+    // SCALE-Sim's names are ours (scale_config.py takes them in lower case only).
     const entry& df = need(key_use::dataflow);
-    if (df.value == "ws" || df.value == "is")
-        rd.fail(df.line, "key 'Dataflow': " + df.value +
-                             " is not modelled yet: systolic-run's array is output stationary (os)");
-    if (df.value != "os") rd.fail(df.line, "key 'Dataflow': " + shown(df.value) + " is not os, ws or is");
+    const auto dataflow = parse_dataflow_kind(df.value);
+    if (!dataflow)
+        rd.fail(df.line, "key 'Dataflow': " + shown(df.value) + " is not " + names_text(dataflow_kind_names));
+    c.dataflow = *dataflow;
 
     const entry& ib = need(key_use::interface_bandwidth);
     bool mode_known = false;

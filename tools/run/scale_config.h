@@ -1,7 +1,7 @@
 // SCALE-Sim configuration files (.cfg), read as SCALE-Sim's scale_config.py reads them through
 // Python's configparser: [sections], "key: value" or "key = value" lines, keys in any case, whole
-// lines of # or ; comments. Every key SCALE-Sim v2 or v3 defines is known: the ones that describe an
-// output-stationary array and its memory are used, the ones that change nothing here are accepted
+// lines of # or ; comments. Every key SCALE-Sim v2 or v3 defines is known: the ones that describe the
+// array, its dataflow and its memory are used, the ones that change nothing here are accepted
 // (their table entry says why), the ones that would ask for a model we do not have must keep the
 // value that asks for none. Anything else, and any bad value, is a config_error: one line naming
 // the file, the line and the key. Plain C++.
@@ -13,6 +13,7 @@
 #include <string_view>
 
 #include "systolic/counting.h"
+#include "systolic/job_names.h"
 #include "systolic/memory_system.h"
 #include "systolic/names.h"
 
@@ -70,7 +71,8 @@ inline constexpr config_key scale_config_keys[] = {
     {"architecture_presets", "OfmapOffset", key_use::ignored, "", "the testbench places the matrices"},
     {"architecture_presets", "Bandwidth", key_use::bandwidth, "",
      "DRAM words per cycle with USER (one value; a word is an operand)"},
-    {"architecture_presets", "Dataflow", key_use::dataflow, "", "os only: the array is output stationary"},
+    {"architecture_presets", "Dataflow", key_use::dataflow, "",
+     "os, ws or is: what stays in the PEs, as --dataflow (docs/dataflows.md)"},
     {"architecture_presets", "MemoryBanks", key_use::must_be, "1", "one DRAM channel"},
     {"architecture_presets", "ReadRequestBuffer", key_use::ignored, "", "v3's Ramulator request queue"},
     {"architecture_presets", "WriteRequestBuffer", key_use::ignored, "", "v3's Ramulator request queue"},
@@ -100,6 +102,7 @@ constexpr std::uint64_t max_sram_kb = std::uint64_t{1} << 30;
 struct scale_config {
     std::string path;
     array_shape array;
+    dataflow_kind dataflow = dataflow_kind::os;
     std::uint64_t ifmap_sram_kb = 0, filter_sram_kb = 0, ofmap_sram_kb = 0;
     interface_bandwidth mode = interface_bandwidth::calc;
     std::uint64_t bandwidth = 0;  // words per cycle; 0: not given (CALC may omit it)

@@ -1,7 +1,8 @@
 // systolic-run: every layer of a SCALE-Sim topology on the systolic array model, each checked by
-// the scoreboard, with SCALE-Sim-style reports. Sweeps over array sizes run in this process (one
-// testbench per size, all built before the first sc_start) or, with --jobs J, as J local processes
-// of one (layer, array) job each, merged into the same reports. --emit-jobs prints those job lines
+// the scoreboard, with SCALE-Sim-style reports. Sweeps over array sizes and dataflows run in this
+// process (one testbench per size, all built before the first sc_start, each running every
+// dataflow) or, with --jobs J, as J local processes of one (layer, array, dataflow) job each, merged
+// into the same reports. --emit-jobs prints those job lines
 // for a cluster, and --merge combines their files. Exit status: 0 every layer passed, 1 a layer
 // failed its checks, 2 bad usage or bad input (one line on stderr, no report written).
 #include <fcntl.h>
@@ -51,16 +52,21 @@ constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;
 constexpr int exit_usage = 2;
 
-// One (array, layer) pair of a run.
+// One (array, dataflow, layer) job of a run.
 struct job_spec {
     array_shape array;
+    dataflow_kind dataflow;
     const layer* l;
 };
 
+std::string id_of(const job_spec& j) {
+    return job_id(j.array, j.dataflow, j.l->id);
+}
+
 // The PE-updates of a job: the weight the progress bar gives it.
 double job_work(const job_spec& j) {
-    const auto c = count_job(j.l->gemm, j.array);
-    return double(c.advance_edges) * double(j.array.pes());
+    const auto c = count_job(j.l->gemm, j.array, 0, j.dataflow);
+    return double(c.advance_edges + c.preload_edges) * double(j.array.pes());
 }
 
 // Arrays as keys of the maps of testbenches.
@@ -71,9 +77,17 @@ std::pair<std::uint64_t, std::uint64_t> key_of(const array_shape& a) {
 struct plan {
     topology topo;
     std::vector<array_shape> arrays;
+    std::vector<dataflow_kind> dataflows;
     run_settings settings;
-    std::vector<job_spec> jobs;  // in report order: arrays as given, then layers
+    std::vector<job_spec> jobs;  // in report order: arrays as given, then dataflows as given, then layers
 };
+
+std::string dataflow_list(const std::vector<dataflow_kind>& dataflows) {
+    std::string out;
+    for (const auto df : dataflows)
+        out += (out.empty() ? "" : ",") + std::string(to_string(df));
+    return out;
+}
 
 plan make_plan(const run_cli& o) {
     plan p;
@@ -92,6 +106,7 @@ plan make_plan(const run_cli& o) {
             throw usage_error(e.what());
         }
         p.arrays = {c.array};
+        p.dataflows = {c.dataflow};
         const std::uint64_t word =
             with_format(o.dtype, [](auto format) { return sizeof(typename decltype(format)::operand_type); });
         p.settings.memory = memory_of(c, word);
@@ -106,11 +121,18 @@ plan make_plan(const run_cli& o) {
         m.dram_bandwidth = std::uint64_t(p.settings.memory.dram_bandwidth);
     } else {
         p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
+        p.dataflows = o.dataflows;
     }
+    for (const auto df : p.dataflows)
+        if (!verify::fault_applies(o.inject, df))
+            throw usage_error(std::string("--inject ") + to_string(o.inject) +
+                              " does not exist in dataflow " + to_string(df));
     p.settings.topology = p.topo.name;
     p.settings.layers_in_topology = p.topo.layers.size();
     for (const auto& a : p.arrays)
         p.settings.sweep.push_back(array_name(a));
+    for (const auto df : p.dataflows)
+        p.settings.dataflows.push_back(to_string(df));
     p.settings.dtype = to_string(o.dtype);
     p.settings.engine = o.engine;
     p.settings.seed = o.seed;
@@ -132,16 +154,25 @@ plan make_plan(const run_cli& o) {
         }
     }
     for (const auto& a : p.arrays)
-        for (const auto& l : p.topo.layers)
-            p.jobs.push_back({a, &l});
+        for (const auto df : p.dataflows)
+            for (const auto& l : p.topo.layers)
+                p.jobs.push_back({a, df, &l});
     if (o.job) {
-        const auto [a, id] = parse_job(*o.job);
-        if (std::find(p.arrays.begin(), p.arrays.end(), a) == p.arrays.end())
-            throw usage_error("--job " + *o.job + ": " + array_name(a) + " is not in the sweep");
-        if (id >= p.topo.layers.size())
+        const job_ref j = parse_job(*o.job);
+        if (std::find(p.arrays.begin(), p.arrays.end(), j.array) == p.arrays.end())
+            throw usage_error("--job " + *o.job + ": " + array_name(j.array) + " is not in the sweep");
+        // RxC:ID names the job of a run of one dataflow; with more, the ID must say which.
+        if (!j.dataflow && p.dataflows.size() > 1)
+            throw usage_error("--job " + *o.job + ": the run has dataflows " + dataflow_list(p.dataflows) +
+                              "; name one (RxC:DF:ID)");
+        const dataflow_kind df = j.dataflow ? *j.dataflow : p.dataflows.front();
+        if (std::find(p.dataflows.begin(), p.dataflows.end(), df) == p.dataflows.end())
+            throw usage_error("--job " + *o.job + ": dataflow " + to_string(df) + " is not in the run (" +
+                              dataflow_list(p.dataflows) + ")");
+        if (j.layer >= p.topo.layers.size())
             throw usage_error("--job " + *o.job + ": the topology has layers 0 to " +
                               std::to_string(p.topo.layers.size() - 1));
-        p.jobs = {{a, &p.topo.layers[id]}};
+        p.jobs = {{j.array, df, &p.topo.layers[j.layer]}};
     }
     return p;
 }
@@ -225,10 +256,10 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
     for (std::size_t i = 0; i < p.jobs.size(); ++i) {
         const job_spec& j = p.jobs[i];
         const double work = job_work(j);
-        const std::uint64_t tiles = count_job(j.l->gemm, j.array).tiles;
+        const std::uint64_t tiles = count_job(j.l->gemm, j.array, 0, j.dataflow).tiles;
         std::ostringstream head;
         head << "job " << i + 1 << "/" << p.jobs.size() << ": layer " << j.l->id << " " << j.l->name << " on "
-             << array_name(j.array);
+             << array_name(j.array) << " " << to_string(j.dataflow);
         layer_runner<Format>& runner = *runners[key_of(j.array)];
         runner.on_c_write = [&](std::uint64_t writes, std::uint64_t all) {
             if (!bar.enabled() || all == 0) return;
@@ -240,7 +271,8 @@ std::vector<layer_record> run_here(const plan& p, bool progress) {
         bar.update(done, head.str() + ", preparing", true);
         const verify::problem<Format> pr = tb::allocating(
             "preparing " + head.str(), [&] { return layer_problem<Format>(*j.l, p.settings); });
-        records.push_back(tb::allocating(head.str(), [&] { return runner.run(*j.l, p.settings, pr); }));
+        records.push_back(
+            tb::allocating(head.str(), [&] { return runner.run(*j.l, p.settings, j.dataflow, pr); }));
         done += work;
     }
     bar.finish();
@@ -255,6 +287,7 @@ void check_jobs(const plan& p, const run_cli& o, bool one_process) {
     if (o.config)
         for (const auto& j : p.jobs) {
             verify::job_options opt;
+            opt.dataflow = j.dataflow;
             opt.memory = p.settings.memory;
             const std::uint64_t operand = sizeof(typename Format::operand_type),
                                 acc = sizeof(typename Format::accumulator_type);
@@ -263,7 +296,8 @@ void check_jobs(const plan& p, const run_cli& o, bool one_process) {
                     systolic::check_memory(opt.memory, job, j.array.rows, j.array.cols, operand, acc);
                 !bad.empty())
                 throw usage_error("--config " + *o.config + ": layer " + std::to_string(j.l->id) + " (" +
-                                  tb::one_line(j.l->name) + ") on " + array_name(j.array) + ": " + bad);
+                                  tb::one_line(j.l->name) + ") on " + array_name(j.array) + " in " +
+                                  to_string(j.dataflow) + ": " + bad);
         }
     if (!p.settings.data_dir.empty())
         for (const auto& j : p.jobs)
@@ -304,20 +338,23 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
     std::string arrays;
     for (const auto& a : p.arrays)
         arrays += (arrays.empty() ? "" : ",") + array_name(a);
-    std::vector<std::string> a = {self_exe(),
-                                  "--topology",
-                                  absolute(o.topology),
-                                  o.config ? "--config" : "--array",
-                                  o.config ? absolute(*o.config) : arrays,
-                                  "--dtype",
-                                  to_string(o.dtype),
-                                  "--engine",
-                                  to_string(o.engine),
-                                  "--job",
-                                  array_name(j.array) + ":" + std::to_string(j.l->id),
-                                  "--job-out",
-                                  absolute((fs::path(dir) / job_file_name(j.array, j.l->id)).string()),
-                                  "--no-progress"};
+    std::vector<std::string> a = {
+        self_exe(),
+        "--topology",
+        absolute(o.topology),
+        o.config ? "--config" : "--array",
+        o.config ? absolute(*o.config) : arrays,
+        "--dtype",
+        to_string(o.dtype),
+        "--engine",
+        to_string(o.engine),
+        "--job",
+        id_of(j),
+        "--job-out",
+        absolute((fs::path(dir) / job_file_name(j.array, j.dataflow, j.l->id)).string()),
+        "--no-progress"};
+    // The configuration gives the dataflow; otherwise the run's list, so that every record names it.
+    if (!o.config) a.insert(a.begin() + 5, {"--dataflow", dataflow_list(p.dataflows)});
     if (o.data)
         a.insert(a.end(), {"--data", absolute(*o.data)});
     else
@@ -460,8 +497,7 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             const std::string why =
                 WIFEXITED(status) ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
                                   : "killed by signal " + std::to_string(WTERMSIG(status));
-            failure = "job " + array_name(j.array) + ":" + std::to_string(j.l->id) + " (" +
-                      tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
+            failure = "job " + id_of(j) + " (" + tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
         }
     }
     bar.finish();
@@ -474,8 +510,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
     std::vector<layer_record> records;
     for (const auto& j : p.jobs) {
         try {
-            records.push_back(
-                read_job_file((fs::path(scratch.path) / job_file_name(j.array, j.l->id)).string()));
+            records.push_back(read_job_file(
+                (fs::path(scratch.path) / job_file_name(j.array, j.dataflow, j.l->id)).string()));
         } catch (const report_error& e) {
             throw usage_error(e.what());
         }
@@ -507,12 +543,14 @@ void plan_reports(io::output_set& files, const std::string& out_dir) {
         files.add({"--out", report_path(out_dir, name)});
 }
 
-// On stdout: one line per layer for a single array size; for a sweep, one line per array size
-// (every layer is in the reports) and the layers that failed.
+// On stdout: one line per layer for a single (array size, dataflow); for a sweep, one line per
+// (array size, dataflow) (every layer is in the reports) and the layers that failed. The edges are
+// the array's work: advance edges, and for ws and is the preload edges too.
 std::string summary(std::vector<layer_record> records) {
     sort_records(records);
     std::ostringstream os;
-    const bool sweep = records.front().sweep.size() > 1;
+    const layer_record& first = records.front();
+    const bool sweep = first.sweep.size() * first.dataflows.size() > 1;
     char line[512];
     for (const auto& r : records) {
         if (sweep && r.pass) continue;
@@ -520,36 +558,42 @@ std::string summary(std::vector<layer_record> records) {
         // With --config, the stalls the memory system cost.
         const std::string stalls =
             r.memory.config.empty() ? "" : ", " + std::to_string(f.stall_cycles) + " stall cycles";
-        std::snprintf(
-            line, sizeof line,
-            "%-9s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util %.2f%%%s, %s\n",
-            r.array_name().c_str(), static_cast<unsigned long long>(r.layer_id),
-            tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
-            static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
-            static_cast<unsigned long long>(r.advance_edges), static_cast<unsigned long long>(r.tiles),
-            f.overall_util, stalls.c_str(), r.pass ? "PASS" : "FAIL");
+        const std::string preload =
+            r.preload_edges ? " (" + std::to_string(r.preload_edges) + " preload)" : std::string();
+        std::snprintf(line, sizeof line,
+                      "%-9s %-2s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges%s, %llu tiles, overall util "
+                      "%.2f%%%s, %s\n",
+                      r.array_name().c_str(), r.dataflow.c_str(), static_cast<unsigned long long>(r.layer_id),
+                      tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
+                      static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
+                      static_cast<unsigned long long>(r.advance_edges + r.preload_edges), preload.c_str(),
+                      static_cast<unsigned long long>(r.tiles), f.overall_util, stalls.c_str(),
+                      r.pass ? "PASS" : "FAIL");
         os << line;
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
         if (!r.error.empty() && r.scoreboard_errors.empty()) os << "  error: " << r.error << "\n";
     }
     if (sweep) {
-        for (const auto& a : records.front().sweep) {
-            std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
-            for (const auto& r : records)
-                if (r.array_name() == a) {
-                    edges += r.advance_edges;
-                    macs += r.macs_real;
-                    pes = r.array_rows * r.array_cols;
-                    ++layers;
-                    failed += !r.pass;
-                }
-            std::snprintf(
-                line, sizeof line, "%-9s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
-                static_cast<unsigned long long>(layers), static_cast<unsigned long long>(edges),
-                edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0, failed ? "FAIL" : "PASS");
-            os << line;
-        }
+        for (const auto& a : first.sweep)
+            for (const auto& df : first.dataflows) {
+                std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
+                for (const auto& r : records)
+                    if (r.array_name() == a && r.dataflow == df) {
+                        edges += r.advance_edges + r.preload_edges;
+                        macs += r.macs_real;
+                        pes = r.array_rows * r.array_cols;
+                        ++layers;
+                        failed += !r.pass;
+                    }
+                std::snprintf(line, sizeof line,
+                              "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
+                              df.c_str(), static_cast<unsigned long long>(layers),
+                              static_cast<unsigned long long>(edges),
+                              edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0,
+                              failed ? "FAIL" : "PASS");
+                os << line;
+            }
     }
     const bool pass =
         std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });

@@ -75,6 +75,7 @@ systolic_job driver_job(const matmul_job& job, dtype format) {
     j.rounding = rounding_code(job.quant.rounding);
     j.scale = float(job.quant.scale);
     j.zero_point = job.quant.zero_point;
+    j.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, job.dataflow);
     return j;
 }
 
@@ -131,6 +132,7 @@ job_result result_from_registers(const systolic_dev& dev, int outcome, std::uint
     systolic_read_counters(&dev, &c);
     if (cycles) *cycles = c.cycles;
     r.advance_edges = c.edges;
+    r.preload_edges = c.preload_edges;
     r.macs_padded = c.macs;
     r.macs_real = c.macs_real;
     r.memory.stall_cycles = c.stall_cycles;

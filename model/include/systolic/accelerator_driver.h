@@ -38,14 +38,17 @@ typedef struct systolic_job {
     uint32_t rounding; /* SYSTOLIC_ROUNDING_* */
     float scale;       /* OUT_DTYPE_INT8 */
     int32_t zero_point;
+    uint32_t dataflow; /* SYSTOLIC_DATAFLOW_*; last, so that older initializers stay valid */
 } systolic_job;
 
 typedef struct systolic_counters {
     uint64_t edges, macs, macs_real, cycles;
-    uint64_t stall_cycles; /* cycles the array waited for operands or the C scratchpad */
+    uint64_t stall_cycles;  /* cycles the array waited for operands or the C scratchpad */
+    uint64_t preload_edges; /* DATAFLOW_WS, _IS: edges that loaded the stationary blocks */
 } systolic_counters;
 
-/* A job with the registers' reset values: int32, packed rows, row order, no K split, scale 1. */
+/* A job with the registers' reset values: int32, packed rows, row order, no K split, scale 1,
+ * output stationary. */
 static inline void systolic_job_init(systolic_job* job) {
     memset(job, 0, sizeof *job);
     job->dtype = SYSTOLIC_DTYPE_INT32;
@@ -94,6 +97,7 @@ static inline void systolic_program(const systolic_dev* dev, const systolic_job*
     dev->write32(dev->ctx, SYSTOLIC_REG_ROUNDING, job->rounding);
     dev->write32(dev->ctx, SYSTOLIC_REG_SCALE, scale_bits);
     dev->write32(dev->ctx, SYSTOLIC_REG_ZERO_POINT, (uint32_t)job->zero_point);
+    dev->write32(dev->ctx, SYSTOLIC_REG_DATAFLOW, job->dataflow);
 }
 
 /* Starts the programmed job; with irq non-zero the interrupt line follows IRQ_STATUS. Causes left
@@ -143,6 +147,7 @@ static inline void systolic_read_counters(const systolic_dev* dev, systolic_coun
     c->macs_real = systolic_read64(dev, SYSTOLIC_REG_MACS_REAL_LO);
     c->cycles = systolic_read64(dev, SYSTOLIC_REG_CYCLES_LO);
     c->stall_cycles = systolic_read64(dev, SYSTOLIC_REG_STALL_CYCLES_LO);
+    c->preload_edges = systolic_read64(dev, SYSTOLIC_REG_PRELOAD_EDGES_LO);
 }
 
 #ifdef __cplusplus

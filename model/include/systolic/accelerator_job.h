@@ -20,6 +20,7 @@ struct job_request {
     std::uint64_t a = 0, b = 0, c = 0, partial = 0;
     std::uint32_t a_stride = 0, b_stride = 0, c_stride = 0, partial_stride = 0;
     std::uint32_t dtype = 0, out_dtype = 0, order = 0, k_tile = 0, k_policy = 0, overflow = 0, rounding = 0;
+    std::uint32_t dataflow = 0;
     std::uint32_t scale_bits = 0x3f800000u;
     std::uint32_t zero_point = 0;
 };

@@ -70,7 +70,7 @@ struct value_set {
 };
 
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
-inline constexpr std::uint32_t version = 0x00010001u;   // major 1, minor 1 (16 bits each): STALL_CYCLES
+inline constexpr std::uint32_t version = 0x00010002u;   // major 1, minor 2 (16 bits each): DATAFLOW
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
 
 // The tables read best one entry to a line.
@@ -134,6 +134,8 @@ inline constexpr reg registers[] = {
     {"OVERFLOW", 0x70, access::rw, 0, nullptr, nullptr, {},
      "Integer accumulator overflow (SYSTOLIC_OVERFLOW_*)."},
     {"ROUNDING", 0x74, access::rw, 0, nullptr, nullptr, {}, "int8 output rounding (SYSTOLIC_ROUNDING_*)."},
+    {"DATAFLOW", 0x78, access::rw, 0, nullptr, nullptr, {},
+     "What stays in the PEs (SYSTOLIC_DATAFLOW_*; docs/dataflows.md). WS and IS take no K_POLICY_PARTIALS."},
     {"PARTIAL_ADDR_LO", 0x80, access::rw, 0, nullptr, nullptr, {},
      "K_POLICY_PARTIALS with two or more chunks: address of the M x P accumulator buffer, bits 31:0."},
     {"PARTIAL_ADDR_HI", 0x84, access::rw, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
@@ -157,6 +159,10 @@ inline constexpr reg registers[] = {
      "Clock cycles of the last job in which the array waited for operands or for room in the C "
      "scratchpad (0 without double buffering; docs/memory.md), bits 31:0."},
     {"STALL_CYCLES_HI", 0xc4, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"PRELOAD_EDGES_LO", 0xc8, access::ro, 0, nullptr, nullptr, {},
+     "Edges of the last job that loaded the stationary blocks into the PEs, beside EDGES (0 for "
+     "DATAFLOW_OS), bits 31:0."},
+    {"PRELOAD_EDGES_HI", 0xcc, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
 };
 
 inline constexpr value dtype_values[] = {
@@ -187,6 +193,11 @@ inline constexpr value rounding_values[] = {
     {"NEAREST_AWAY", 1, "round half away from zero"},
     {"TOWARD_ZERO", 2, "truncate"},
 };
+inline constexpr value dataflow_values[] = {
+    {"OS", 0, "output stationary: each PE keeps one C element over the whole K"},
+    {"WS", 1, "weight stationary: a block of B stays in the PEs, A's rows stream through"},
+    {"IS", 2, "input stationary: a block of A's transpose stays in the PEs, B's columns stream through"},
+};
 // Error codes. A configuration is checked in the order ZERO_DIM, DTYPE, OPTION, PARTIAL, ALIGN, STRIDE,
 // RANGE, SIZE, OVERLAP; the first that applies is reported and no memory is touched.
 inline constexpr value error_values[] = {
@@ -194,7 +205,7 @@ inline constexpr value error_values[] = {
     {"BUSY", 1, "START while a job was running; the running job continues"},
     {"ZERO_DIM", 2, "M, K or P is zero"},
     {"DTYPE", 3, "DTYPE or OUT_DTYPE names no format"},
-    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering"},
+    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS"},
     {"ALIGN", 5, "an address or stride is not a multiple of its element size"},
     {"STRIDE", 6, "a stride (non-zero) is smaller than a row"},
     {"RANGE", 7, "a matrix runs past the end of the 64-bit address space, or K >= 2^31"},
@@ -212,6 +223,7 @@ inline constexpr value_set value_sets[] = {
     {"K_POLICY", "K_POLICY", k_policy_values, "Chunk policies."},
     {"OVERFLOW", "OVERFLOW", overflow_values, "Overflow modes."},
     {"ROUNDING", "ROUNDING", rounding_values, "Rounding modes."},
+    {"DATAFLOW", "DATAFLOW", dataflow_values, "Dataflows."},
     {"ERR", "ERROR", error_values, "Error codes."},
 };
 
@@ -311,5 +323,6 @@ static_assert(every_code_named(order_values, tile_order_names));
 static_assert(every_code_named(k_policy_values, k_policy_names));
 static_assert(every_code_named(overflow_values, overflow_mode_names));
 static_assert(every_code_named(rounding_values, rounding_mode_names));
+static_assert(every_code_named(dataflow_values, dataflow_kind_names));
 
 }  // namespace systolic::regmap

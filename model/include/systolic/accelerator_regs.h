@@ -7,12 +7,12 @@
 
 /* clang-format off */
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
-#define SYSTOLIC_VERSION_VALUE 0x00010001u /* the VERSION register */
+#define SYSTOLIC_VERSION_VALUE 0x00010002u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
 
 /* Registers */
 #define SYSTOLIC_REG_ID 0x000u /* ro, reset 0x53594143: Magic value a driver probes: 0x53594143 ("SYAC"). */
-#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010001: Register interface version: major in bits 31:16, minor in bits 15:0. */
+#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010002: Register interface version: major in bits 31:16, minor in bits 15:0. */
 #define SYSTOLIC_REG_ARRAY_SIZE 0x008u /* ro, reset N: N, the side of the N x N array. */
 #define SYSTOLIC_REG_CTRL 0x00cu /* rw, reset 0x00000000: Control. */
 #define SYSTOLIC_REG_STATUS 0x010u /* ro, reset 0x00000000: Status. */
@@ -39,6 +39,7 @@
 #define SYSTOLIC_REG_ZERO_POINT 0x06cu /* rw, reset 0x00000000: int8 output: zero point, two's complement. */
 #define SYSTOLIC_REG_OVERFLOW 0x070u /* rw, reset 0x00000000: Integer accumulator overflow (SYSTOLIC_OVERFLOW_*). */
 #define SYSTOLIC_REG_ROUNDING 0x074u /* rw, reset 0x00000000: int8 output rounding (SYSTOLIC_ROUNDING_*). */
+#define SYSTOLIC_REG_DATAFLOW 0x078u /* rw, reset 0x00000000: What stays in the PEs (SYSTOLIC_DATAFLOW_*; docs/dataflows.md). WS and IS take no K_POLICY_PARTIALS. */
 #define SYSTOLIC_REG_PARTIAL_ADDR_LO 0x080u /* rw, reset 0x00000000: K_POLICY_PARTIALS with two or more chunks: address of the M x P accumulator buffer, bits 31:0. */
 #define SYSTOLIC_REG_PARTIAL_ADDR_HI 0x084u /* rw, reset 0x00000000: The same, bits 63:32. */
 #define SYSTOLIC_REG_PARTIAL_STRIDE 0x088u /* rw, reset 0x00000000: Bytes from one row of the partial-sum buffer to the next; 0: packed. */
@@ -54,6 +55,8 @@
 #define SYSTOLIC_REG_CYCLES_HI 0x0bcu /* ro, reset 0x00000000: The same, bits 63:32. */
 #define SYSTOLIC_REG_STALL_CYCLES_LO 0x0c0u /* ro, reset 0x00000000: Clock cycles of the last job in which the array waited for operands or for room in the C scratchpad (0 without double buffering; docs/memory.md), bits 31:0. */
 #define SYSTOLIC_REG_STALL_CYCLES_HI 0x0c4u /* ro, reset 0x00000000: The same, bits 63:32. */
+#define SYSTOLIC_REG_PRELOAD_EDGES_LO 0x0c8u /* ro, reset 0x00000000: Edges of the last job that loaded the stationary blocks into the PEs, beside EDGES (0 for DATAFLOW_OS), bits 31:0. */
+#define SYSTOLIC_REG_PRELOAD_EDGES_HI 0x0ccu /* ro, reset 0x00000000: The same, bits 63:32. */
 
 /* CTRL fields */
 #define SYSTOLIC_CTRL_START (1u << 0) /* Write 1: start a job with the current configuration registers. Refused with ERR_BUSY while a job runs. Reads as 0. */
@@ -97,12 +100,17 @@
 #define SYSTOLIC_ROUNDING_NEAREST_AWAY 1u /* round half away from zero */
 #define SYSTOLIC_ROUNDING_TOWARD_ZERO 2u /* truncate */
 
+/* Dataflows. (DATAFLOW) */
+#define SYSTOLIC_DATAFLOW_OS 0u /* output stationary: each PE keeps one C element over the whole K */
+#define SYSTOLIC_DATAFLOW_WS 1u /* weight stationary: a block of B stays in the PEs, A's rows stream through */
+#define SYSTOLIC_DATAFLOW_IS 2u /* input stationary: a block of A's transpose stays in the PEs, B's columns stream through */
+
 /* Error codes. (ERROR) */
 #define SYSTOLIC_ERR_NONE 0u /* no error */
 #define SYSTOLIC_ERR_BUSY 1u /* START while a job was running; the running job continues */
 #define SYSTOLIC_ERR_ZERO_DIM 2u /* M, K or P is zero */
 #define SYSTOLIC_ERR_DTYPE 3u /* DTYPE or OUT_DTYPE names no format */
-#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW or ROUNDING holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering */
+#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS */
 #define SYSTOLIC_ERR_ALIGN 5u /* an address or stride is not a multiple of its element size */
 #define SYSTOLIC_ERR_STRIDE 6u /* a stride (non-zero) is smaller than a row */
 #define SYSTOLIC_ERR_RANGE 7u /* a matrix runs past the end of the 64-bit address space, or K >= 2^31 */

@@ -62,10 +62,12 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
 // Parts of validate_job that the accelerator's register decoding (decode_job) also runs, each at
 // its place in the order of the register checks, so that it can give each its error code; empty
 // when the rule holds. Dimensions: all positive; K: within the PE term counters; overlaps: C and
-// the partial-sum buffer overlap neither A, B nor each other.
+// the partial-sum buffer overlap neither A, B nor each other; dataflow: ws and is take no
+// k_policy::partials.
 std::string check_dimensions(const problem_shape& s);
 std::string check_k_limit(const problem_shape& s);
 std::string check_overlaps(const matmul_job& job);
+std::string check_dataflow(const matmul_job& job);
 
 struct tile_report {
     tile where;                       // index in visiting order, origin, real rows/cols
