@@ -1,6 +1,6 @@
 """CTest check of scripts/draw: runs systolic-tb on the seed example and on a larger job, draws, and
 reads every picture back with PIL: PNGs that open with a sane size, a GIF with one frame per advance
-edge of the chosen tile (the report's count), and fabric.png of a run on a fabric of arrays. Bad
+edge of the chosen tile (the report's count; under ws and is per edge of the chosen fold), and fabric.png of a run on a fabric of arrays. Bad
 input exits 2 with one line and writes nothing; a VCD of some PEs draws all but the wavefront.
 
     /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb
@@ -18,11 +18,11 @@ ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DRAW = os.path.join(ROOT, "scripts", "draw")
 
 
-def check(tb, args, tile, out):
+def check(tb, args, tile, out, fold=None):
     vcd, rep_path = os.path.join(out, "run.vcd"), os.path.join(out, "run.json")
     subprocess.run([tb, *args, "--vcd", vcd, "--json", rep_path], check=True, stdout=subprocess.DEVNULL)
-    subprocess.run([sys.executable, DRAW, "--json", rep_path, "--vcd", vcd, "--out-dir", out, "--tile", str(tile)],
-                   check=True)
+    subprocess.run([sys.executable, DRAW, "--json", rep_path, "--vcd", vcd, "--out-dir", out, "--tile", str(tile)] +
+                   ([] if fold is None else ["--fold", str(fold)]), check=True)
     with open(rep_path, encoding="utf-8") as f:
         rep = json.load(f)
     for name in ("tile_map.png", "macs.png", "waveform.png"):
@@ -31,7 +31,10 @@ def check(tb, args, tile, out):
             assert im.size[0] >= 300 and im.size[1] >= 200, (name, im.size)
     with Image.open(os.path.join(out, "wavefront.gif")) as im:
         assert im.format == "GIF", im.format
-        edges = rep["tiles_detail"][tile]["advance_edges"]
+        t = rep["tiles_detail"][tile]
+        # ws and is: the fold's preload edges (R a fold), then its stream edges.
+        edges = t["advance_edges"] if fold is None else \
+            t["advance_edges_per_chunk"][fold] + t["preload_edges"] // len(t["advance_edges_per_chunk"])
         assert im.n_frames == edges, f"{args}: {im.n_frames} frames for {edges} edges of tile {tile}"
     print(f"ok: {' '.join(args) or 'seed example'}: 3 PNGs, GIF of {edges} frames")
 
@@ -95,6 +98,10 @@ def main():
         check(tb, [], 0, out)
         check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)
         check(tb, ["--array", "2x5", "--m", "5", "--k", "4", "--p", "9"], 3, out)  # 2 rows of 5 PEs
+        # Weight and input stationary: one frame per edge of the chosen fold (preload, then stream).
+        check(tb, ["--array", "4", "--m", "6", "--k", "7", "--p", "9", "--dataflow", "ws"], 1, out, fold=1)
+        check(tb, ["--array", "3x4", "--m", "6", "--k", "7", "--p", "9", "--dataflow", "is", "--dtype", "fp32"],
+              0, out, fold=2)
         bad = subprocess.run([sys.executable, DRAW, "--json", os.path.join(out, "missing.json")],
                              capture_output=True, text=True)
         assert bad.returncode == 2 and bad.stderr.count("\n") == 1, (bad.returncode, bad.stderr)

@@ -279,7 +279,9 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
     if (is_stationary(job.dataflow)) {
         os << "dataflow " << to_string(job.dataflow) << ": " << out.expected.k_chunks << " fold"
            << (out.expected.k_chunks == 1 ? "" : "s") << " of up to "
-           << stationary_of(s, {o.array_rows, o.array_cols}, job.k_tile, job.dataflow).fold_terms
+           << stationary_of(s, {std::uint64_t(o.array_rows), std::uint64_t(o.array_cols)}, job.k_tile,
+                            job.dataflow)
+                  .fold_terms
            << " terms per tile\n";
     } else if (out.expected.k_chunks > 1) {
         os << "K split: " << out.expected.k_chunks << " chunks of up to " << effective_k_tile(s.k, job.k_tile)
@@ -398,9 +400,6 @@ int run(const options& o) {
         if (o.fabric())
             throw usage_error(std::string("--dataflow ") + df +
                               " needs one array (no --fabric): the fabric's links carry os operands");
-        if (o.vcd || o.trace)
-            throw usage_error(std::string("--dataflow ") + df +
-                              " has no waveform or timeline yet: use --dataflow os with --vcd and --trace");
         if (o.k_policy == k_policy::partials)
             throw usage_error(std::string("--dataflow ") + df +
                               " combines its folds in the accumulators: --k-policy partials is for os");
@@ -460,10 +459,11 @@ int run(const options& o) {
         vcd_file = std::make_unique<file_sink>(files.stream(*o.vcd), *o.vcd);
         vcd = std::make_unique<vcd_writer>(*vcd_file);
         const auto clock = bench->controller.cfg().clock_period;
-        vcd_obs = bench->fabric_module() ? std::make_unique<vcd_observer<Format>>(
-                                               *vcd, *bench->fabric_module(), controller_name, traced, clock)
-                                         : std::make_unique<vcd_observer<Format>>(
-                                               *vcd, bench->array(), controller_name, traced, clock);
+        vcd_obs = bench->fabric_module()
+                      ? std::make_unique<vcd_observer<Format>>(*vcd, *bench->fabric_module(), controller_name,
+                                                               traced, clock)
+                      : std::make_unique<vcd_observer<Format>>(*vcd, bench->array(), controller_name, traced,
+                                                               clock, pe_registers_for(o.dataflow));
         vcd->end_definitions();
         observers.add(vcd_obs.get());
     }

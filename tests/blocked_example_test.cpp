@@ -139,8 +139,8 @@ TEST(BlockedExample, PreserveKeepsA00B00InTheAccumulators) {
         std::vector<acc64> acc;
         void on_edge(const edge_event<int32_format>& e) override {
             if (e.step.where->index == 0 && e.step.chunk == 0 && e.edge + 1 == e.step.edges)
-                acc = {e.array.accumulator(0, 0), e.array.accumulator(0, 1), e.array.accumulator(1, 0),
-                       e.array.accumulator(1, 1)};
+                acc = {e.array->accumulator(0, 0), e.array->accumulator(0, 1), e.array->accumulator(1, 0),
+                       e.array->accumulator(1, 1)};
         }
     } seen;
     auto& b = bench_set<int32_format>::get(2);

@@ -135,12 +135,14 @@ void compare_dataflows(std::uint64_t seed) {
                                 << (fun.scoreboard.errors.empty() ? "" : fun.scoreboard.errors[0]);
         EXPECT_EQ(cyc.c, fun.c) << what;
         expect_same_counters(cyc, fun, what);
-        if (df == dataflow_kind::ws)
+        if (df == dataflow_kind::ws) {
             ws_c = cyc.c;
-        else
+        } else {
             EXPECT_EQ(cyc.c, ws_c) << what << ": is differs from ws";
-        if (Format::is_integer && o.overflow == overflow_mode::wrap)
+        }
+        if (Format::is_integer && o.overflow == overflow_mode::wrap) {
             EXPECT_EQ(cyc.c, os.c) << what << ": differs from os";
+        }
 
         // The rules worked out here: the stationary operand's columns (P for ws, M for is) in tiles
         // of C; folds of L = min(KT, R) terms; R preload edges and T + R + C - 2 stream edges per

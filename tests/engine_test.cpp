@@ -245,8 +245,8 @@ public:
     };
     std::vector<seen> edges;
     void on_edge(const edge_event<int32_format>& e) override {
-        edges.push_back({e.step.where->index, e.step.chunk, e.edge, e.time, e.array.accumulator(0, 0),
-                         e.array.consumed(0, 0)});
+        edges.push_back({e.step.where->index, e.step.chunk, e.edge, e.time, e.array->accumulator(0, 0),
+                         e.array->consumed(0, 0)});
     }
 };
 

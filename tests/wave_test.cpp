@@ -290,6 +290,113 @@ TEST_F(wave_test, FailedJobStillWritesItsWaveform) {
     EXPECT_TRUE(failed);
 }
 
+// ws and is: the VCD has each PE's stationary register, streamed token and partial sum, and a
+// preload pulse per preload edge. Checked against A and B themselves: after each fold's preload
+// every PE holds its stationary operand; on each stream edge the west column holds the stream's
+// tokens in their skew, and the bottom row the finished partial sum of the fold's terms, worked out
+// here; after each fold every PE has consumed T terms more.
+TEST_F(wave_test, StationaryDataflowsShowThePreloadTheStreamAndThePartialSums) {
+    const std::uint64_t M = 10, K = 7, P = 9, n = 4, fold_terms = 4;
+    std::vector<std::int32_t> a(M * K), b(K * P);
+    for (std::size_t i = 0; i < a.size(); ++i)
+        a[i] = std::int32_t(i * 7 % 23) - 11;
+    for (std::size_t i = 0; i < b.size(); ++i)
+        b[i] = std::int32_t(i * 5 % 19) - 9;
+    systolic::io::write_npy(p("a.npy"), "<i4", M, K, a.data(), a.size() * 4);
+    systolic::io::write_npy(p("b.npy"), "<i4", K, P, b.data(), b.size() * 4);
+    auto A = [&](std::uint64_t i, std::uint64_t kk) { return std::int64_t(a[i * K + kk]); };
+    auto B = [&](std::uint64_t kk, std::uint64_t j) { return std::int64_t(b[kk * P + j]); };
+    for (const std::string df : {"ws", "is"}) {
+        const bool ws = df == "ws";
+        const std::string args =
+            "--dataflow " + df + " --array 4 --vcd-pes all --a " + p("a.npy") + " --b " + p("b.npy");
+        SCOPED_TRACE(args);
+        const auto d = run_with_vcd(args);
+        const vcd_data& v = d.vcd;
+        for (std::uint64_t i = 0; i < M; ++i)
+            for (std::uint64_t j = 0; j < P; ++j) {
+                std::int64_t want = 0;
+                for (std::uint64_t kk = 0; kk < K; ++kk)
+                    want += A(i, kk) * B(kk, j);
+                ASSERT_EQ(d.c[i * P + j], want) << "C(" << i << "," << j << ")";
+            }
+        const std::string ctl = "tb.controller.";
+        const auto preloads = v.rises(ctl + "preload"), advances = v.rises(ctl + "advance");
+        EXPECT_EQ(preloads.size(), d.report["preload_edges"].get<std::uint64_t>());
+        EXPECT_EQ(advances.size(), d.report["advance_edges"].get<std::uint64_t>());
+        ASSERT_GT(preloads.size(), 0u);
+        auto pe = [](std::uint64_t i, std::uint64_t j, const char* what) {
+            return "tb.array.row_" + std::to_string(i) + ".pe_" + std::to_string(i) + "_" +
+                   std::to_string(j) + "." + what;
+        };
+        auto operand = [&](const std::string& name, std::uint64_t t) {
+            return std::int64_t(std::int32_t(std::uint32_t(v.at(name, t))));
+        };
+        const std::uint64_t stream = ws ? M : P;  // T
+        // The fold's stationary operand w(i, j), its stream's s(t, i), from A and B; zero outside.
+        auto w_of = [&](std::uint64_t r0, std::uint64_t c0, std::uint64_t k0, std::uint64_t i,
+                        std::uint64_t j) {
+            const std::uint64_t kk = k0 + i, col = (ws ? c0 : r0) + j;
+            if (i >= fold_terms || kk >= K || col >= (ws ? P : M)) return std::int64_t(0);
+            return ws ? B(kk, col) : A(col, kk);
+        };
+        auto s_of = [&](std::uint64_t k0, std::uint64_t t, std::uint64_t i) {
+            const std::uint64_t kk = k0 + i;
+            if (i >= fold_terms || kk >= K) return std::int64_t(0);
+            return ws ? A(t, kk) : B(kk, t);
+        };
+        // Each (tile, fold): its preload edges, then its stream edges.
+        std::map<std::pair<std::uint64_t, std::uint64_t>, std::vector<std::uint64_t>> preload_of, stream_of;
+        for (const std::uint64_t t : preloads) {
+            EXPECT_EQ(v.at(ctl + "phase", t), 6u) << t;
+            EXPECT_EQ(v.text_at(ctl + "phase_name", t), "preload") << t;
+            preload_of[{v.at(ctl + "tile", t), v.at(ctl + "chunk", t)}].push_back(t);
+        }
+        for (const std::uint64_t t : advances) {
+            EXPECT_EQ(v.at(ctl + "phase", t), 3u) << t;
+            stream_of[{v.at(ctl + "tile", t), v.at(ctl + "chunk", t)}].push_back(t);
+        }
+        ASSERT_EQ(preload_of.size(), stream_of.size());
+        std::uint64_t sums_checked = 0;
+        for (const auto& [key, pl] : preload_of) {
+            const auto& st = stream_of.at(key);
+            ASSERT_EQ(pl.size(), n);
+            ASSERT_EQ(st.size(), stream + n + n - 2);
+            const std::uint64_t r0 = v.at(ctl + "r0", pl[0]), c0 = v.at(ctl + "c0", pl[0]);
+            const std::uint64_t k0 = key.second * fold_terms;
+            for (std::uint64_t i = 0; i < n; ++i)
+                for (std::uint64_t j = 0; j < n; ++j)
+                    EXPECT_EQ(operand(pe(i, j, "stationary"), pl.back()), w_of(r0, c0, k0, i, j))
+                        << "tile " << key.first << " fold " << key.second << " PE(" << i << "," << j << ")";
+            for (std::uint64_t e = 0; e < st.size(); ++e) {
+                for (std::uint64_t i = 0; i < n; ++i) {  // row i's west token: s(e - i, i) or a bubble
+                    const bool valid = e >= i && e - i < stream;
+                    EXPECT_EQ(v.at(pe(i, 0, "stream_valid"), st[e]), valid ? 1u : 0u) << "edge " << e;
+                    if (valid) {
+                        EXPECT_EQ(operand(pe(i, 0, "stream"), st[e]), s_of(k0, e - i, i)) << "edge " << e;
+                    }
+                }
+                for (std::uint64_t j = 0; j < n; ++j) {  // the bottom row: psum of t = e - (R-1) - j
+                    if (e < n - 1 + j || e - (n - 1) - j >= stream) continue;
+                    const std::uint64_t t = e - (n - 1) - j;
+                    std::int64_t want = 0;
+                    for (std::uint64_t i = 0; i < n; ++i)
+                        want += s_of(k0, t, i) * w_of(r0, c0, k0, i, j);
+                    EXPECT_EQ(std::int64_t(v.at(pe(n - 1, j, "psum"), st[e])), want)
+                        << "tile " << key.first << " fold " << key.second << " edge " << e << " column " << j;
+                    ++sums_checked;
+                }
+            }
+            for (std::uint64_t i = 0; i < n; ++i)
+                for (std::uint64_t j = 0; j < n; ++j)
+                    EXPECT_EQ(v.at(pe(i, j, "terms"), st.back()), (key.second + 1) * stream);
+        }
+        EXPECT_EQ(sums_checked, preload_of.size() * stream * n);
+        // The os registers are not in a ws or is VCD.
+        EXPECT_FALSE(v.has(pe(0, 0, "acc")));
+    }
+}
+
 // The timeline: one span per tile; per tile its chunks and phases inside it, in time order.
 void check_trace(const std::string& args, const json& rep, const json& trace) {
     SCOPED_TRACE(args);
@@ -330,6 +437,7 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
     EXPECT_GT(dma, 0u);
     EXPECT_EQ(c_bytes, rep["m"].get<std::uint64_t>() * rep["p"].get<std::uint64_t>() * 8);
     const std::uint64_t k_chunks = rep["k_chunks"];
+    const bool stationary = rep["dataflow"] != "os";
     for (const auto& [index, t] : tiles) {
         auto& ph = phases[index];
         std::sort(ph.begin(), ph.end(), [](const span& a, const span& b) { return a.begin < b.begin; });
@@ -339,16 +447,21 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
         EXPECT_EQ(ph.front().begin, t.begin);
         EXPECT_EQ(ph.back().end, t.end);
         EXPECT_EQ(chunks[index].size(), k_chunks);
-        std::uint64_t advances = 0;
+        std::uint64_t advances = 0, preloads = 0;
         for (std::size_t i = 0; i < ph.size(); ++i) {
             EXPECT_GE(ph[i].begin, t.begin);
             EXPECT_LE(ph[i].end, t.end);
             if (i > 0) {
                 EXPECT_EQ(ph[i].begin, ph[i - 1].end) << "phases of tile " << index << " overlap or gap";
             }
-            if (ph[i].name == "advance") {
-                ++advances;
+            if (ph[i].name == "advance" || ph[i].name == "preload") {
+                advances += ph[i].name == "advance";
                 EXPECT_EQ(ph[i].end - ph[i].begin, ph[i].args.at("edges").get<std::uint64_t>() * ps_per_ns);
+            }
+            if (ph[i].name == "preload") {  // each fold: its blocks' load, the preload, its stream
+                ++preloads;
+                EXPECT_TRUE(i > 0 && ph[i - 1].name == "load") << "tile " << index;
+                EXPECT_TRUE(i + 1 < ph.size() && ph[i + 1].name == "advance") << "tile " << index;
             }
             if (i > 0 && ph[i].name == "load") {
                 EXPECT_TRUE(ph[i - 1].name == "clear" || ph[i - 1].name == "advance" ||
@@ -356,7 +469,10 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
             }
         }
         EXPECT_EQ(advances, k_chunks);
+        EXPECT_EQ(preloads, stationary ? k_chunks : 0);
         for (const auto& c : chunks[index]) {
+            EXPECT_EQ(c.name,
+                      (stationary ? "fold " : "chunk ") + std::to_string(c.args.at("chunk").get<int>()));
             EXPECT_GE(c.begin, t.begin);
             EXPECT_LE(c.end, t.end);
         }
@@ -364,9 +480,12 @@ void check_trace(const std::string& args, const json& rep, const json& trace) {
 }
 
 TEST_F(wave_test, TraceNestsPhasesInTilesInTimeOrder) {
-    for (const std::string args : {"", "--k-tile 2", "--array 4 --m 10 --k 7 --p 9 --order random --seed 3",
-                                   "--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials",
-                                   "--array 4 --m 10 --k 7 --p 9 --engine functional"}) {
+    for (const std::string args :
+         {"", "--k-tile 2", "--array 4 --m 10 --k 7 --p 9 --order random --seed 3",
+          "--array 4 --m 10 --k 7 --p 9 --k-tile 3 --k-policy partials",
+          "--array 4 --m 10 --k 7 --p 9 --engine functional", "--array 4 --m 10 --k 7 --p 9 --dataflow ws",
+          "--array 4 --m 10 --k 7 --p 9 --dataflow is --order col",
+          "--array 4 --m 10 --k 7 --p 9 --dataflow ws --engine functional"}) {
         const auto r = run(args + " --trace t.json --json r.json");
         ASSERT_EQ(r.status, 0) << args << r.err;
         check_trace(args, json::parse(slurp(path("r.json"))), json::parse(slurp(path("t.json"))));

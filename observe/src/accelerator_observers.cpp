@@ -30,8 +30,9 @@ void accelerator_observers::attach(lane<Format>& l, vcd_writer* vcd, const pe_se
                                    trace_file* trace) {
     const tile_controller<Format>& ctrl = m_accel.controller<Format>();
     if (vcd) {
+        // Each job programs its own DATAFLOW: the VCD has the PE registers of all three.
         l.vcd = std::make_unique<vcd_observer<Format>>(*vcd, m_accel.array<Format>(), ctrl.name(), traced,
-                                                       ctrl.cfg().clock_period);
+                                                       ctrl.cfg().clock_period, pe_registers::both);
         l.all.add(l.vcd.get());
     }
     if (trace) {

@@ -1,5 +1,6 @@
-// An edge observer sees the array after every advance edge of the cycle engine: every PE's tokens
-// and valid bits, accumulator and term count (through the array_core), the tile and chunk, and
+// An edge observer sees the array after every edge the cycle engine steps: every PE's tokens and
+// valid bits, accumulator and term count (through the array_core; under ws and is, the stationary
+// register, streamed token and partial sum through the stationary_core), the tile and chunk, and
 // the simulated time of the edge. That time is the controller's own: kernel time plus the quantum
 // keeper's local offset, since with temporal decoupling the kernel time stands still for a whole
 // quantum. Edge e of a chunk happens at (time the advance step starts) + e clock periods.
@@ -16,24 +17,29 @@
 #include "systolic/array_core.h"
 #include "systolic/dma_port.h"
 #include "systolic/job.h"
+#include "systolic/stationary_core.h"
 #include "systolic/tile_plan.h"
 
 namespace systolic {
 
+// The PEs are one of two kinds: an output-stationary array (dataflow os), or a stationary_core
+// (ws and is); exactly one of the two pointers is set.
 template <class Format>
 struct edge_event {
-    const plan_step& step;            // the advance step: tile (step.where), chunk, terms, edges
-    std::uint64_t edge;               // 0 .. step.edges - 1 within the chunk
-    sc_core::sc_time time;            // simulated time of this edge
-    const array_core<Format>& array;  // the PEs after the edge
+    const plan_step& step;  // the advance (or, for ws and is, preload) step: tile, chunk, terms, edges
+    std::uint64_t edge;     // 0 .. step.edges - 1 within the step
+    sc_core::sc_time time;  // simulated time of this edge
+    const array_core<Format>* array;            // the PEs after the edge (os)
+    const stationary_core<Format>* stationary;  // the PEs after the edge (ws, is)
 };
 
 // A step of the plan beginning or ending (with either engine).
 template <class Format>
 struct step_event {
     const plan_step& step;
-    sc_core::sc_time time;            // when the step begins, or ends
-    const array_core<Format>* array;  // the PEs (cycle engine), or null (functional engine)
+    sc_core::sc_time time;                      // when the step begins, or ends
+    const array_core<Format>* array;            // the PEs (cycle engine, os), or null
+    const stationary_core<Format>* stationary;  // the PEs (cycle engine, ws and is), or null
 };
 
 template <class Format>

@@ -314,7 +314,8 @@ private:
         if (m_buffered) start_unit(s, eng, step + 1);
         const std::uint64_t edges = m_hooks->edges(s, s.edges);
         const std::uint64_t before = eng.edges();
-        eng.preload(m_fold, 0, edges, nullptr);
+        edge_relay relay{*this, s, now(), eng};
+        eng.preload(m_fold, 0, edges, observed(eng) ? &relay : nullptr);
         m_qk.inc(m_cfg.clock_period * double(edges));
         sync_if_needed();
         m_preloaded = edges;
@@ -331,11 +332,13 @@ private:
         const std::size_t n = stationary_cols(t);
         const std::uint64_t edges_before = eng.edges(), macs_before = eng.macs(),
                             real_before = eng.macs_in(s.kc, n);
+        edge_relay relay{*this, s, now(), eng};
+        edge_callback* after = observed(eng) ? &relay : nullptr;
         const std::uint64_t slice =
             std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
         for (std::uint64_t e = 0; e < edges;) {
             const std::uint64_t count = std::min(slice, edges - e);
-            eng.stream(m_fold, e, count, nullptr);
+            eng.stream(m_fold, e, count, after);
             m_qk.inc(m_cfg.clock_period * double(count));
             sync_if_needed();
             e += count;
@@ -609,7 +612,7 @@ private:
         const std::uint64_t edges_before = eng.edges(), macs_before = eng.macs(),
                             real_before = eng.macs_in(t.rows, t.cols);
         edge_relay relay{*this, s, now(), eng};
-        edge_callback* after = m_observer && m_observer->wants_edges() && eng.array() ? &relay : nullptr;
+        edge_callback* after = observed(eng) ? &relay : nullptr;
         const std::uint64_t slice =
             std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
         std::uint64_t segment = 0;  // where the current unit's edges began
@@ -711,13 +714,19 @@ private:
         throw job_failure{job_status::watchdog, os.str()};
     }
 
+    // Whether the observer hears each edge: it wants them, and the engine steps PEs.
+    bool observed(const engine_type& eng) const {
+        return m_observer && m_observer->wants_edges() && (eng.array() || eng.stationary_array());
+    }
+
     // Tells the observer about each edge, stamped with the controller's own time.
     struct edge_relay final : edge_callback {
         edge_relay(tile_controller& c, const plan_step& s, sc_core::sc_time t0, const engine_type& e)
             : ctrl(c), step(s), start(t0), eng(e) {}
         void after_edge(std::uint64_t edge) override {
-            ctrl.m_observer->on_edge(
-                edge_event<Format>{step, edge, start + ctrl.m_cfg.clock_period * double(edge), *eng.array()});
+            ctrl.m_observer->on_edge(edge_event<Format>{step, edge,
+                                                        start + ctrl.m_cfg.clock_period * double(edge),
+                                                        eng.array(), eng.stationary_array()});
         }
         tile_controller& ctrl;
         const plan_step& step;
@@ -741,7 +750,8 @@ private:
     template <class F>
     void timed(const plan_step& s, const engine_type& eng, sc_core::sc_time& phase, F&& body) {
         const sc_core::sc_time mark = now();
-        if (m_observer) m_observer->on_step_begin(step_event<Format>{s, mark, eng.array()});
+        if (m_observer)
+            m_observer->on_step_begin(step_event<Format>{s, mark, eng.array(), eng.stationary_array()});
         struct add_on_exit {
             tile_controller& self;
             sc_core::sc_time& phase;
@@ -749,7 +759,8 @@ private:
             ~add_on_exit() { phase += self.now() - mark; }
         } guard{*this, phase, mark};
         body();
-        if (m_observer) m_observer->on_step_end(step_event<Format>{s, now(), eng.array()});
+        if (m_observer)
+            m_observer->on_step_end(step_event<Format>{s, now(), eng.array(), eng.stationary_array()});
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }

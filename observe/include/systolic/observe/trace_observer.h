@@ -1,9 +1,10 @@
 // A Chrome / Perfetto trace-event timeline of jobs (open it in ui.perfetto.dev or chrome://tracing),
 // on the controllers' own simulated time. One trace_file per file (one process); each controller's
 // trace_observer adds four tracks to it:
-//   <controller>        spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"), and
-//                       inside that each step: clear, load, advance, drain, stall (categories tile,
-//                       chunk, phase; args say the tile, chunk, and for advance the edges);
+//   <controller>        spans for each tile ("tile 3 (2,0)"), inside it each K chunk ("chunk 1"; under
+//                       ws and is each fold, "fold 1"), and inside that each step: clear, load,
+//                       preload, advance, drain, stall (categories tile, chunk, phase; args say the
+//                       tile, chunk, and for preload and advance the edges);
 //   <controller>.dma A, <controller>.dma B, <controller>.dma C
 //                       one track per stream (C: the outputs and partial sums), one span per transfer
 //                       ("read A", "write C", ...; category dma) with its bytes, address, whether it
@@ -129,6 +130,10 @@ public:
 
     void on_transfer(const dma_transfer& t) override;
 
+    // A chunk of K is a fold under ws and is, and its span says so.
+    void on_job_begin(const matmul_job& job, const sc_core::sc_time&) override {
+        m_chunk_word = is_stationary(job.dataflow) ? "fold " : "chunk ";
+    }
     void on_job_end(const job_result& r) override { finish(r.end); }
 
     // The job ended at `end` (on_job_end; or a job that did not end, where the simulation stopped):
@@ -158,6 +163,7 @@ private:
     std::uint64_t m_chunk = 0;
     std::uint64_t m_tile_begin = 0, m_chunk_begin = 0, m_step_begin = 0, m_last_end = 0, m_step_edges = 0;
     step_kind m_step_kind = step_kind::clear;
+    const char* m_chunk_word = "chunk ";
     std::string m_tile_name, m_tile_args;
     // The open tile's chunk and phase spans, and the open chunk's phases, until the tile is written.
     std::string m_tile_parts, m_chunk_phases;
@@ -220,7 +226,8 @@ void trace_observer<Format>::close_step(std::uint64_t end, bool failed) {
     // span: readers nest a zero-length span around the next one that starts at its time.
     if (end == m_step_begin && !failed) return;
     std::string args = m_tile_args + ",\"chunk\":" + std::to_string(m_chunk);
-    if (m_step_kind == step_kind::advance) args += ",\"edges\":" + std::to_string(m_step_edges);
+    if (m_step_kind == step_kind::advance || m_step_kind == step_kind::preload)
+        args += ",\"edges\":" + std::to_string(m_step_edges);
     if (failed) args += ",\"failed\":true";
     m_chunk_phases += span(m_track, to_string(m_step_kind), "phase", m_step_begin, end, args);
 }
@@ -229,7 +236,7 @@ template <class Format>
 void trace_observer<Format>::close_chunk(std::uint64_t end) {
     if (!m_chunk_open) return;
     m_chunk_open = false;
-    m_tile_parts += span(m_track, "chunk " + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
+    m_tile_parts += span(m_track, m_chunk_word + std::to_string(m_chunk), "chunk", m_chunk_begin, end,
                          m_tile_args + ",\"chunk\":" + std::to_string(m_chunk));
     m_tile_parts += m_chunk_phases;
     m_chunk_phases.clear();

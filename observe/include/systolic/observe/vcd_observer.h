@@ -2,23 +2,28 @@
 // edge at its own simulated time (the controller's time: kernel time plus its quantum-keeper offset).
 // Signals, under the SystemC names of the modules:
 //   <controller>.advance   one pulse per advance edge: high at the edge, low half a clock later
-//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain, 5 stall; .phase_name the same
-//                          as text
+//   <controller>.preload   (ws and is) one pulse per preload edge, as advance
+//   <controller>.phase     0 idle, 1 clear, 2 load, 3 advance, 4 drain, 5 stall, 6 preload;
+//                          .phase_name the same as text
 //   <controller>.prefetch  high while the DRAM channel fetches operands for a later tile (--buffers
 //                          double), so the overlap of a tile's advance with the next one's loads shows
 //   <controller>.tile, .r0, .c0, .chunk   the output tile (index in visiting order), its origin, the K chunk
 //   <controller>.c_write   one pulse per write to C (only real rows are ever written), with
 //                          .c_addr, .c_row (global row of C) and .c_len (bytes)
-//   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs: the A and B
-//                          tokens the PE holds (and passes on), its accumulator and consumed terms
+//   <array>.row_<i>.pe_<i>_<j>.{a, a_valid, b, b_valid, acc, terms}   for the traced PEs (os): the A
+//                          and B tokens the PE holds (and passes on), its accumulator and consumed terms
+//   <array>.row_<i>.pe_<i>_<j>.{stream, stream_valid, stationary, psum, terms}   (ws and is): the
+//                          streamed token (A's in ws, B's in is) moving east, the stationary register
+//                          (B's element in ws, A's in is) that the preload fills, the partial sum
+//                          moving south, and the consumed terms; pe_registers says which set a VCD has
 // Transfers carry their own times (with double buffering the DRAM channel runs ahead of or behind
 // the array), so their changes wait in a queue and are written when the file's time reaches them.
-// PE values are sampled after each edge and after each clear. Integers are wires (two's complement),
-// floating-point values VCD reals. The timescale is the SystemC time resolution. save_file() gives
-// GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals.
-// An observer declares its signals when it is made; several may share one writer (an accelerator's
-// controllers), and the caller ends the writer's definitions (vcd_writer::end_definitions) once
-// they all exist, before the simulation runs.
+// PE values are sampled after each edge (preload edges too) and after each clear. Integers are wires (two's
+// complement), floating-point values VCD reals. The timescale is the SystemC time resolution. save_file()
+// gives GTKWave's save file for the VCD (gtkw_file.h), its rows declared here with the signals. An observer
+// declares its signals when it is made; several may share one writer (an accelerator's controllers), and the
+// caller ends the writer's definitions (vcd_writer::end_definitions) once they all exist, before the
+// simulation runs.
 #pragma once
 
 #include <cstdint>
@@ -52,6 +57,13 @@ constexpr const char* phase_name(std::uint8_t phase) {
     return phase == idle_phase ? "idle" : to_string(static_cast<step_kind>(phase - 1));
 }
 constexpr unsigned phase_width = 3;
+
+// The PE registers a VCD declares: an output-stationary PE's, a weight- or input-stationary PE's,
+// or both (an accelerator, whose jobs each choose their dataflow); terms in every case.
+enum class pe_registers { output_stationary, stationary, both };
+constexpr pe_registers pe_registers_for(dataflow_kind df) {
+    return is_stationary(df) ? pe_registers::stationary : pe_registers::output_stationary;
+}
 static_assert(std::size(step_kind_names) < (1u << phase_width), "the phase signal holds every step kind");
 inline std::string vcd_phase_legend() {
     std::string legend = "phase: " + std::to_string(idle_phase) + " " + phase_name(idle_phase);
@@ -74,8 +86,9 @@ public:
     };
 
     vcd_observer(vcd_writer& w, const systolic_array<Format>& array, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock)
-        : vcd_observer(w, {{&array.core(), array.name()}}, controller, sel, clock) {}
+                 const pe_selection& sel, const sc_core::sc_time& clock,
+                 pe_registers regs = pe_registers::output_stationary)
+        : vcd_observer(w, {{&array.core(), array.name()}}, controller, sel, clock, nullptr, regs) {}
 
     // A fabric: the traced PEs of every array (sel in each array's own coordinates), and a strobe per
     // link, <fabric>.link_<kind>_<r>_<c>_<d>_to_<r>_<c>_<d>, high for half a clock on every edge that
@@ -85,11 +98,12 @@ public:
         : vcd_observer(w, arrays_of(f), controller, sel, clock, &f) {}
 
     vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays, const std::string& controller,
-                 const pe_selection& sel, const sc_core::sc_time& clock, const fabric<Format>* fab = nullptr);
+                 const pe_selection& sel, const sc_core::sc_time& clock, const fabric<Format>* fab = nullptr,
+                 pe_registers regs = pe_registers::output_stationary);
 
     // A GTKWave save file for this VCD (`dumpfile`, the path GTKWave opens): every signal under
     // a name that places it, the view on the first tile with markers A and B at its first and last
-    // advance edge. Complete after finish().
+    // edge. Complete after finish().
     std::string save_file(const std::string& dumpfile) const;
 
     void on_edge(const edge_event<Format>& e) override;
@@ -106,7 +120,8 @@ public:
 
 private:
     struct pe_ids {
-        vcd_writer::id a, a_valid, b, b_valid, acc, terms;
+        vcd_writer::id a, a_valid, b, b_valid, acc, terms;      // os's (terms: every dataflow's)
+        vcd_writer::id stream, stream_valid, stationary, psum;  // ws's and is's
     };
     static constexpr std::uint64_t never = std::numeric_limits<std::uint64_t>::max();
 
@@ -143,6 +158,20 @@ private:
         g.signals.push_back({path, width, shown, alias});
         return m_w.add_wire(path, width);
     }
+    vcd_writer::id add_accumulator(gtkw_group& g, const std::string& path, const std::string& alias) {
+        if constexpr (std::is_floating_point_v<accumulator_type>) {
+            g.signals.push_back({path, 1, gtkw_signal::kind::real, alias});
+            return m_w.add_real(path, true);
+        } else {
+            return wire(g, path, 8 * sizeof(accumulator_type), gtkw_signal::kind::signed_decimal, alias);
+        }
+    }
+    void set_accumulator(vcd_writer::id v, accumulator_type x) {
+        if constexpr (std::is_floating_point_v<accumulator_type>)
+            m_w.set_real(v, double(x));
+        else
+            m_w.set(v, static_cast<std::uint64_t>(static_cast<std::int64_t>(x)));
+    }
     vcd_writer::id add_operand(gtkw_group& g, const std::string& path, const std::string& alias) {
         if constexpr (Format::is_integer)
             return wire(g, path, 8 * sizeof(operand_type), gtkw_signal::kind::signed_decimal, alias);
@@ -168,7 +197,8 @@ private:
         }
     }
 
-    void sample();
+    void sample();                                     // os: every traced array's PEs
+    void sample(const stationary_core<Format>& core);  // ws, is
 
     static std::vector<traced_array> arrays_of(const fabric<Format>& f) {
         std::vector<traced_array> v;
@@ -187,9 +217,10 @@ private:
     matrix_layout m_c;  // the running job's C, for c_row
     std::uint64_t m_half = 1;
     vcd_writer::id m_advance, m_phase, m_phase_name, m_tile, m_r0, m_c0, m_chunk, m_c_write, m_c_addr,
-        m_c_row, m_c_len, m_prefetch;
+        m_c_row, m_c_len, m_prefetch, m_preload = 0;
     std::vector<traced_array> m_arrays;
     const fabric<Format>* m_fabric = nullptr;
+    bool m_os_pes, m_stationary_pes;  // which PE registers are declared (pe_registers)
     std::vector<pe_ids> m_pes;            // the traced PEs, array by array, row-major
     std::vector<vcd_writer::id> m_links;  // a fabric's link strobes, in the engine's order
     std::uint64_t m_advance_fall = never;
@@ -206,8 +237,14 @@ private:
 template <class Format>
 vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array>& arrays,
                                    const std::string& controller, const pe_selection& sel,
-                                   const sc_core::sc_time& clock, const fabric<Format>* fab)
-    : m_w(w), m_sel(sel), m_arrays(arrays), m_fabric(fab) {
+                                   const sc_core::sc_time& clock, const fabric<Format>* fab,
+                                   pe_registers regs)
+    : m_w(w),
+      m_sel(sel),
+      m_arrays(arrays),
+      m_fabric(fab),
+      m_os_pes(regs != pe_registers::stationary),
+      m_stationary_pes(regs != pe_registers::output_stationary) {
     const auto res = sc_core::sc_get_time_resolution();
     m_half = std::max<std::uint64_t>(1, clock.value() / 2);
     m_w.set_timescale(res.to_string());
@@ -217,8 +254,17 @@ vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array
     m_view.clock = clock.value();
     const std::string p = controller + ".";
     using k = gtkw_signal::kind;
-    m_save.assign({{"controller"}, {"accumulators"}, {"terms"}, {"tokens"}});
+    // The save file's groups: the controller, then each kind of PE register the VCD has.
+    m_save.push_back({"controller"});
+    if (m_os_pes) m_save.push_back({"accumulators"});
+    if (m_stationary_pes) m_save.insert(m_save.end(), {{"stationary registers"}, {"partial sums"}});
+    m_save.insert(m_save.end(), {{"terms"}, {"tokens"}});
     gtkw_group& ctl = m_save[0];
+    gtkw_group& accs = m_save[1];
+    gtkw_group& stationaries = m_save[m_os_pes ? 2 : 1];
+    gtkw_group& psums = m_save[m_os_pes ? 3 : 2];
+    gtkw_group& terms = m_save[m_save.size() - 2];
+    gtkw_group& all_tokens = m_save.back();
     m_advance = wire(ctl, p + "advance", 1, k::bit);
     m_phase = wire(ctl, p + "phase", phase_width, k::decimal);
     m_phase_name = m_w.add_string(p + "phase_name", "idle");
@@ -232,6 +278,10 @@ vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array
     m_c_row = wire(ctl, p + "c_row", 32, k::decimal);
     m_c_len = wire(ctl, p + "c_len", 32, k::decimal);
     m_prefetch = wire(ctl, p + "prefetch", 1, k::bit);
+    if (m_stationary_pes) {
+        m_preload = wire(ctl, p + "preload", 1, k::bit);
+        m_w.add_comment("preload: one pulse per preload edge (ws, is), as advance");
+    }
     m_w.add_comment(
         "prefetch: high while the DRAM channel fetches a later tile's operands (--buffers double)");
     for (const traced_array& ta : m_arrays) {
@@ -245,20 +295,22 @@ vcd_observer<Format>::vcd_observer(vcd_writer& w, const std::vector<traced_array
                 const std::string pe = ta.name + ".row_" + std::to_string(i) + "." + pe_name + ".";
                 const std::string alias = where + pe_name + "_";
                 gtkw_group tokens{where + pe_name, true};
-                pe_ids ids;
-                ids.a = add_operand(tokens, pe + "a", alias + "a");
-                ids.a_valid = wire(tokens, pe + "a_valid", 1, k::bit, alias + "a_valid");
-                ids.b = add_operand(tokens, pe + "b", alias + "b");
-                ids.b_valid = wire(tokens, pe + "b_valid", 1, k::bit, alias + "b_valid");
-                if constexpr (std::is_floating_point_v<accumulator_type>) {
-                    ids.acc = m_w.add_real(pe + "acc", true);
-                    m_save[1].signals.push_back({pe + "acc", 1, k::real, alias + "acc"});
-                } else {
-                    ids.acc = wire(m_save[1], pe + "acc", 8 * sizeof(accumulator_type), k::signed_decimal,
-                                   alias + "acc");
+                pe_ids ids{};
+                if (m_os_pes) {
+                    ids.a = add_operand(tokens, pe + "a", alias + "a");
+                    ids.a_valid = wire(tokens, pe + "a_valid", 1, k::bit, alias + "a_valid");
+                    ids.b = add_operand(tokens, pe + "b", alias + "b");
+                    ids.b_valid = wire(tokens, pe + "b_valid", 1, k::bit, alias + "b_valid");
+                    ids.acc = add_accumulator(accs, pe + "acc", alias + "acc");
                 }
-                ids.terms = wire(m_save[2], pe + "terms", 32, k::decimal, alias + "terms");
-                m_save[3].groups.push_back(std::move(tokens));
+                if (m_stationary_pes) {
+                    ids.stream = add_operand(tokens, pe + "stream", alias + "stream");
+                    ids.stream_valid = wire(tokens, pe + "stream_valid", 1, k::bit, alias + "stream_valid");
+                    ids.stationary = add_operand(stationaries, pe + "stationary", alias + "stationary");
+                    ids.psum = add_accumulator(psums, pe + "psum", alias + "psum");
+                }
+                ids.terms = wire(terms, pe + "terms", 32, k::decimal, alias + "terms");
+                all_tokens.groups.push_back(std::move(tokens));
                 m_pes.push_back(ids);
             }
         }
@@ -280,7 +332,7 @@ std::string vcd_observer<Format>::save_file(const std::string& dumpfile) const {
     return gtkw_file(dumpfile, m_save, m_view,
                      {"GTKWave save file written by systolic-tb --gtkw for this run's --vcd.",
                       "Times are in the VCD's units (1 advance edge = 1 clock). " + vcd_phase_legend() + ".",
-                      "Markers A and B: the first tile's first and last advance edge."});
+                      "Markers A and B: the first tile's first and last edge."});
 }
 
 template <class Format>
@@ -291,14 +343,15 @@ void vcd_observer<Format>::on_edge(const edge_event<Format>& e) {
         m_view.has_edges = true;
         m_view.last_edge = t;
     }
-    m_w.set(m_advance, 1);
+    m_w.set(e.step.kind == step_kind::preload && m_stationary_pes ? m_preload : m_advance, 1);
     m_advance_fall = t + m_half;
     if (m_fabric) {
         const auto& links = m_fabric->state().links();
         for (std::size_t l = 0; l < links.size(); ++l)
             if (links[l].last_edge == e.edge) m_w.set(m_links[l], 1);
     }
-    sample();
+    if (e.array) sample();
+    if (e.stationary && m_stationary_pes) sample(*e.stationary);
 }
 
 template <class Format>
@@ -322,9 +375,10 @@ void vcd_observer<Format>::on_step_begin(const step_event<Format>& e) {
 
 template <class Format>
 void vcd_observer<Format>::on_step_end(const step_event<Format>& e) {
-    if (e.step.kind != step_kind::clear || !e.array) return;
+    if (e.step.kind != step_kind::clear || !(e.array || (e.stationary && m_stationary_pes))) return;
     at(e.time);
-    sample();
+    if (e.array) sample();
+    if (e.stationary) sample(*e.stationary);
 }
 
 template <class Format>
@@ -388,6 +442,7 @@ void vcd_observer<Format>::flush_due(std::uint64_t until) {
         m_w.set_time(due);
         if (advance) {
             m_w.set(m_advance, 0);
+            if (m_stationary_pes) m_w.set(m_preload, 0);
             for (const vcd_writer::id l : m_links)  // link strobes rise with an edge and fall with it
                 m_w.set(l, 0);
             m_advance_fall = never;
@@ -401,6 +456,7 @@ void vcd_observer<Format>::flush_due(std::uint64_t until) {
 
 template <class Format>
 void vcd_observer<Format>::sample() {
+    if (!m_os_pes) return;
     std::size_t k = 0;
     for (const traced_array& traced : m_arrays) {
         const array_core<Format>& a = *traced.core;
@@ -412,13 +468,25 @@ void vcd_observer<Format>::sample() {
                 m_w.set(ids.a_valid, ta.valid);
                 set_operand(ids.b, tb.value);
                 m_w.set(ids.b_valid, tb.valid);
-                const accumulator_type acc = a.accumulator(i, j);
-                if constexpr (std::is_floating_point_v<accumulator_type>)
-                    m_w.set_real(ids.acc, double(acc));
-                else
-                    m_w.set(ids.acc, static_cast<std::uint64_t>(static_cast<std::int64_t>(acc)));
+                set_accumulator(ids.acc, a.accumulator(i, j));
                 m_w.set(ids.terms, a.consumed(i, j));
             }
+        }
+    }
+}
+
+template <class Format>
+void vcd_observer<Format>::sample(const stationary_core<Format>& a) {
+    std::size_t k = 0;
+    for (std::size_t i = m_sel.row0; m_sel.any && i <= m_sel.row1; ++i) {
+        for (std::size_t j = m_sel.col0; j <= m_sel.col1; ++j, ++k) {
+            const pe_ids& ids = m_pes[k];
+            const auto ts = a.a(i, j);
+            set_operand(ids.stream, ts.value);
+            m_w.set(ids.stream_valid, ts.valid);
+            set_operand(ids.stationary, a.weight(i, j));
+            set_accumulator(ids.psum, a.psum(i, j));
+            m_w.set(ids.terms, a.consumed(i, j));
         }
     }
 }
