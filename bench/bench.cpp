@@ -1,12 +1,17 @@
-// systolic-bench: how fast the SystemC model runs, in PE-updates per wall second (N^2 x advance
-// edges / s), side by side in one run:
+// systolic-bench: how fast the SystemC model runs, in PE-updates per wall second (N^2 x every edge
+// the array steps, preload and advance, / s; output stationary has no preload edges), side by side
+// in one run:
 //  - the cycle engine, with no edge observer and with an empty one (what observing costs);
 //  - the functional engine, through the same controller, memory and TLM path (model_functional/);
 //  - both engines with --buffers double (unlimited scratchpads and bandwidth: the memory system's
 //    own cost, docs/memory.md), model_double/ and model_functional_double/;
+//  - for int32, both engines in weight and input stationary too (docs/dataflows.md): model_ws/,
+//    model_is/, model_functional_ws/ and model_functional_is/, on the same rigs (an integer C is
+//    the same in every dataflow; a float one is summed in another order, so float formats run os
+//    only), with each dataflow's PE-updates/s relative to os in the summary;
 //  - the test reference GEMM of the same number format, on the same shape and data;
 //  - with --verilator=SCRIPT, the same array as RTL under Verilator (../shared/anchors/verilator/
-//    run.sh N), run for each int32 size, and the cycle engine's ratio to it.
+//    run.sh N), run for each int32 size, and the cycle engine's ratio to it in os, ws and is.
 //
 // Each rig is the real model - memory, systolic_array<Format> and tile_controller<Format> bound
 // over TLM - with its operands written into memory once, at construction. The timed region is one
@@ -29,6 +34,7 @@
 // --verilator=SCRIPT runs the RTL anchor.
 #include <benchmark/benchmark.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdint>
 #include <cstdio>
@@ -36,6 +42,7 @@
 #include <cstring>
 #include <ctime>
 #include <iostream>
+#include <iterator>
 #include <memory>
 #include <string>
 #include <systemc>
@@ -64,7 +71,8 @@ namespace {
 using namespace systolic;
 
 // A long reduction, so that a single-tile run is almost all array stepping: the K + 2(N-1) edges
-// per tile dwarf the clear, load and drain.
+// per tile (ws and is: K/N folds of N preload and M + 2(N-1) stream edges) dwarf the clear, load
+// and drain.
 constexpr std::uint64_t default_k = 4096;
 
 // Wall time and work (PE-updates or MACs) summed over every timed run of one benchmark, for the
@@ -97,52 +105,102 @@ struct stopwatch {
     }
 };
 
-// Ten times the simulated time a job needs (one clock per clear and per edge, one memory
-// latency per load or drain transfer, both at their defaults): reached only by a hang.
-sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, std::uint64_t k) {
+// Ten times the simulated time a job needs (one clock per clear and per edge, preload and advance;
+// one memory latency per load or drain transfer, both at their defaults; a chunk or fold loads at
+// most a few transfers per row or column it spans, and a ws or is fold streams all M rows of A or
+// P columns of B): reached only by a hang.
+sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, const problem_shape& s,
+                            dataflow_kind df) {
     const sc_core::sc_time clock(1, sc_core::SC_NS), latency(10, sc_core::SC_NS);
-    const double clocks = double(e.advance_edges + e.tiles);
-    const double transfers = double(e.tiles) * double(2 * n + k);
+    const std::uint64_t stream = is_stationary(df) ? stationary_of(s, array_shape{n, n}, 0, df).stream : 0;
+    const std::uint64_t span = std::max<std::uint64_t>(n, stream);
+    const double clocks = double(e.preload_edges + e.advance_edges + e.tiles * e.k_chunks);
+    const double transfers = double(e.tiles) * double(e.k_chunks * 2 * span + s.k);
     return (clocks * clock + transfers * latency) * 10.0 + sc_core::sc_time(1, sc_core::SC_US);
 }
 
-// What the benchmarks and the summary need from a rig, whatever its number format.
-// How a timed model run is made.
+// How a timed model run is made: which engine, observer and buffers (the kind), in which dataflow.
 enum class run_kind { cycle, observed, functional, buffered, functional_buffered };
+struct run_mode {
+    run_kind kind = run_kind::cycle;
+    dataflow_kind dataflow = dataflow_kind::os;
+};
 
+// Each kind's benchmark prefix ("model_functional", then "_ws" or "_is" and "/"), its name in the
+// summary, and whether its benchmarks run ws and is too (the rig's dataflows, int32's) or os only.
+struct run_kind_info {
+    run_kind kind;
+    const char* prefix;
+    const char* summary;
+    bool stationary;
+};
+constexpr run_kind_info run_kinds[] = {
+    {run_kind::cycle, "model", "cycle engine", true},
+    {run_kind::observed, "model_observed", "with an observer", false},
+    {run_kind::functional, "model_functional", "functional engine", true},
+    {run_kind::buffered, "model_double", "buffers double", false},
+    {run_kind::functional_buffered, "model_functional_double", "functional double", false},
+};
+constexpr bool kinds_in_order() {
+    for (std::size_t i = 0; i < std::size(run_kinds); ++i)
+        if (std::size_t(run_kinds[i].kind) != i) return false;
+    return true;
+}
+static_assert(kinds_in_order(), "run_kinds is indexed by run_kind");
+constexpr dataflow_kind all_dataflows[] = {dataflow_kind::os, dataflow_kind::ws, dataflow_kind::is};
+constexpr dataflow_kind os_only[] = {dataflow_kind::os};
+
+// "model_ws/": a benchmark's name before the rig's label.
+std::string bench_prefix(const run_kind_info& info, dataflow_kind df) {
+    return std::string(info.prefix) + (df == dataflow_kind::os ? "" : std::string("_") + to_string(df)) + "/";
+}
+
+// What the benchmarks and the summary need from a rig, whatever its number format.
 class rig_base : public sc_core::sc_module {
 public:
-    tally model;                // the timed cycle-engine runs
-    tally observed;             // ... with an empty edge observer set
-    tally functional;           // the timed functional-engine runs
-    tally buffered;             // the timed cycle-engine runs with buffers double
-    tally functional_buffered;  // ... functional-engine runs
-    tally reference;            // the timed reference GEMM runs
+    tally reference;  // the timed reference GEMM runs
 
-    tally& tally_of(run_kind k) {
-        switch (k) {
-            case run_kind::cycle:
-                return model;
-            case run_kind::observed:
-                return observed;
-            case run_kind::functional:
-                return functional;
-            case run_kind::buffered:
-                return buffered;
-            case run_kind::functional_buffered:
-                return functional_buffered;
-        }
-        return model;
+    // The timed model runs of each kind and dataflow.
+    tally& tally_of(run_mode m) { return m_tallies[std::size_t(m.kind)][std::size_t(m.dataflow)]; }
+    const tally& tally_of(run_mode m) const {
+        return m_tallies[std::size_t(m.kind)][std::size_t(m.dataflow)];
+    }
+    template <class F>
+    void for_each_tally(F&& f) const {
+        for (const auto& by_kind : m_tallies)
+            for (const tally& t : by_kind)
+                f(t);
+        f(reference);
     }
     bool any_ran() const {
-        return model.ran() || observed.ran() || functional.ran() || buffered.ran() ||
-               functional_buffered.ran() || reference.ran();
+        bool ran = false;
+        for_each_tally([&](const tally& t) { ran = ran || t.ran(); });
+        return ran;
     }
 
     std::size_t n() const { return m_n; }
     const problem_shape& shape() const { return m_shape; }
-    const expected_counts& expected() const { return m_expected; }
+    // The counting rules for this rig's job in dataflow df (count_job, preload edges included).
+    const expected_counts& expected(dataflow_kind df = dataflow_kind::os) const {
+        return m_expected[std::size_t(df)];
+    }
     const std::string& format_name() const { return m_format; }
+    // The dataflows this rig is checked and benchmarked in: os, and ws and is for int32.
+    const std::vector<dataflow_kind>& dataflows() const { return m_dataflows; }
+
+    // Empty when the last job stepped the edges the counting rules give for its dataflow, else
+    // which count differs.
+    std::string check_counts(dataflow_kind df) const {
+        const job_result& r = result();
+        const expected_counts& e = expected(df);
+        auto differs = [&](const char* what, std::uint64_t got, std::uint64_t want) {
+            return label(" ") + " " + to_string(df) + ": the job's " + what + " edges (" +
+                   std::to_string(got) + ") differ from count_job() (" + std::to_string(want) + ")";
+        };
+        if (r.advance_edges != e.advance_edges) return differs("advance", r.advance_edges, e.advance_edges);
+        if (r.preload_edges != e.preload_edges) return differs("preload", r.preload_edges, e.preload_edges);
+        return {};
+    }
 
     // "int32/N=64/M=256/P=256/K=4096" with the given separator, for names and messages.
     std::string label(const char* sep) const {
@@ -152,7 +210,7 @@ public:
 
     // The timed region: one whole job, from start to the simulation running out of events.
     // False (with the reason in error()) unless the job completed.
-    virtual bool run_job(run_kind kind = run_kind::cycle) = 0;
+    virtual bool run_job(run_mode mode = {}) = 0;
     virtual const job_result& result() const = 0;
     virtual std::string error() const = 0;
     // One reference GEMM of the rig's operands (the timed body of the reference benchmark).
@@ -160,22 +218,32 @@ public:
     // Compares C's bytes in memory with the reference product's; done outside any timed region.
     // Empty when equal, else where they first differ.
     virtual std::string check_against_reference() const = 0;
+    // Fills C with a pattern no product has here (untimed), so that a run that leaves C alone
+    // cannot pass on the previous run's results.
+    virtual void poison_c() = 0;
 
 protected:
     rig_base(const sc_core::sc_module_name& name, const char* format, std::size_t n,
-             const problem_shape& shape)
+             const problem_shape& shape, std::vector<dataflow_kind> dataflows)
         : sc_core::sc_module(name),
           m_n(n),
           m_shape(shape),
           m_format(format),
-          m_expected(count_job(shape, n)),
-          m_limit(time_limit(m_expected, n, shape.k)) {}
+          m_dataflows(std::move(dataflows)) {
+        for (dataflow_kind df : all_dataflows) {
+            m_expected[std::size_t(df)] = count_job(shape, array_shape{n, n}, 0, df);
+            m_limit[std::size_t(df)] = time_limit(m_expected[std::size_t(df)], n, shape, df);
+        }
+    }
 
+    static constexpr std::size_t dataflow_count = std::size(all_dataflows);
     std::size_t m_n;
     problem_shape m_shape;
     std::string m_format;
-    expected_counts m_expected;
-    sc_core::sc_time m_limit;
+    std::vector<dataflow_kind> m_dataflows;
+    expected_counts m_expected[dataflow_count];
+    sc_core::sc_time m_limit[dataflow_count];
+    tally m_tallies[std::size(run_kinds)][dataflow_count];
 };
 
 // One model instance of one format with its operands in memory. A, B and C are packed row-major,
@@ -197,8 +265,8 @@ public:
     tile_controller<Format> controller;
 
     bench_rig(const sc_core::sc_module_name& name, std::size_t n, const problem_shape& shape,
-              std::uint64_t seed)
-        : rig_base(name, Format::name, n, shape),
+              std::uint64_t seed, std::vector<dataflow_kind> dataflows)
+        : rig_base(name, Format::name, n, shape, std::move(dataflows)),
           m_problem(verify::random_problem<Format>(shape, seed)),
           m_job(plan(shape)),
           mem("memory", memory_config(m_job)),
@@ -213,16 +281,18 @@ public:
                              shape.p * sizeof(operand_type));
     }
 
-    bool run_job(run_kind kind) override {
+    bool run_job(run_mode mode) override {
+        const run_kind kind = mode.kind;
         m_job.engine = kind == run_kind::functional || kind == run_kind::functional_buffered
                            ? engine_kind::functional
                            : engine_kind::cycle;
         m_job.memory.buffers = kind == run_kind::buffered || kind == run_kind::functional_buffered
                                    ? buffer_mode::double_buffered
                                    : buffer_mode::none;
+        m_job.dataflow = mode.dataflow;
         controller.set_observer(kind == run_kind::observed ? &m_observer : nullptr);
         controller.start(m_job);
-        sc_core::sc_start(m_limit, sc_core::SC_EXIT_ON_STARVATION);
+        sc_core::sc_start(m_limit[std::size_t(mode.dataflow)], sc_core::SC_EXIT_ON_STARVATION);
         controller.set_observer(nullptr);
         return !controller.busy() && controller.result().completed();
     }
@@ -232,7 +302,8 @@ public:
     std::string error() const override {
         if (controller.busy()) return label(" ") + ": the job did not finish within the simulated time limit";
         const auto& r = controller.result();
-        return label(" ") + ": job ended " + to_string(r.status) + (r.error.empty() ? "" : ": " + r.error);
+        return label(" ") + " " + to_string(r.dataflow) + ": job ended " + to_string(r.status) +
+               (r.error.empty() ? "" : ": " + r.error);
     }
 
     void run_reference() override {
@@ -258,6 +329,13 @@ public:
                    ", column " + std::to_string(c);
         }
         return {};
+    }
+
+    void poison_c() override {
+        const std::uint64_t elem = output_size(m_job.quant, sizeof(accumulator_type));
+        const std::vector<std::uint8_t> row(m_shape.p * elem, 0xa5);
+        for (std::uint64_t r = 0; r < m_shape.m; ++r)
+            mem.core().write(m_job.c.address(r, 0), row.data(), row.size());
     }
 
 private:
@@ -295,22 +373,29 @@ private:
     }
 };
 
-void bench_model(benchmark::State& state, rig_base& rig, run_kind kind) {
+// Set when a model benchmark failed (its job, or its counts), so that the process fails too.
+bool g_model_failed = false;
+
+// PE-updates: every PE at every edge the array steps, preload (ws, is) and advance.
+void bench_model(benchmark::State& state, rig_base& rig, run_mode mode) {
     const double n2 = double(rig.n()) * double(rig.n());
     std::uint64_t edges = 0;
     for (auto _ : state) {
         const stopwatch sw;
-        const bool ok = rig.run_job(kind);
+        const bool ok = rig.run_job(mode);
         if (!ok) {
+            g_model_failed = true;
             state.SkipWithError(rig.error().c_str());
             break;
         }
-        edges = rig.result().advance_edges;
-        if (edges != rig.expected().advance_edges) {
-            state.SkipWithError("the job's advance edges differ from count_job()");
+        edges = rig.result().preload_edges + rig.result().advance_edges;
+        const std::string wrong = rig.check_counts(mode.dataflow);
+        if (!wrong.empty()) {
+            g_model_failed = true;
+            state.SkipWithError(wrong.c_str());
             break;
         }
-        sw.add_to(rig.tally_of(kind), n2 * double(edges));
+        sw.add_to(rig.tally_of(mode), n2 * double(edges));
     }
     state.counters["pe_updates_per_s"] =
         benchmark::Counter(n2 * double(edges) * double(state.iterations()), benchmark::Counter::kIsRate);
@@ -340,9 +425,12 @@ bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator
                 "  --k=<K>             reduction length of every case (default %llu)\n"
                 "  --verilator=SCRIPT  also run the RTL anchor (e.g. ../shared/anchors/verilator/run.sh)\n"
                 "                      for each int32 array size and print the cycle engine's ratio to it\n"
+                "                      in os, ws and is\n"
                 "  benchmarks are named model/<format>/N=.../M=.../P=.../K=... (cycle engine),\n"
                 "  model_observed/..., model_functional/..., model_double/... and\n"
-                "  model_functional_double/... (buffers double), and reference_gemm/<format>/...;\n"
+                "  model_functional_double/... (buffers double), model_ws/..., model_is/...,\n"
+                "  model_functional_ws/... and model_functional_is/... (int32 only, weight and input\n"
+                "  stationary), and reference_gemm/<format>/...;\n"
                 "  functional/... is the functional engine's kernel on the GPT-2 layer beside OpenBLAS,\n"
                 "  soc/... (when systolic-soc is built) the RISC-V hart beside Unicorn alone and the\n"
                 "  firmware-driven GPT-2 layer beside systolic-tb, e.g. --benchmark_filter=/int8/\n\n",
@@ -387,55 +475,99 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
             out += " (M=P=" + std::to_string(rig.shape().m) + ", " + std::to_string(rig.expected().tiles) +
                    " tiles)";
         out += ":";
-        const double model = cpu ? rig.model.cpu_rate() : rig.model.rate();
+        const tally& cycle = rig.tally_of({});
+        const double model = cpu ? cycle.cpu_rate() : cycle.rate();
         const double ref = cpu ? rig.reference.cpu_rate() : rig.reference.rate();
         auto rate = [cpu](const tally& t) { return mega(cpu ? t.cpu_rate() : t.rate()); };
-        out +=
-            rig.model.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
-        if (rig.observed.ran()) out += " with an observer " + rate(rig.observed) + ",";
-        if (rig.functional.ran()) out += " functional engine " + rate(rig.functional) + ",";
-        if (rig.buffered.ran()) out += " buffers double " + rate(rig.buffered) + ",";
-        if (rig.functional_buffered.ran()) out += " functional double " + rate(rig.functional_buffered) + ",";
+        out += cycle.ran() ? " cycle engine " + mega(model) + " M PE-updates/s," : " cycle engine not run,";
+        for (const auto& info : run_kinds) {
+            for (dataflow_kind df : all_dataflows) {
+                const tally& t = rig.tally_of({info.kind, df});
+                if (&t == &cycle || !t.ran()) continue;
+                out += std::string(" ") + info.summary;
+                if (df != dataflow_kind::os) out += std::string(" ") + to_string(df);
+                out += " " + rate(t) + ",";
+            }
+        }
         out += rig.reference.ran() ? " reference GEMM " + mega(ref) + " M MAC/s" : " reference GEMM not run";
-        if (rig.model.ran() && rig.reference.ran()) {
+        if (cycle.ran() && rig.reference.ran()) {
             char buf[32];
             std::snprintf(buf, sizeof buf, ", ratio %.2f", model / ref);
             out += buf;
         }
         return out;
     };
+    // "int32 N=64: cycle engine ws/os 0.91, is/os 0.90; functional engine ws/os 1.01, is/os 1.00":
+    // each stationary dataflow's PE-updates/s over the same kind's os, where both ran; empty if
+    // none did.
+    auto ratios = [](const rig_base& rig, bool cpu) {
+        std::string out;
+        for (const auto& info : run_kinds) {
+            const tally& os = rig.tally_of({info.kind, dataflow_kind::os});
+            std::string kind;
+            for (dataflow_kind df : all_dataflows) {
+                const tally& t = rig.tally_of({info.kind, df});
+                if (df == dataflow_kind::os || !t.ran() || !os.ran()) continue;
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%s %s/os %.2f", kind.empty() ? "" : ",", to_string(df),
+                              cpu ? t.cpu_rate() / os.cpu_rate() : t.rate() / os.rate());
+                kind += buf;
+            }
+            if (!kind.empty()) out += (out.empty() ? " " : "; ") + std::string(info.summary) + kind;
+        }
+        if (out.empty()) return out;
+        char head[64];
+        std::snprintf(head, sizeof head, "%-5s N=%zu", rig.format_name().c_str(), rig.n());
+        std::string where = head;
+        if (rig.shape().m != rig.n() || rig.shape().p != rig.n())
+            where += " (M=P=" + std::to_string(rig.shape().m) + ")";
+        return where + ":" + out;
+    };
+    auto print = [&](bool cpu) {
+        for (const auto& rig : rigs) {
+            if (rig->any_ran()) std::fprintf(out, "%s\n", line(*rig, cpu).c_str());
+        }
+        bool head = false;
+        for (const auto& rig : rigs) {
+            const std::string r = ratios(*rig, cpu);
+            if (r.empty()) continue;
+            if (!head) std::fprintf(out, "dataflows, PE-updates/s (preload and advance edges) over os:\n");
+            head = true;
+            std::fprintf(out, "%s\n", r.c_str());
+        }
+    };
 
     double wall = 0, cpu = 0;
     for (const auto& rig : rigs) {
-        if (!rig->any_ran()) continue;
-        if (wall == 0) std::fprintf(out, "\nsummary, per wall second over every timed run above:\n");
-        std::fprintf(out, "%s\n", line(*rig, false).c_str());
-        for (const tally* t : {&rig->model, &rig->observed, &rig->functional, &rig->buffered,
-                               &rig->functional_buffered, &rig->reference}) {
-            wall += t->seconds;
-            cpu += t->cpu_seconds;
-        }
+        rig->for_each_tally([&](const tally& t) {
+            wall += t.seconds;
+            cpu += t.cpu_seconds;
+        });
     }
-    if (wall > 0 && cpu < 0.9 * wall) {
+    if (wall == 0) return;
+    std::fprintf(out, "\nsummary, per wall second over every timed run above:\n");
+    print(false);
+    if (cpu < 0.9 * wall) {
         std::fprintf(out,
                      "the machine was busy: this thread ran %.0f%% of the timed wall time; per CPU-second:\n",
                      100.0 * cpu / wall);
-        for (const auto& rig : rigs) {
-            if (rig->any_ran()) std::fprintf(out, "%s\n", line(*rig, true).c_str());
-        }
+        print(true);
     }
     std::fflush(out);
 }
 
 // The RTL anchor: for each int32 rig whose cycle engine ran, the same N x N array under Verilator
-// (the script builds it once and prints "PE-updates/s=<rate>"), then the ratio. Run after the
-// model's benchmarks, so the two never compete for a core.
+// (the script builds it once and prints "PE-updates/s=<rate>"), then the ratio of each dataflow
+// the cycle engine ran (os, ws, is) to it. Run after the model's benchmarks, so the two never
+// compete for a core.
 void print_verilator(const std::vector<std::unique_ptr<rig_base>>& rigs, const std::string& script,
                      std::FILE* out) {
     std::fprintf(out, "\nRTL anchor (%s), same run:\n", script.c_str());
     for (const auto& rig : rigs) {
-        if (rig->format_name() != int32_format::name || !rig->model.ran() || rig->shape().m != rig->n())
-            continue;
+        bool cycle_ran = false;
+        for (dataflow_kind df : all_dataflows)
+            cycle_ran = cycle_ran || rig->tally_of({run_kind::cycle, df}).ran();
+        if (rig->format_name() != int32_format::name || !cycle_ran || rig->shape().m != rig->n()) continue;
         const std::string cmd = "'" + script + "' " + std::to_string(rig->n()) + " 2>&1";
         std::FILE* p = ::popen(cmd.c_str(), "r");
         std::string text;
@@ -449,9 +581,14 @@ void print_verilator(const std::vector<std::unique_ptr<rig_base>>& rigs, const s
             continue;
         }
         const double rtl = std::strtod(text.c_str() + at + 13, nullptr);
-        std::fprintf(out,
-                     "int32 N=%zu: verilator %s M PE-updates/s, cycle engine %s M (%.2fx per wall second)\n",
-                     rig->n(), mega(rtl).c_str(), mega(rig->model.rate()).c_str(), rig->model.rate() / rtl);
+        for (dataflow_kind df : all_dataflows) {
+            const tally& t = rig->tally_of({run_kind::cycle, df});
+            if (!t.ran()) continue;
+            const std::string engine =
+                df == dataflow_kind::os ? "cycle engine" : std::string("cycle engine ") + to_string(df);
+            std::fprintf(out, "int32 N=%zu: verilator %s M PE-updates/s, %s %s M (%.2fx per wall second)\n",
+                         rig->n(), mega(rtl).c_str(), engine.c_str(), mega(t.rate()).c_str(), t.rate() / rtl);
+        }
     }
     std::fflush(out);
 }
@@ -467,13 +604,17 @@ struct rig_spec {
 constexpr rig_spec headline_specs[] = {{16, 16, 1}, {64, 64, 2}, {128, 128, 3}, {64, 256, 4}};
 constexpr rig_spec format_specs[] = {{64, 64, 2}, {128, 128, 3}};
 
-template <class Format, std::size_t Count>
-void add_rigs(std::vector<std::unique_ptr<rig_base>>& rigs, const rig_spec (&specs)[Count], std::uint64_t k) {
+// Each rig is checked and benchmarked in the given dataflows: all three for int32, whose C is the
+// same in each; os only for the other formats.
+template <class Format, std::size_t Count, std::size_t Dataflows>
+void add_rigs(std::vector<std::unique_ptr<rig_base>>& rigs, const rig_spec (&specs)[Count], std::uint64_t k,
+              const dataflow_kind (&dataflows)[Dataflows]) {
     for (const auto& spec : specs) {
         const std::string name = std::string("rig_") + Format::name + "_n" + std::to_string(spec.n) + "_mp" +
                                  std::to_string(spec.mp);
-        rigs.push_back(std::make_unique<bench_rig<Format>>(name.c_str(), spec.n,
-                                                           problem_shape{spec.mp, k, spec.mp}, spec.seed));
+        rigs.push_back(std::make_unique<bench_rig<Format>>(
+            name.c_str(), spec.n, problem_shape{spec.mp, k, spec.mp}, spec.seed,
+            std::vector<dataflow_kind>(std::begin(dataflows), std::end(dataflows))));
     }
 }
 
@@ -500,10 +641,10 @@ int sc_main(int argc, char* argv[]) {
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
 
     std::vector<std::unique_ptr<rig_base>> rigs;
-    add_rigs<int32_format>(rigs, headline_specs, k);
+    add_rigs<int32_format>(rigs, headline_specs, k, all_dataflows);
     for_each_format([&](auto format) {
         using Format = decltype(format);
-        if constexpr (!std::is_same_v<Format, int32_format>) add_rigs<Format>(rigs, format_specs, k);
+        if constexpr (!std::is_same_v<Format, int32_format>) add_rigs<Format>(rigs, format_specs, k, os_only);
     });
     build_fabric_rigs(k);
 #ifdef SYSTOLIC_HAVE_SOC
@@ -512,37 +653,44 @@ int sc_main(int argc, char* argv[]) {
     if (!check_soc_rigs()) return 1;
 #endif
 
-    // One untimed run per rig: it elaborates, and it shows the model computes the right product,
-    // byte for byte (fp32 and bf16 included: both sides add rounded products in k order).
+    // One untimed run per rig, kind and dataflow: it elaborates, and it shows the model computes the
+    // right product, byte for byte (fp32 and bf16 included: both sides add rounded products in k
+    // order, in os; int32 in ws and is too, whose C is the same in any order), in the edges the
+    // counting rules give.
     for (auto& rig : rigs) {
         for (auto kind :
              {run_kind::cycle, run_kind::functional, run_kind::buffered, run_kind::functional_buffered}) {
-            if (!rig->run_job(kind)) {
-                std::cerr << "systolic-bench: " << rig->error() << "\n";
-                return 1;
-            }
-            const std::string diff = rig->check_against_reference();
-            if (!diff.empty()) {
-                std::cerr << "systolic-bench: " << diff << "\n";
-                return 1;
+            for (dataflow_kind df : rig->dataflows()) {
+                rig->poison_c();
+                if (!rig->run_job({kind, df})) {
+                    std::cerr << "systolic-bench: " << rig->error() << "\n";
+                    return 1;
+                }
+                std::string wrong = rig->check_counts(df);
+                if (wrong.empty()) wrong = rig->check_against_reference();
+                if (!wrong.empty()) {
+                    std::cerr << "systolic-bench: " << wrong << "\n";
+                    return 1;
+                }
             }
         }
     }
 
     if (!check_fabric_rigs()) return 1;
 
+    // Each kind in os, then (the stationary ones, on rigs that run them) in ws and is: model/,
+    // model_ws/, model_is/, model_observed/, model_functional/, model_functional_ws/, ...
     for (auto& rig : rigs) {
         rig_base* r = rig.get();
-        for (auto [prefix, kind] :
-             {std::pair{"model/", run_kind::cycle}, std::pair{"model_observed/", run_kind::observed},
-              std::pair{"model_functional/", run_kind::functional},
-              std::pair{"model_double/", run_kind::buffered},
-              std::pair{"model_functional_double/", run_kind::functional_buffered}}) {
-            benchmark::RegisterBenchmark(
-                (prefix + r->label("/")).c_str(),
-                [r, kind = kind](benchmark::State& st) { bench_model(st, *r, kind); })
-                ->Unit(benchmark::kMillisecond)
-                ->UseRealTime();
+        for (const auto& info : run_kinds) {
+            for (dataflow_kind df : r->dataflows()) {
+                if (df != dataflow_kind::os && !info.stationary) continue;
+                const run_mode mode{info.kind, df};
+                benchmark::RegisterBenchmark((bench_prefix(info, df) + r->label("/")).c_str(),
+                                             [r, mode](benchmark::State& st) { bench_model(st, *r, mode); })
+                    ->Unit(benchmark::kMillisecond)
+                    ->UseRealTime();
+            }
         }
         benchmark::RegisterBenchmark(("reference_gemm/" + r->label("/")).c_str(),
                                      [r](benchmark::State& st) { bench_reference(st, *r); })
@@ -571,6 +719,10 @@ int sc_main(int argc, char* argv[]) {
     (void)kept;
     std::fprintf(summary, "total run time %.1f s\n",
                  std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count());
+    if (g_model_failed) {
+        std::cerr << "systolic-bench: a model benchmark failed (see its error above)\n";
+        return 1;
+    }
     return 0;
 }
 
