@@ -31,60 +31,10 @@ class benches : public ::testing::Environment {
 public:
     void SetUp() override {
         tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
-        bench_set<int8_format>::build_shapes(arrays);
-        bench_set<int32_format>::build_shapes(arrays);
-        bench_set<fp32_format>::build_shapes(arrays);
-        bench_set<bf16_format>::build_shapes(arrays);
+        build_every_format({}, arrays);
     }
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
-
-std::string describe(const problem_shape& s, std::size_t rows, std::size_t cols, const job_options& o,
-                     std::uint64_t seed) {
-    return "seed " + std::to_string(seed) + ": M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
-           " P=" + std::to_string(s.p) + " array " + std::to_string(rows) + "x" + std::to_string(cols) +
-           " dataflow " + to_string(o.dataflow) + " k_tile=" + std::to_string(o.k_tile) +
-           " order=" + to_string(o.order) + " overflow=" + to_string(o.overflow) +
-           (o.quant.enabled ? " int8 out" : "") +
-           (o.memory.buffers == buffer_mode::double_buffered
-                ? " buffers double A " + std::to_string(o.memory.a_sram) + " B " +
-                      std::to_string(o.memory.b_sram) + " C " + std::to_string(o.memory.c_sram) +
-                      " bandwidth " + std::to_string(o.memory.dram_bandwidth)
-                : "");
-}
-
-template <class Format>
-void expect_same_counters(const job_check<Format>& a, const job_check<Format>& b, const std::string& what) {
-    const auto &ra = a.result, &rb = b.result;
-    EXPECT_EQ(ra.advance_edges, rb.advance_edges) << what;
-    EXPECT_EQ(ra.preload_edges, rb.preload_edges) << what;
-    EXPECT_EQ(ra.macs_padded, rb.macs_padded) << what;
-    EXPECT_EQ(ra.macs_real, rb.macs_real) << what;
-    EXPECT_EQ(ra.real_outputs, rb.real_outputs) << what;
-    EXPECT_EQ(ra.masked_outputs, rb.masked_outputs) << what;
-    EXPECT_EQ(ra.overflows, rb.overflows) << what;
-    EXPECT_EQ(ra.partial_overflows, rb.partial_overflows) << what;
-    EXPECT_EQ(ra.saturated_outputs, rb.saturated_outputs) << what;
-    EXPECT_EQ(ra.end - ra.start, rb.end - rb.start) << what;  // same steps, same simulated time
-    // The memory system: stepped by the cycle engine, by the event rules with the functional one.
-    const auto &ma = ra.memory, &mb = rb.memory;
-    EXPECT_EQ(ma.stall_cycles, mb.stall_cycles) << what;
-    EXPECT_EQ(ma.prefetch_cycles, mb.prefetch_cycles) << what;
-    EXPECT_EQ(ma.total_cycles, mb.total_cycles) << what;
-    EXPECT_EQ(ma.a.dram, mb.a.dram) << what;
-    EXPECT_EQ(ma.b.dram, mb.b.dram) << what;
-    EXPECT_EQ(ma.c.dram, mb.c.dram) << what;
-    EXPECT_EQ(ma.a.array, mb.a.array) << what;
-    EXPECT_EQ(ma.b.array, mb.b.array) << what;
-    EXPECT_EQ(ma.zero_stall_bandwidth, mb.zero_stall_bandwidth) << what;
-    ASSERT_EQ(ra.tiles.size(), rb.tiles.size()) << what;
-    for (std::size_t t = 0; t < ra.tiles.size(); ++t) {
-        EXPECT_EQ(ra.tiles[t].advance_edges_per_chunk, rb.tiles[t].advance_edges_per_chunk) << what;
-        EXPECT_EQ(ra.tiles[t].preload_edges, rb.tiles[t].preload_edges) << what;
-        EXPECT_EQ(ra.tiles[t].macs_real, rb.tiles[t].macs_real) << what;
-        EXPECT_EQ(ra.tiles[t].real_outputs, rb.tiles[t].real_outputs) << what;
-    }
-}
 
 template <class Format>
 void compare_dataflows(std::uint64_t seed) {

@@ -26,43 +26,15 @@
 #include "systolic/feeder.h"
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
+#include "systolic/stepped_grid.h"
 #include "systolic/token.h"
-
-// Baseline x86-64 has no vector multiply for the wider formats, so GCC leaves the MAC loop
-// scalar. Where ifuncs exist, build an AVX2 clone too and pick one when the program loads.
-#if defined(__x86_64__) && defined(__GNUC__) && !defined(__clang__) && defined(__ELF__)
-#define SYSTOLIC_VECTOR_CLONES __attribute__((target_clones("arch=x86-64-v3", "default")))
-#else
-#define SYSTOLIC_VECTOR_CLONES
-#endif
 
 namespace systolic {
 
-// Called after each advance edge with the edge's index in its chunk (an observer's hook).
-class edge_callback {
-public:
-    virtual void after_edge(std::uint64_t edge) = 0;
-
-protected:
-    ~edge_callback() = default;
-};
-
-// A PE that has not consumed exactly the expected number of terms when it should have.
-struct stuck_pe {
-    std::size_t row = 0;
-    std::size_t col = 0;
-    std::uint64_t consumed = 0;
-    std::size_t array = 0;  // which array, where an engine steps several (a fabric's index)
-};
-
-// The bytes a heap block of `bytes` takes with glibc's malloc: an 8-byte header, 16-byte
-// alignment, 32 bytes at least (none for an empty vector).
-inline std::uint64_t heap_block_bytes(std::uint64_t bytes) {
-    return bytes == 0 ? 0 : std::max<std::uint64_t>(32, (bytes + 8 + 15) / 16 * 16);
-}
-
 template <class Format>
-class array_core {
+class array_core : public stepped_grid<Format> {
+    using grid = stepped_grid<Format>;
+
 public:
     using format = Format;
     using operand_type = typename Format::operand_type;
@@ -87,17 +59,12 @@ public:
     };
 
     array_core(std::size_t rows, std::size_t cols)
-        : m_rows(rows),
-          m_cols(cols),
+        : grid(rows, cols, "array_core"),
           m_a(2 * rows * cols),
           m_a_valid(2 * rows * cols),
           m_b(2 * rows * cols),
           m_b_valid(2 * rows * cols),
-          m_acc(rows * cols),
-          m_consumed(rows * cols),
-          m_overflows(rows * cols) {
-        if (rows == 0 || cols == 0)
-            throw std::invalid_argument("array_core: the array needs at least one PE");
+          m_acc(rows * cols) {
         clear();
     }
     // The square N x N array.
@@ -107,17 +74,11 @@ public:
     // (the memory estimate counts with it; each vector is one heap block).
     static std::uint64_t heap_bytes(std::size_t rows, std::size_t cols) {
         const std::uint64_t pes = std::uint64_t(rows) * cols, lanes = rows + cols;
-        return 2 * heap_block_bytes(2 * pes * sizeof(operand_type)) + 2 * heap_block_bytes(2 * pes) +
-               heap_block_bytes(pes * sizeof(accumulator_type)) + 2 * heap_block_bytes(pes * 4) +
+        return grid::heap_bytes(rows, cols) + 2 * heap_block_bytes(2 * pes * sizeof(operand_type)) +
+               2 * heap_block_bytes(2 * pes) + heap_block_bytes(pes * sizeof(accumulator_type)) +
                heap_block_bytes(lanes * sizeof(lane)) + heap_block_bytes(lanes * sizeof(std::size_t)) +
                heap_block_bytes(lanes * sizeof(operand_type)) + heap_block_bytes(lanes);
     }
-
-    std::size_t rows() const { return m_rows; }
-    std::size_t cols() const { return m_cols; }
-
-    overflow_mode overflow() const { return m_overflow; }
-    void set_overflow(overflow_mode mode) { m_overflow = mode; }
 
     // Clear phase: every token becomes a bubble, every accumulator and counter zero.
     void clear() {
@@ -125,7 +86,7 @@ public:
         std::fill(m_a_valid.begin(), m_a_valid.end(), 0);
         std::fill(m_b.begin(), m_b.end(), operand_type{});
         std::fill(m_b_valid.begin(), m_b_valid.end(), 0);
-        std::fill(m_consumed.begin(), m_consumed.end(), 0);
+        grid::clear_consumed();
         clear_accumulators();
         m_a_head = m_b_head = m_rows * m_cols;  // both windows at their buffers' end
         m_edges = 0;
@@ -136,7 +97,7 @@ public:
     // Zeroes the accumulators (and overflow counts) only: tokens and term counters stay.
     void clear_accumulators() {
         std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
-        std::fill(m_overflows.begin(), m_overflows.end(), 0);
+        grid::clear_overflows();
         m_partials_in = false;
     }
 
@@ -167,7 +128,6 @@ public:
     void advance(const streams& in, std::uint64_t first, std::uint64_t count, edge_callback* after = nullptr);
 
     // Advance edges since the last clear.
-    std::uint64_t edges() const { return m_edges; }
 
     token_type a(std::size_t i, std::size_t j) const {
         const std::size_t k = m_a_head + i * m_cols + j;
@@ -191,32 +151,16 @@ public:
     accumulator_type accumulator(std::size_t i, std::size_t j) const { return m_acc[i * m_cols + j]; }
     // Row i's C accumulators (the rows are contiguous: row i + 1 follows row i).
     const accumulator_type* accumulator_row(std::size_t i) const { return &m_acc[i * m_cols]; }
-    std::uint64_t consumed(std::size_t i, std::size_t j) const { return m_consumed[i * m_cols + j]; }
-
-    // True when every PE has consumed exactly k terms: the tile (or chunk) may drain.
-    bool complete(std::uint64_t k) const {
-        return std::all_of(m_consumed.begin(), m_consumed.end(), [k](std::uint32_t c) { return c == k; });
-    }
-
-    // The PEs that have not consumed exactly k terms, in row-major order.
-    std::vector<stuck_pe> stuck(std::uint64_t k) const {
-        std::vector<stuck_pe> out;
-        for (std::size_t idx = 0; idx < m_consumed.size(); ++idx) {
-            if (m_consumed[idx] != k) out.push_back({idx / m_cols, idx % m_cols, m_consumed[idx]});
-        }
-        return out;
-    }
-
-    // Terms consumed by all PEs since the last clear (the MACs executed, padding included), and by
-    // the top-left rows x cols block of PEs only (the MACs that belong to real outputs).
-    std::uint64_t macs() const { return macs_in(m_rows, m_cols); }
-    std::uint64_t macs_in(std::size_t rows, std::size_t cols) const { return sum_in(m_consumed, rows, cols); }
-    // Accumulations that overflowed (wrapped or saturated) since the last clear, in the block.
-    std::uint64_t overflows_in(std::size_t rows, std::size_t cols) const {
-        return sum_in(m_overflows, rows, cols);
-    }
 
 private:
+    using grid::m_cols;
+    using grid::m_consumed;
+    using grid::m_edges;
+    using grid::m_overflow;
+    using grid::m_overflows;
+    using grid::m_rows;
+    using grid::max_magnitude;
+
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
     enum class count_mode { none, wrap, saturate };
 
@@ -326,27 +270,6 @@ private:
         const std::uint64_t end = first + count;
         if (delay >= end) return {0, 0};
         return {first > delay ? first - delay : 0, std::min(kc, end - delay)};
-    }
-
-    // The largest |value| in `rows` runs of `len` operands, `stride` apart (integer formats). In
-    // the operand's own width, unsigned (|min| fits), so that it vectorises.
-    SYSTOLIC_VECTOR_CLONES static std::uint64_t max_magnitude(const operand_type* v, std::size_t len,
-                                                              std::size_t rows, std::size_t stride) {
-        if constexpr (Format::is_integer) {
-            using magnitude = std::make_unsigned_t<operand_type>;
-            magnitude m = 0;
-            for (std::size_t r = 0; r < rows; ++r, v += stride) {
-                for (std::size_t i = 0; i < len; ++i) {
-                    const auto u = static_cast<magnitude>(v[i]);
-                    m = std::max<magnitude>(m,
-                                            std::min<magnitude>(u, magnitude(0 - u)));  // |v[i]|, no branch
-                }
-            }
-            return m;
-        } else {  // never called: floats have no overflow bound
-            (void)v, (void)len, (void)rows, (void)stride;
-            return 0;
-        }
     }
 
     // `count` edges from edge `first` of one phase of the inputs, the windows at a_head and b_head
@@ -520,27 +443,13 @@ private:
         }
     }
 
-    std::uint64_t sum_in(const aligned_vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < cols; ++j)
-                sum += v[i * m_cols + j];
-        return sum;
-    }
-
-    std::size_t m_rows;
-    std::size_t m_cols;
     aligned_vector<operand_type> m_a;  // the A token each PE passes east: an R x C window of 2RC slots
     aligned_vector<std::uint8_t> m_a_valid;
     aligned_vector<operand_type> m_b;  // the B token each PE passes south: the same
     aligned_vector<std::uint8_t> m_b_valid;
     aligned_vector<accumulator_type> m_acc;
-    aligned_vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
-    aligned_vector<std::uint32_t> m_overflows;  // accumulations that overflowed since the last clear
-    std::size_t m_a_head = 0;                   // slot of PE(0, 0) in the A buffers
-    std::size_t m_b_head = 0;                   // ... in the B buffers
-    std::uint64_t m_edges = 0;
-    overflow_mode m_overflow = overflow_mode::wrap;
+    std::size_t m_a_head = 0;  // slot of PE(0, 0) in the A buffers
+    std::size_t m_b_head = 0;  // ... in the B buffers
     // Integer formats: the largest operand magnitudes that entered since the last clear.
     std::uint64_t m_a_max = 0;
     std::uint64_t m_b_max = 0;

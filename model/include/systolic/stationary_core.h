@@ -56,15 +56,17 @@
 #include <vector>
 
 #include "systolic/aligned_vector.h"
-#include "systolic/array_core.h"  // edge_callback, stuck_pe, heap_block_bytes, SYSTOLIC_VECTOR_CLONES
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
+#include "systolic/stepped_grid.h"
 #include "systolic/token.h"
 
 namespace systolic {
 
 template <class Format>
-class stationary_core {
+class stationary_core : public stepped_grid<Format> {
+    using grid = stepped_grid<Format>;
+
 public:
     using format = Format;
     using operand_type = typename Format::operand_type;
@@ -87,16 +89,11 @@ public:
     };
 
     stationary_core(std::size_t rows, std::size_t cols)
-        : m_rows(rows),
-          m_cols(cols),
+        : grid(rows, cols, "stationary_core"),
           m_a(2 * rows * cols),
           m_a_valid(2 * rows * cols),
           m_w(2 * rows * cols),
-          m_p(2 * rows * cols),
-          m_consumed(rows * cols),
-          m_overflows(rows * cols) {
-        if (rows == 0 || cols == 0)
-            throw std::invalid_argument("stationary_core: the array needs at least one PE");
+          m_p(2 * rows * cols) {
         clear();
     }
     // The square N x N array.
@@ -105,18 +102,13 @@ public:
     // What one stationary_core of rows x cols allocates besides itself (each vector is one heap block).
     static std::uint64_t heap_bytes(std::size_t rows, std::size_t cols) {
         const std::uint64_t pes = std::uint64_t(rows) * cols;
-        return 2 * heap_block_bytes(2 * pes * sizeof(operand_type)) + heap_block_bytes(2 * pes) +
-               heap_block_bytes(2 * pes * sizeof(accumulator_type)) + 2 * heap_block_bytes(pes * 4);
+        return grid::heap_bytes(rows, cols) + 2 * heap_block_bytes(2 * pes * sizeof(operand_type)) +
+               heap_block_bytes(2 * pes) + heap_block_bytes(2 * pes * sizeof(accumulator_type));
     }
 
-    std::size_t rows() const { return m_rows; }
-    std::size_t cols() const { return m_cols; }
     // The edges of a fold's two phases.
     std::uint64_t preload_length() const { return m_rows; }
     std::uint64_t stream_length(const fold& f) const { return f.t + m_rows + m_cols - 2; }
-
-    overflow_mode overflow() const { return m_overflow; }
-    void set_overflow(overflow_mode mode) { m_overflow = mode; }
 
     // Weights, tokens (all bubbles), partial sums and every counter zero.
     void clear() {
@@ -124,8 +116,8 @@ public:
         std::fill(m_a_valid.begin(), m_a_valid.end(), 0);
         std::fill(m_w.begin(), m_w.end(), operand_type{});
         std::fill(m_p.begin(), m_p.end(), accumulator_type{});
-        std::fill(m_consumed.begin(), m_consumed.end(), 0);
-        std::fill(m_overflows.begin(), m_overflows.end(), 0);
+        grid::clear_consumed();
+        grid::clear_overflows();
         m_a_head = m_w_head = m_p_head = m_rows * m_cols;  // every window at its buffer's end
         m_edges = m_preload_edges = m_partial_overflows = 0;
         m_a_max = m_w_max = 0;
@@ -149,7 +141,6 @@ public:
     }
 
     // Preload and stream edges since the last clear, and the preload edges among them.
-    std::uint64_t edges() const { return m_edges; }
     std::uint64_t preload_edges() const { return m_preload_edges; }
 
     // What PE(i, j) holds: its A token, its stationary weight, its partial sum.
@@ -159,34 +150,18 @@ public:
     }
     operand_type weight(std::size_t i, std::size_t j) const { return m_w[m_w_head + i * m_cols + j]; }
     accumulator_type psum(std::size_t i, std::size_t j) const { return m_p[m_p_head + i * m_cols + j]; }
-    std::uint64_t consumed(std::size_t i, std::size_t j) const { return m_consumed[i * m_cols + j]; }
-
-    // True when every PE has consumed exactly `terms` terms since the last clear.
-    bool complete(std::uint64_t terms) const {
-        return std::all_of(m_consumed.begin(), m_consumed.end(),
-                           [terms](std::uint32_t c) { return c == terms; });
-    }
-    // The PEs that have not, in row-major order.
-    std::vector<stuck_pe> stuck(std::uint64_t terms) const {
-        std::vector<stuck_pe> out;
-        for (std::size_t idx = 0; idx < m_consumed.size(); ++idx) {
-            if (m_consumed[idx] != terms) out.push_back({idx / m_cols, idx % m_cols, m_consumed[idx]});
-        }
-        return out;
-    }
-
-    // Terms consumed by all PEs since the last clear (padding included), and by the top-left
-    // rows x cols block of PEs only.
-    std::uint64_t macs() const { return macs_in(m_rows, m_cols); }
-    std::uint64_t macs_in(std::size_t rows, std::size_t cols) const { return sum_in(m_consumed, rows, cols); }
-    // Accumulation steps in the block that overflowed (wrapped or saturated), integer formats.
-    std::uint64_t overflows_in(std::size_t rows, std::size_t cols) const {
-        return sum_in(m_overflows, rows, cols);
-    }
     // Adds of a later fold's sums into acc that overflowed.
     std::uint64_t partial_overflows() const { return m_partial_overflows; }
 
 private:
+    using grid::m_cols;
+    using grid::m_consumed;
+    using grid::m_edges;
+    using grid::m_overflow;
+    using grid::m_overflows;
+    using grid::m_rows;
+    using grid::max_magnitude;
+
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
     enum class count_mode { none, wrap, saturate };
 
@@ -233,22 +208,6 @@ private:
             product == 0 || m_rows <= std::uint64_t(std::numeric_limits<accumulator_type>::max()) / product;
     }
 
-    // The largest |v[k * stride]| of k < len (integer formats), in the operand's width, unsigned.
-    static std::uint64_t max_magnitude(const operand_type* v, std::uint64_t len, std::size_t stride) {
-        if constexpr (Format::is_integer) {
-            using magnitude = std::make_unsigned_t<operand_type>;
-            magnitude m = 0;
-            for (std::uint64_t k = 0; k < len; ++k, v += stride) {
-                const auto u = static_cast<magnitude>(*v);
-                m = std::max<magnitude>(m, std::min<magnitude>(u, magnitude(0 - u)));  // |v|, no branch
-            }
-            return m;
-        } else {  // never called: floats have no overflow bound
-            (void)v, (void)len, (void)stride;
-            return 0;
-        }
-    }
-
     // The stream terms that enter during edges first .. first + count - 1, into the bound: row
     // i < L takes terms [first - i, first + count - i) of T.
     void note_stream(const fold& f, std::uint64_t first, std::uint64_t count) {
@@ -257,8 +216,8 @@ private:
         for (std::uint64_t i = 0; i < real && i < first + count; ++i) {
             const std::uint64_t lo = first > i ? first - i : 0, hi = std::min(f.t, first + count - i);
             if (lo < hi)
-                a_max = std::max(
-                    a_max, max_magnitude(&f.stream[lo * f.stream_t + i * f.stream_i], hi - lo, f.stream_t));
+                a_max = std::max(a_max, max_magnitude(&f.stream[lo * f.stream_t + i * f.stream_i], 1, hi - lo,
+                                                      f.stream_t));
         }
         raise_bound(a_max, m_w_max);
     }
@@ -419,29 +378,15 @@ private:
         }
     }
 
-    std::uint64_t sum_in(const aligned_vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
-        std::uint64_t sum = 0;
-        for (std::size_t i = 0; i < rows; ++i)
-            for (std::size_t j = 0; j < cols; ++j)
-                sum += v[i * m_cols + j];
-        return sum;
-    }
-
-    std::size_t m_rows;
-    std::size_t m_cols;
     aligned_vector<operand_type> m_a;  // the A token each PE passes east: an R x C window of 2RC slots
     aligned_vector<std::uint8_t> m_a_valid;
-    aligned_vector<operand_type> m_w;           // the stationary weights: the same, sliding only to preload
-    aligned_vector<accumulator_type> m_p;       // the partial sum each PE passes south: the same
-    aligned_vector<std::uint32_t> m_consumed;   // terms consumed since the last clear
-    aligned_vector<std::uint32_t> m_overflows;  // accumulation steps that overflowed since the last clear
-    std::size_t m_a_head = 0;                   // slot of PE(0, 0) in the A buffers
-    std::size_t m_w_head = 0;                   // ... in the weights
-    std::size_t m_p_head = 0;                   // ... in the sums
-    std::uint64_t m_edges = 0;
+    aligned_vector<operand_type> m_w;      // the stationary weights: the same, sliding only to preload
+    aligned_vector<accumulator_type> m_p;  // the partial sum each PE passes south: the same
+    std::size_t m_a_head = 0;              // slot of PE(0, 0) in the A buffers
+    std::size_t m_w_head = 0;              // ... in the weights
+    std::size_t m_p_head = 0;              // ... in the sums
     std::uint64_t m_preload_edges = 0;
     std::uint64_t m_partial_overflows = 0;
-    overflow_mode m_overflow = overflow_mode::wrap;
     // Integer formats: the largest operand magnitudes that entered since the last clear, and whether
     // R products of them fit the accumulator (raise_bound).
     std::uint64_t m_a_max = 0;
@@ -471,7 +416,7 @@ void stationary_core<Format>::preload(const fold& f, std::uint64_t first, std::u
             row[j] = f.weight[k * f.weight_i + j * f.weight_j];
         std::fill(row + real, row + cols, operand_type{});
         if constexpr (Format::is_integer) {
-            if (m_safe && real > 0) raise_bound(m_a_max, std::max(m_w_max, max_magnitude(row, real, 1)));
+            if (m_safe && real > 0) raise_bound(m_a_max, std::max(m_w_max, max_magnitude(row, real, 1, 0)));
         }
         ++m_edges;
         ++m_preload_edges;
