@@ -769,14 +769,9 @@ TEST(SoftReset, BeforeTheJobReachesTheArrayNothingRuns) {
 
 // ---- the memory system ---------------------------------------------------------------------------
 
-// The accelerator built with scratchpads runs every job double-buffered: C is right, and
-// STALL_CYCLES holds the cycles its controller counted the array waiting for the narrow DRAM
-// channel, which the job's time (CYCLES) includes.
-TEST(MemorySystem, StallCyclesOfADoubleBufferedJobAreInTheirRegister) {
-    auto& b = bench();
-    const auto dev = tb::driver_device(b.cpu3);
-    const problem_shape s{8, 8, 8};  // four 4x4 tiles
-    const auto pr = verify::random_problem<int32_format>(s, 21);
+// An 8 x 8 x 8 int32 job for the accelerator with scratchpads (four 4 x 4 tiles): its operands
+// written at 0x100 and 0x200 of its memory, C at 0x400.
+systolic_job buffered_job(rig& b, const verify::problem<int32_format>& pr) {
     systolic_job job;
     systolic_job_init(&job);
     job.m = job.k = job.p = 8;
@@ -787,6 +782,18 @@ TEST(MemorySystem, StallCyclesOfADoubleBufferedJobAreInTheirRegister) {
         b.mem3.core().write(job.a_addr + 4 * i, &pr.a[i], 4);
         b.mem3.core().write(job.b_addr + 4 * i, &pr.b[i], 4);
     }
+    return job;
+}
+
+// The accelerator built with scratchpads runs every job double-buffered: C is right, and
+// STALL_CYCLES holds the cycles its controller counted the array waiting for the narrow DRAM
+// channel, which the job's time (CYCLES) includes.
+TEST(MemorySystem, StallCyclesOfADoubleBufferedJobAreInTheirRegister) {
+    auto& b = bench();
+    const auto dev = tb::driver_device(b.cpu3);
+    const problem_shape s{8, 8, 8};  // four 4x4 tiles
+    const auto pr = verify::random_problem<int32_format>(s, 21);
+    systolic_job job = buffered_job(b, pr);
     systolic_program(&dev, &job);
     systolic_start(&dev, 0);
     settle();
@@ -820,16 +827,7 @@ TEST(MemorySystem, StationaryDataflowsRunDoubleBuffered) {
     settle();
     const problem_shape s{8, 8, 8};
     const auto pr = verify::random_problem<int32_format>(s, 22);
-    systolic_job job;
-    systolic_job_init(&job);
-    job.m = job.k = job.p = 8;
-    job.a_addr = 0x100;
-    job.b_addr = 0x200;
-    job.c_addr = 0x400;  // 8 x 8 int64
-    for (std::uint64_t i = 0; i < 64; ++i) {
-        b.mem3.core().write(job.a_addr + 4 * i, &pr.a[i], 4);
-        b.mem3.core().write(job.b_addr + 4 * i, &pr.b[i], 4);
-    }
+    systolic_job job = buffered_job(b, pr);
     for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
         job.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, df);
         const std::int64_t stale = -1;

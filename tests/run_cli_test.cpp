@@ -62,6 +62,24 @@ protected:
             ++n;
         return n;
     }
+    // Runs the commands --emit-jobs printed, merges their `jobs` job files into `merged`, and
+    // expects every report of `seq` (one process) in `par` (--jobs) and `merged`, byte for byte.
+    void expect_jobs_merge_into_the_same_reports(const std::string& emitted, std::size_t jobs) const {
+        write("jobs.sh", emitted);
+        auto r = run_tool("sh", "jobs.sh");
+        ASSERT_EQ(r.status, 0) << r.err;
+        EXPECT_EQ(files_in("jobs"), jobs);
+        r = sr("--merge jobs --out merged");
+        ASSERT_EQ(r.status, 0) << r.err;
+        for (const char* f :
+             {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
+            SCOPED_TRACE(f);
+            const std::string seq = slurp(path(std::string("seq/") + f));
+            EXPECT_FALSE(seq.empty());
+            EXPECT_EQ(slurp(path(std::string("par/") + f)), seq);
+            EXPECT_EQ(slurp(path(std::string("merged/") + f)), seq);
+        }
+    }
 };
 
 const char* small_gemm = "Layer, M, N, K,\nA, 6, 5, 10,\nB, 9, 3, 1,\nC, 4, 4, 4,\nD, 1, 17, 33,\n";
@@ -372,20 +390,7 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     r = sr("--topology t.csv --array 2,4,3 --emit-jobs --out jobs");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(std::count(r.out.begin(), r.out.end(), '\n'), 12);
-    write("jobs.sh", r.out);
-    r = run_tool("sh", "jobs.sh");
-    ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(files_in("jobs"), 12u);
-    r = sr("--merge jobs --out merged");
-    ASSERT_EQ(r.status, 0) << r.err;
-    for (const char* f :
-         {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
-        SCOPED_TRACE(f);
-        const std::string seq = slurp(path(std::string("seq/") + f));
-        EXPECT_FALSE(seq.empty());
-        EXPECT_EQ(slurp(path(std::string("par/") + f)), seq);
-        EXPECT_EQ(slurp(path(std::string("merged/") + f)), seq);
-    }
+    expect_jobs_merge_into_the_same_reports(r.out, 12);
     // The rows follow the sweep's order of arrays, then the layers.
     const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
     ASSERT_EQ(rows.size(), 12u);
@@ -611,20 +616,7 @@ TEST_F(SystolicRun, DataflowSweepMergesFromJobFiles) {
     EXPECT_NE(r.out.find(" --job 3x3:is:2 --job-out " + path("jobs/job-3x3-is-0002.json").string() + " "),
               std::string::npos)
         << r.out;
-    write("jobs.sh", r.out);
-    r = run_tool("sh", "jobs.sh");
-    ASSERT_EQ(r.status, 0) << r.err;
-    EXPECT_EQ(files_in("jobs"), 24u);
-    r = sr("--merge jobs --out merged");
-    ASSERT_EQ(r.status, 0) << r.err;
-    for (const char* f :
-         {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv", "report.json"}) {
-        SCOPED_TRACE(f);
-        const std::string seq = slurp(path(std::string("seq/") + f));
-        EXPECT_FALSE(seq.empty());
-        EXPECT_EQ(slurp(path(std::string("par/") + f)), seq);
-        EXPECT_EQ(slurp(path(std::string("merged/") + f)), seq);
-    }
+    expect_jobs_merge_into_the_same_reports(r.out, 24);
     const auto rows = csv_rows(slurp(path("seq/COMPUTE_REPORT.csv")));
     ASSERT_EQ(rows.size(), 24u);
     EXPECT_EQ(rows[0][11] + " " + rows[0][19], "4x4 ws");

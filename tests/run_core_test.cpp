@@ -22,6 +22,17 @@ namespace {
 
 using namespace systolic::run;
 
+// The usage error f throws, or "no error".
+template <class F>
+std::string usage_error_of(F&& f) {
+    try {
+        f();
+    } catch (const systolic::tb::usage_error& e) {
+        return e.what();
+    }
+    return "no error";
+}
+
 std::string error_of(const std::string& text, const std::string& path = "t.csv") {
     try {
         parse_topology(text, path);
@@ -171,12 +182,7 @@ TEST(ArrayList, SizesSquaresRectanglesAndErrors) {
     EXPECT_EQ(eyeriss[0].rows, 12u);
     EXPECT_EQ(eyeriss[0].cols, 14u);
     auto err = [](const std::string& text) {
-        try {
-            parse_array_list(text, "--array");
-        } catch (const systolic::tb::usage_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
+        return usage_error_of([&] { parse_array_list(text, "--array"); });
     };
     EXPECT_EQ(err("0"), "--array: array side 0 is out of range [1, 1024]");
     EXPECT_EQ(err("2048"), "--array: array side 2048 is out of range [1, 1024]");
@@ -212,14 +218,7 @@ TEST(ArrayList, JobIdsAndFilesNameTheDataflow) {
     EXPECT_EQ(array_name(short_id.array), "32x32");
     EXPECT_FALSE(short_id.dataflow.has_value());
     EXPECT_EQ(short_id.layer, 7u);
-    auto err = [](const std::string& text) {
-        try {
-            parse_job(text);
-        } catch (const systolic::tb::usage_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
-    };
+    auto err = [](const std::string& text) { return usage_error_of([&] { parse_job(text); }); };
     EXPECT_EQ(err("64x64"), "--job '64x64' is not RxC:DF:ID (or RxC:ID)");
     EXPECT_EQ(err("64x64:ws:"), "--job '64x64:ws:' is not RxC:DF:ID (or RxC:ID)");
     EXPECT_EQ(err("64x64:rs:1"), "--job '64x64:rs:1': the dataflow must be os, ws or is");
@@ -234,12 +233,7 @@ TEST(ArrayList, DataflowListsInTheOrderGiven) {
               (std::vector<dataflow_kind>{dataflow_kind::is, dataflow_kind::os, dataflow_kind::ws}));
     EXPECT_EQ(parse_dataflow_list("ws", "--dataflow"), (std::vector<dataflow_kind>{dataflow_kind::ws}));
     auto err = [](const std::string& text) {
-        try {
-            parse_dataflow_list(text, "--dataflow");
-        } catch (const systolic::tb::usage_error& e) {
-            return std::string(e.what());
-        }
-        return std::string("no error");
+        return usage_error_of([&] { parse_dataflow_list(text, "--dataflow"); });
     };
     EXPECT_EQ(err("rs"), "--dataflow must be os, ws or is (or a comma list of them), got 'rs'");
     EXPECT_EQ(err("os,WS"), "--dataflow must be os, ws or is (or a comma list of them), got 'WS'");
