@@ -208,21 +208,16 @@ private:
                             load(s);
                     });
                     break;
-                case step_kind::preload: {
-                    const sc_core::sc_time stalled = m_result.phases.stall;
-                    timed(s, eng, m_result.phases.preload, [&] { preload(s, eng, i); });
-                    m_result.phases.preload -= m_result.phases.stall - stalled;  // stalls inside it
+                case step_kind::preload:
+                    timed_less_stalls(s, eng, m_result.phases.preload, [&] { preload(s, eng, i); });
                     break;
-                }
                 case step_kind::advance: {
                     if (m_folds) {
                         timed(s, eng, m_result.phases.advance, [&] { advance_fold(s, eng); });
                         break;
                     }
                     if (m_buffered) start_unit(s, eng, i);
-                    const sc_core::sc_time stalled = m_result.phases.stall;
-                    timed(s, eng, m_result.phases.advance, [&] { advance(s, eng, i); });
-                    m_result.phases.advance -= m_result.phases.stall - stalled;  // stalls inside it
+                    timed_less_stalls(s, eng, m_result.phases.advance, [&] { advance(s, eng, i); });
                     break;
                 }
                 case step_kind::drain:
@@ -761,6 +756,15 @@ private:
         body();
         if (m_observer)
             m_observer->on_step_end(step_event<Format>{s, now(), eng.array(), eng.stationary_array()});
+    }
+
+    // timed() for a step that may wait for its unit's operands inside it: those waits are the
+    // stall phase's, so they leave the step's own phase.
+    template <class F>
+    void timed_less_stalls(const plan_step& s, const engine_type& eng, sc_core::sc_time& phase, F&& body) {
+        const sc_core::sc_time stalled = m_result.phases.stall;
+        timed(s, eng, phase, body);
+        phase -= m_result.phases.stall - stalled;
     }
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }

@@ -220,7 +220,7 @@ private:
         m_c_row, m_c_len, m_prefetch, m_preload = 0;
     std::vector<traced_array> m_arrays;
     const fabric<Format>* m_fabric = nullptr;
-    bool m_os_pes, m_stationary_pes;  // which PE registers are declared (pe_registers)
+    bool m_os_pes, m_stationary_pes;      // which PE registers are declared (pe_registers)
     std::vector<pe_ids> m_pes;            // the traced PEs, array by array, row-major
     std::vector<vcd_writer::id> m_links;  // a fabric's link strobes, in the engine's order
     std::uint64_t m_advance_fall = never;
