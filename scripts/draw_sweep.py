@@ -11,7 +11,9 @@ matplotlib (python3-matplotlib).
 """
 import argparse
 import json
+import os
 import sys
+import tempfile
 from pathlib import Path
 
 import matplotlib
@@ -95,7 +97,18 @@ def main():
                  f"{'all layers checked' if rep['pass'] else 'SOME LAYERS FAILED'}", fontsize=10)
     fig.tight_layout()
     out = Path(args.out) if args.out else Path(args.report_dir) / "sweep.png"
-    fig.savefig(out, dpi=110)
+    # Drawn into a temporary beside it and renamed into place: an error leaves no partial picture.
+    fd, temp = tempfile.mkstemp(dir=out.parent, prefix=f".{out.name}.", suffix=out.suffix)
+    os.close(fd)
+    try:
+        fig.savefig(temp, dpi=110)
+        umask = os.umask(0)
+        os.umask(umask)
+        os.chmod(temp, 0o666 & ~umask)
+        os.replace(temp, out)
+    finally:
+        if os.path.exists(temp):
+            os.unlink(temp)
     print(out)
     return 0
 
