@@ -33,6 +33,9 @@ const jobs = [
                            '--engine', 'functional']],
     ['double buffering', ['--array', '4', '--m', '8', '--k', '12', '--p', '16', '--buffers', 'double',
                           '--dram-bandwidth', '4']],
+    ['weight stationary', ['--array', '4', '--m', '9', '--k', '20', '--p', '7', '--dataflow', 'ws']],
+    ['input stationary, double buffering', ['--array', '4', '--m', '9', '--k', '20', '--p', '7',
+                                            '--dataflow', 'is', '--buffers', 'double']],
 ];
 const dma_tracks = [2, 3, 4];  // A, B, C (with the partial sums)
 
