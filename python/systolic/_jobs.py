@@ -1,0 +1,221 @@
+"""systolic.matmul: one systolic-tb job on numpy operands.
+
+The options are systolic-tb's own (docs/options.md), written as keyword arguments with
+``-`` as ``_``; they are parsed and checked by the same code as the command line's. Each
+testbench configuration (format, array, fabric) runs in a worker process of its own,
+started on first use and kept until ``close()`` or exit, because SystemC elaborates once
+per process. The operands are copied once, into memory shared with the worker.
+"""
+
+import atexit
+import json
+import mmap
+import os
+import subprocess
+import sys
+import threading
+
+import numpy as np
+
+from . import _systolic
+from ._wire import read_message, view, write_message
+
+UsageError = _systolic.UsageError
+
+# The numpy dtype each format's operands are given in (bf16 is rounded from float32).
+_OPERAND_DTYPES = {"int8": np.int8, "int32": np.int32, "fp32": np.float32,
+                   "bf16": np.float32}
+# The format a numpy dtype means when dtype= is not given.
+_FORMAT_OF = {np.dtype(np.int8): "int8", np.dtype(np.int32): "int32",
+              np.dtype(np.float32): "fp32"}
+_ALIGN = 64
+
+
+class CheckError(RuntimeError):
+    """The scoreboard failed the job: ``report`` and ``c`` say what happened."""
+
+    def __init__(self, message, report, c):
+        super().__init__(message)
+        self.report = report
+        self.c = c
+
+
+def _option_args(options):
+    args = []
+    for name, value in options.items():
+        if value is None or value is False:
+            continue
+        flag = "--" + name.replace("_", "-")
+        if value is True:
+            args.append(flag)
+        else:
+            args += [flag, _text(value)]
+    return args
+
+
+def _text(value):
+    if isinstance(value, (tuple, list)):
+        return "x".join(str(v) for v in value)
+    return str(value)
+
+
+def _operand(x, dtype, which):
+    """x as a C-contiguous array of the format's operand dtype, without rounding integers."""
+    x = np.asarray(x)
+    target = np.dtype(_OPERAND_DTYPES[dtype])
+    if x.ndim != 2:
+        raise UsageError(f"{which} must be 2-D, got shape {x.shape}")
+    if x.dtype == target:
+        return np.ascontiguousarray(x)
+    if target.kind == "f" and x.dtype.kind in "fiu":
+        return np.ascontiguousarray(x, dtype=target)
+    if target.kind == "i" and x.dtype.kind in "iu":
+        info = np.iinfo(target)
+        if x.size and (x.min() < info.min or x.max() > info.max):
+            raise UsageError(f"{which} has values outside {dtype}'s range "
+                             f"[{info.min}, {info.max}]")
+        return np.ascontiguousarray(x, dtype=target)
+    raise UsageError(f"{which} is {x.dtype}, which dtype {dtype} does not take")
+
+
+class _Worker:
+    """A process holding one testbench configuration, and the memory it shares with us."""
+
+    def __init__(self, key):
+        self.key = key
+        self.lock = threading.Lock()
+        self.memory_fd = os.memfd_create("systolic-operands")
+        self.size = 0
+        self.shared = None
+        request_read, self.request_fd = os.pipe()
+        self.reply_fd, reply_write = os.pipe()
+        package_parent = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+        env = dict(os.environ)
+        env["PYTHONPATH"] = os.pathsep.join(
+            [package_parent] + ([env["PYTHONPATH"]] if env.get("PYTHONPATH") else []))
+        self.process = subprocess.Popen(
+            [sys.executable, "-m", "systolic._worker", str(request_read),
+             str(reply_write), str(self.memory_fd)],
+            pass_fds=(request_read, reply_write, self.memory_fd), env=env,
+            stdin=subprocess.DEVNULL)
+        os.close(request_read)
+        os.close(reply_write)
+        self.requests = os.fdopen(self.request_fd, "wb")
+        self.replies = os.fdopen(self.reply_fd, "rb")
+
+    def _room(self, size):
+        if size > self.size:
+            size = max(size, 2 * self.size)
+            os.ftruncate(self.memory_fd, size)
+            if self.shared is not None:
+                self.shared.close()
+            self.shared = mmap.mmap(self.memory_fd, size)
+            self.size = size
+
+    def run(self, args, a, b, c_bytes):
+        offsets, end = [], 0
+        for nbytes in (a.nbytes, b.nbytes, c_bytes):
+            offsets.append(end)
+            end += (nbytes + _ALIGN - 1) // _ALIGN * _ALIGN
+        with self.lock:
+            self._room(max(end, _ALIGN))
+            where_a = (offsets[0], a.shape, a.dtype.str)
+            where_b = (offsets[1], b.shape, b.dtype.str)
+            view(self.shared, where_a)[...] = a
+            view(self.shared, where_b)[...] = b
+            try:
+                write_message(self.requests, {"args": args, "size": self.size,
+                                              "a": where_a, "b": where_b,
+                                              "c": (offsets[2], c_bytes)})
+                reply = read_message(self.replies)
+            except BrokenPipeError:
+                reply = None
+            if reply is None:
+                status = self.process.wait()
+                raise RuntimeError(f"the model's process for {self.key} ended "
+                                   f"(exit status {status})")
+            if reply.get("c") is not None:
+                reply["c"] = view(self.shared, reply["c"]).copy()
+            return reply
+
+    def close(self):
+        for stream in (self.requests, self.replies):
+            try:
+                stream.close()
+            except OSError:
+                pass
+        self.process.wait()
+        if self.shared is not None:
+            self.shared.close()
+        os.close(self.memory_fd)
+
+
+_workers = {}
+_workers_lock = threading.Lock()
+
+
+def _worker(key):
+    with _workers_lock:
+        worker = _workers.get(key)
+        if worker is None or worker.process.poll() is not None:
+            worker = _workers[key] = _Worker(key)
+        return worker
+
+
+def close():
+    """Ends every worker process (they end with the interpreter anyway)."""
+    with _workers_lock:
+        while _workers:
+            _workers.popitem()[1].close()
+
+
+atexit.register(close)
+
+
+def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options):
+    """C = A·B on the model, checked by its scoreboard.
+
+    a: M x K, b: K x P (numpy arrays or anything np.asarray takes). array: N or (R, C).
+    dtype: "int8", "int32", "fp32" or "bf16"; by default the operands' (int8, int32,
+    float32). engine: "cycle" or "functional". job_options: systolic-tb's options with
+    "-" written "_", e.g. k_tile=64, dataflow="ws", out_dtype="int8", scale=0.5,
+    order="snake", packed=True, vcd="job.vcd" (docs/options.md).
+
+    Returns (c, report): C as M x P (the accumulators' dtype, or int8 with
+    out_dtype="int8") and systolic-tb's JSON report as a dict (docs/report-json.md).
+    Raises UsageError (a ValueError) for bad options or operands, with systolic-tb's
+    one-line message, and CheckError when the scoreboard fails the job, unless
+    check=False.
+    """
+    if dtype is None:
+        dtype = _FORMAT_OF.get(np.asarray(a).dtype)
+        if dtype is None:
+            raise UsageError(f"A is {np.asarray(a).dtype}: say which format with dtype= "
+                             "(int8, int32, fp32 or bf16)")
+    if dtype not in _OPERAND_DTYPES:
+        raise UsageError(f"dtype must be one of {', '.join(_OPERAND_DTYPES)}, got {dtype!r}")
+    a = _operand(a, dtype, "A")
+    b = _operand(b, dtype, "B")
+    if a.shape[1] != b.shape[0]:
+        raise UsageError(f"A is {a.shape[0]}x{a.shape[1]} but B is {b.shape[0]}x{b.shape[1]}: "
+                         "A's columns must equal B's rows")
+    # No progress bar unless asked for: the worker shares the caller's terminal.
+    job_options.setdefault("no_progress", not job_options.get("progress"))
+    args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
+            "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
+    args += _option_args(job_options)
+    key = _systolic.bench_key(args)  # bad options are refused here, before any process starts
+    c_bytes = a.shape[0] * b.shape[1] * 8
+    reply = _worker(key).run(args, a, b, c_bytes)
+    if "usage_error" in reply:
+        raise UsageError(reply["usage_error"])
+    if "memory_error" in reply:
+        raise MemoryError(reply["memory_error"])
+    if "error" in reply:
+        raise RuntimeError(reply["error"])
+    report = json.loads(reply["report"])
+    c = reply["c"]
+    if check and not reply["pass"]:
+        errors = report.get("scoreboard", {}).get("errors") or [report.get("error") or "FAIL"]
+        raise CheckError(f"the scoreboard failed the job: {errors[0]}", report, c)
+    return c, report
