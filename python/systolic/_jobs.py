@@ -2,9 +2,11 @@
 
 The options are systolic-tb's own (docs/options.md), written as keyword arguments with
 ``-`` as ``_``; they are parsed and checked by the same code as the command line's. Each
-testbench configuration (format, array, fabric) runs in a worker process of its own,
-started on first use and kept until ``close()`` or exit, because SystemC elaborates once
-per process. The operands are copied once, into memory shared with the worker.
+testbench configuration (format, array, fabric) needs a process of its own, because
+SystemC elaborates once per process: the first configuration a program uses runs in the
+program's own process, on operands copied once into the testbench's problem; every other
+runs in a worker process, started on first use and kept until ``close()`` or exit, with
+the operands copied once into memory shared with it.
 """
 
 import atexit
@@ -152,14 +154,29 @@ class _Worker:
 
 _workers = {}
 _workers_lock = threading.Lock()
+_local = {"key": None}  # the configuration this process's own testbench has
+_local_lock = threading.Lock()
 
 
-def _worker(key):
+def _run(key, args, a, b, c_bytes):
+    """The job's reply, from this process's testbench or from a worker's."""
+    with _local_lock:
+        if _local["key"] in (None, key):
+            _local["key"] = key
+            try:
+                return _systolic.run(args, a, b)
+            except UsageError as e:
+                return {"usage_error": str(e)}
+            except MemoryError as e:
+                return {"memory_error": str(e)}
     with _workers_lock:
         worker = _workers.get(key)
-        if worker is None or worker.process.poll() is not None:
+        if worker is not None and worker.process.poll() is not None:
+            worker.close()
+            worker = None
+        if worker is None:
             worker = _workers[key] = _Worker(key)
-        return worker
+    return worker.run(args, a, b, c_bytes)
 
 
 def close():
@@ -206,7 +223,7 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
     args += _option_args(job_options)
     key = _systolic.bench_key(args)  # bad options are refused here, before any process starts
     c_bytes = a.shape[0] * b.shape[1] * 8
-    reply = _worker(key).run(args, a, b, c_bytes)
+    reply = _run(key, args, a, b, c_bytes)
     if "usage_error" in reply:
         raise UsageError(reply["usage_error"])
     if "memory_error" in reply:

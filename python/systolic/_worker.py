@@ -33,6 +33,7 @@ def serve(requests, replies, memory_fd):
             write_message(replies, {"memory_error": str(e)})
             continue
         c = out.pop("c")
+        out["c"] = None  # a job that did not complete (a bus error) has no C
         if c is not None:
             offset, capacity = request["c"]
             if c.nbytes > capacity:
