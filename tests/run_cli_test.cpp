@@ -10,6 +10,7 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
 
 #include <filesystem>
 #include <fstream>
@@ -884,6 +885,187 @@ TEST_F(SystolicRun, PlantedFaultFailsTheLayersItBreaks) {
     EXPECT_FALSE(fs::exists(path("x/COMPUTE_REPORT.csv")));
 }
 
+// --expect, integers: C must equal the expected int32 accumulators, element for element. One element
+// off fails that layer and the run (exit 1) with the reports written, in one process and in job
+// processes alike.
+TEST_F(SystolicRun, ExpectComparesIntegerAccumulatorsExactly) {
+    write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 2,\nL1, 2, 2, 3,\n");
+    fs::create_directories(path("data"));
+    fs::create_directories(path("want"));
+    const std::int8_t a0[] = {1, 2, 3, 4, 5, 6}, b0[] = {1, -1, 2, 127};
+    const std::int8_t a1[] = {-128, 127, 3, 0, 1, -1}, b1[] = {-128, 1, 127, 2, -128, 3};
+    systolic::io::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a0, sizeof a0);
+    systolic::io::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b0, sizeof b0);
+    systolic::io::write_npy(p("data/L1.a.npy"), "|i1", 2, 3, a1, sizeof a1);
+    systolic::io::write_npy(p("data/L1.b.npy"), "|i1", 3, 2, b1, sizeof b1);
+    // Worked out here: C = A B in int32.
+    std::int32_t c0[6], c1[4];
+    for (int i = 0; i < 3; ++i)
+        for (int j = 0; j < 2; ++j)
+            c0[i * 2 + j] = a0[i * 2] * b0[j] + a0[i * 2 + 1] * b0[2 + j];
+    for (int i = 0; i < 2; ++i)
+        for (int j = 0; j < 2; ++j)
+            c1[i * 2 + j] = a1[i * 3] * b1[j] + a1[i * 3 + 1] * b1[2 + j] + a1[i * 3 + 2] * b1[4 + j];
+    ASSERT_EQ(c1[0], -128 * -128 + 127 * 127 + 3 * -128);
+    systolic::io::write_npy(p("want/L0.c.npy"), "<i4", 3, 2, c0, sizeof c0);
+    systolic::io::write_npy(p("want/L1.c.npy"), "<i4", 2, 2, c1, sizeof c1);
+    auto r = sr("--topology t.csv --array 2 --data data --expect want --out res");
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    auto rows = csv_rows(slurp(path("res/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 2u);
+    for (const auto& row : rows) {
+        ASSERT_GE(row.size(), 25u);
+        EXPECT_EQ(row[21], "pass");
+        EXPECT_EQ(row[22], "0");
+        EXPECT_EQ(row[23], "0");
+    }
+    auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    EXPECT_EQ(j.at("layers")[1].at("expect").at("result"), "pass");
+    EXPECT_EQ(j.at("layers")[1].at("expect").at("checked"), 4);
+
+    // Without --expect every layer says none.
+    r = sr("--topology t.csv --array 2 --data data --out plain");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_EQ(csv_rows(slurp(path("plain/COMPUTE_REPORT.csv")))[0][21], "none");
+
+    // One element off by one: L1 fails, L0 still passes, the run exits 1 with its reports.
+    c1[2] += 1;
+    systolic::io::write_npy(p("want/L1.c.npy"), "<i4", 2, 2, c1, sizeof c1);
+    for (const char* jobs : {"1", "2"}) {
+        SCOPED_TRACE(jobs);
+        const std::string out = std::string("off") + jobs;
+        r = sr("--topology t.csv --array 2 --data data --expect want --jobs " + std::string(jobs) +
+               " --out " + out);
+        EXPECT_EQ(r.status, 1) << r.err;
+        EXPECT_NE(r.out.find("expect: 1 of 4 elements differ from --expect's file"), std::string::npos)
+            << r.out;
+        EXPECT_NE(r.out.find("expect: C[1][0] = " + std::to_string(c1[2] - 1) + ", expected " +
+                             std::to_string(c1[2])),
+                  std::string::npos)
+            << r.out;
+        rows = csv_rows(slurp(path(out + "/COMPUTE_REPORT.csv")));
+        ASSERT_EQ(rows.size(), 2u);
+        EXPECT_EQ(rows[0][17], "PASS");
+        EXPECT_EQ(rows[0][21], "pass");
+        EXPECT_EQ(rows[1][17], "FAIL");
+        EXPECT_EQ(rows[1][21], "fail");
+        EXPECT_EQ(rows[1][22], "1");
+        EXPECT_EQ(rows[1][23], "1");
+        j = nlohmann::json::parse(slurp(path(out + "/report.json")));
+        EXPECT_EQ(j.at("layers")[1].at("pass"), false);
+        EXPECT_EQ(j.at("layers")[1].at("expect").at("failures"), 1);
+        EXPECT_EQ(j.at("layers")[1].at("scoreboard").at("mismatches"), 0);
+    }
+}
+
+// --expect, floats: within 2 gamma_K sum |a b| of the expected C (docs/networks.md). The test sums in
+// long double and places the expected values inside and outside that bound.
+TEST_F(SystolicRun, ExpectComparesFloatsWithinTheSummationBound) {
+    constexpr int m = 2, k = 300, n = 3;
+    write("t.csv", "Layer, M, N, K,\nF, 2, 3, 300,\n");
+    fs::create_directories(path("data"));
+    fs::create_directories(path("want"));
+    std::vector<float> a(m * k), b(k * n);
+    std::uint32_t x = 12345;
+    auto next = [&] {
+        x = x * 1664525u + 1013904223u;
+        return float(int(x >> 8) % 2001 - 1000) / 997.0f;
+    };
+    for (auto& v : a)
+        v = next();
+    for (auto& v : b)
+        v = next();
+    systolic::io::write_npy(p("data/F.a.npy"), "<f4", m, k, a.data(), a.size() * 4);
+    systolic::io::write_npy(p("data/F.b.npy"), "<f4", k, n, b.data(), b.size() * 4);
+    std::vector<long double> exact(m * n), mag(m * n);
+    for (int i = 0; i < m; ++i)
+        for (int j = 0; j < n; ++j)
+            for (int kk = 0; kk < k; ++kk) {
+                exact[i * n + j] += (long double)a[i * k + kk] * b[kk * n + j];
+                mag[i * n + j] += std::fabs((long double)a[i * k + kk] * b[kk * n + j]);
+            }
+    const long double u = 0x1p-24L, gamma = k * u / (1 - k * u);
+    auto expect_with = [&](long double offset_in_gammas) {
+        std::vector<float> c(m * n);
+        for (int i = 0; i < m * n; ++i)
+            c[i] = float(exact[i] + offset_in_gammas * gamma * mag[i]);
+        systolic::io::write_npy(p("want/F.c.npy"), "<f4", m, n, c.data(), c.size() * 4);
+        return sr("--topology t.csv --array 4 --dtype fp32 --data data --expect want --out res");
+    };
+    // The exact sum rounded once, and 1.5 gamma_K sum |a b| away: the model's own error is at most
+    // gamma_K sum |a b|, so both are within 2 gamma_K.
+    for (long double off : {0.0L, 1.5L, -1.5L}) {
+        SCOPED_TRACE(double(off));
+        const auto r = expect_with(off);
+        EXPECT_EQ(r.status, 0) << r.out << r.err;
+        const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+        EXPECT_EQ(j.at("layers")[0].at("expect").at("result"), "pass");
+        EXPECT_GT(j.at("layers")[0].at("expect").at("max_rel_error").get<double>(), 0.0);
+    }
+    // 4 gamma_K away is at least 3 gamma_K from the model's C: outside the bound.
+    for (long double off : {4.0L, -4.0L}) {
+        SCOPED_TRACE(double(off));
+        const auto r = expect_with(off);
+        EXPECT_EQ(r.status, 1) << r.out << r.err;
+        EXPECT_NE(r.out.find("expect: 6 of 6 elements differ"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("(tolerance "), std::string::npos) << r.out;
+        const auto rows = csv_rows(slurp(path("res/COMPUTE_REPORT.csv")));
+        EXPECT_EQ(rows[0][21], "fail");
+        EXPECT_EQ(rows[0][22], "6");
+    }
+    // bf16 reads the same float32 files, rounding the operands: the float32 C is within its wider bound.
+    std::vector<float> c(m * n);
+    for (int i = 0; i < m * n; ++i)
+        c[i] = float(exact[i]);
+    systolic::io::write_npy(p("want/F.c.npy"), "<f4", m, n, c.data(), c.size() * 4);
+    auto r = sr("--topology t.csv --array 4 --dtype bf16 --data data --expect want --out bf");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    // A NaN where the model computes a number is a failure, whatever the bound.
+    c[4] = std::nanf("");
+    systolic::io::write_npy(p("want/F.c.npy"), "<f4", m, n, c.data(), c.size() * 4);
+    r = sr("--topology t.csv --array 4 --dtype fp32 --data data --expect want --out nan");
+    EXPECT_EQ(r.status, 1) << r.out << r.err;
+    EXPECT_NE(r.out.find("expect: C[1][1] = "), std::string::npos) << r.out;
+}
+
+// A missing expected file, one of the wrong dtype or shape, or an --expect that is not a directory:
+// one line naming it, exit 2, before anything runs (no report).
+TEST_F(SystolicRun, BadExpectedFilesAreOneLineAndExitTwo) {
+    write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 2,\n");
+    fs::create_directories(path("data"));
+    fs::create_directories(path("want"));
+    const std::int8_t a[] = {1, 2, 3, 4, 5, 6}, b[] = {1, 0, 0, 1};
+    systolic::io::write_npy(p("data/L0.a.npy"), "|i1", 3, 2, a, sizeof a);
+    systolic::io::write_npy(p("data/L0.b.npy"), "|i1", 2, 2, b, sizeof b);
+    const std::int32_t c[] = {1, 2, 3, 4, 5, 6};
+    const float cf[] = {1, 2, 3, 4, 5, 6};
+    const std::string run = "--topology t.csv --array 2 --data data --expect want --out bad";
+    auto expect_bad = [&](const std::string& args, const std::string& err) {
+        const auto r = sr(args);
+        EXPECT_EQ(r.status, 2);
+        EXPECT_EQ(r.err.substr(0, err.size()), err) << r.err;
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_FALSE(fs::exists(path("bad/COMPUTE_REPORT.csv")));
+    };
+    expect_bad(run, "systolic-run: error: want/L0.c.npy: ");
+    systolic::io::write_npy(p("want/L0.c.npy"), "<i4", 2, 3, c, sizeof c);
+    expect_bad(run, "systolic-run: error: want/L0.c.npy is 2x3 but layer L0 has C (M x P) of 3x2\n");
+    systolic::io::write_npy(p("want/L0.c.npy"), "<f4", 3, 2, cf, sizeof cf);
+    expect_bad(run, "systolic-run: error: want/L0.c.npy: dtype '<f4' is not supported, expected int32");
+    write("want/L0.c.npy", "not an npy file");
+    expect_bad(run, "systolic-run: error: want/L0.c.npy");
+    expect_bad("--topology t.csv --array 2 --data data --expect t.csv --out bad",
+               "systolic-run: error: --expect t.csv is not a directory\n");
+    expect_bad("--topology t.csv --array 2 --data data --expect nowhere --out bad",
+               "systolic-run: error: --expect nowhere is not a directory\n");
+    // The int8 C of fp32 operands: the dtype follows --dtype.
+    systolic::io::write_npy(p("want/L0.c.npy"), "<i4", 3, 2, c, sizeof c);
+    expect_bad("--topology t.csv --array 2 --data data --expect want --dtype fp32 --out bad",
+               "systolic-run: error: data/L0.a.npy");
+    EXPECT_EQ(files_in("bad"), 0u);
+}
+
 // Options that would change nothing are refused with what they need and why.
 TEST_F(SystolicRun, OptionsThatChangeNothingAreRefusedWithTheReason) {
     write("g.csv", small_gemm);
@@ -895,6 +1077,7 @@ TEST_F(SystolicRun, OptionsThatChangeNothingAreRefusedWithTheReason) {
         {"--merge .", "systolic-run: error: --merge needs --out: "},
         {"--topology g.csv --data data --seed 3 --out o",
          "systolic-run: error: --seed needs random operands (no --data): "},
+        {"--topology g.csv --expect data --out o", "systolic-run: error: --expect needs --data: "},
     };
     for (const auto& [args, err] : cases) {
         SCOPED_TRACE(args);

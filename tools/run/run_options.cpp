@@ -37,6 +37,8 @@ const std::vector<tb::option_rule<run_cli>>& run_option_rules() {
          [](const run_cli& o) { return bool(o.out); }},
         {"--merge", "--out", "the merged reports go to --out DIR",
          [](const run_cli& o) { return bool(o.out); }},
+        {"--expect", "--data", "it compares the C of --data's operands, not of random ones",
+         [](const run_cli& o) { return bool(o.data); }},
         {"--seed", "random operands (no --data)", "operands from --data are not drawn at random",
          [](const run_cli& o) { return !o.data; }},
     };
@@ -67,6 +69,9 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option("--engine", r.engine, "cycle (default) or functional");
     app.add_option("--seed", r.seed, "seed of the random operands (default 1)");
     app.add_option("--data", o.data, "directory of <layer>.a.npy and <layer>.b.npy operands");
+    app.add_option("--expect", o.expect,
+                   "directory of <layer>.c.npy: each layer's C must equal it (integers) or lie within "
+                   "the summation error bound (floats) (docs/networks.md)");
     app.add_option("--out", o.out, "directory for COMPUTE_REPORT.csv, TRAFFIC_REPORT.csv and report.json");
     app.add_option("--jobs", r.jobs, "local processes for a sweep (default 1)");
     app.add_flag("--emit-jobs", o.emit_jobs,
@@ -111,10 +116,10 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
             throw usage_error("--inject " + r.inject +
                               " changes how the array is stepped: it needs --engine cycle");
         if (o.merge) {
-            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data || o.config)
+            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data || o.expect || o.config)
                 throw usage_error(
-                    "--merge reads job files only: no --topology, --config, --emit-jobs, --job, --job-out or "
-                    "--data");
+                    "--merge reads job files only: no --topology, --config, --emit-jobs, --job, --job-out, "
+                    "--data or --expect");
         }
         if (const auto broken = tb::broken_option_rule(run_option_rules(), o,
                                                        [&](const char* name) { return app.count(name) > 0; }))

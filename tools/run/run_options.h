@@ -23,8 +23,9 @@ struct run_cli {
     systolic::dtype dtype = systolic::dtype::int8;
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
-    std::optional<std::string> data;  // --data DIR
-    std::optional<std::string> out;   // --out DIR
+    std::optional<std::string> data;    // --data DIR
+    std::optional<std::string> expect;  // --expect DIR: <layer>.c.npy to compare each layer's C with
+    std::optional<std::string> out;     // --out DIR
     std::uint64_t jobs = 1;
     bool emit_jobs = false;
     std::optional<std::string> merge;    // --merge DIR

@@ -33,6 +33,11 @@ bool memory_settings::operator==(const memory_settings& o) const {
                     o.dram_bandwidth);
 }
 
+bool expect_record::operator==(const expect_record& o) const {
+    return std::tie(result, checked, failures, max_abs_error, max_rel_error, errors) ==
+           std::tie(o.result, o.checked, o.failures, o.max_abs_error, o.max_rel_error, o.errors);
+}
+
 std::string layer_record::array_name() const {
     return std::to_string(array_rows) + "x" + std::to_string(array_cols);
 }
@@ -129,6 +134,13 @@ nlohmann::json to_json(const layer_record& r) {
               {"status", r.status},
               {"error", r.error},
               {"pass", r.pass},
+              {"expect",
+               {{"result", r.expect.result},
+                {"checked", r.expect.checked},
+                {"failures", r.expect.failures},
+                {"max_abs_error", r.expect.max_abs_error},
+                {"max_rel_error", r.expect.max_rel_error},
+                {"errors", r.expect.errors}}},
               {"preload_edges", r.preload_edges},
               {"folds", folds},
               {"clock_ps", r.clock_ps},
@@ -368,6 +380,18 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     if (r.pass && (r.status != to_string(job_status::completed) || r.checked == 0 || r.mismatches != 0))
         f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(r.checked) +
                            " elements checked and " + std::to_string(r.mismatches) + " mismatches");
+    const auto& ex = f.at(j, "expect");
+    r.expect.result = f.name(ex, "result", expect_results);
+    r.expect.checked = f.number(ex, "checked", 0, r.m * r.p);
+    r.expect.failures = f.number(ex, "failures", 0, r.expect.checked);
+    r.expect.max_abs_error = f.real(ex, "max_abs_error");
+    r.expect.max_rel_error = f.real(ex, "max_rel_error");
+    r.expect.errors = f.texts(ex, "errors");
+    if ((r.expect.result == "none") != (r.expect.checked == 0) ||
+        (r.expect.result == "fail") != (r.expect.failures != 0))
+        f.fail("expect", "result " + r.expect.result + " with " + std::to_string(r.expect.checked) +
+                             " elements checked and " + std::to_string(r.expect.failures) + " failures");
+    if (r.pass && r.expect.result == "fail") f.fail("pass", "true, but C differs from --expect's file");
     r.tiles = f.number(j, "tiles");
     r.advance_edges = f.number(j, "advance_edges");
     r.macs_padded = f.number(j, "macs_padded");
@@ -453,6 +477,13 @@ std::string fixed(double v, int digits = 4) {
     return buf;
 }
 
+// An error of --expect's comparison: six significant digits, 0 for an exact match.
+std::string error_text(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.6g", v);
+    return buf;
+}
+
 // Picoseconds as nanoseconds with three decimals, from the integer: no rounding anywhere.
 std::string ns_text(std::uint64_t ps) {
     char buf[48];
@@ -519,7 +550,8 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
     // + stalls), so that a reader of v2's or of our earlier reports finds every column in its place.
     os << "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
           "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
-          "Total Cycles (incl. prefetch), Dataflow, Preload Edges,\n";
+          "Total Cycles (incl. prefetch), Dataflow, Preload Edges, Expect, Expect Failures, Max Abs Error, "
+          "Max Rel Error,\n";
     for (const auto& r : records) {
         const compute_figures f = compute_figures_of(r);
         os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util)
@@ -527,7 +559,9 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << ", " << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", "
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
            << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
-           << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ",\n";
+           << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ", "
+           << r.expect.result << ", " << r.expect.failures << ", " << error_text(r.expect.max_abs_error)
+           << ", " << error_text(r.expect.max_rel_error) << ",\n";
     }
     return os.str();
 }

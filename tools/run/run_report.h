@@ -53,6 +53,18 @@ struct memory_settings {
     bool operator==(const memory_settings& o) const;
 };
 
+// --expect: how a layer's C compared with its expected file. Integer formats compare exactly; float
+// formats within the summation error bound (docs/networks.md#the-tolerance). Errors are measured over
+// the elements where both values are finite; a non-finite value must be matched exactly.
+inline constexpr const char* expect_results[] = {"none", "pass", "fail"};
+struct expect_record {
+    std::string result = "none";  // one of expect_results; none: no --expect
+    std::uint64_t checked = 0, failures = 0;
+    double max_abs_error = 0, max_rel_error = 0;  // max |c - e|, and max |c - e| / |e| over e != 0
+    std::vector<std::string> errors;              // the first failures, one line each
+    bool operator==(const expect_record& o) const;
+};
+
 // Where a layer's operands come from: seeded random data, or --data's .npy files.
 inline constexpr const char* data_sources[] = {"random", "npy"};
 
@@ -81,6 +93,7 @@ struct layer_record {
     bool pass = false;
     std::uint64_t checked = 0, mismatches = 0;
     std::vector<std::string> scoreboard_errors;
+    expect_record expect;  // --expect
     std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
     std::uint64_t preload_edges = 0;  // ws, is: R a fold; os: none
     std::uint64_t real_outputs = 0, masked_outputs = 0;

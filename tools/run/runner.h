@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <sstream>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -33,7 +34,8 @@ struct run_settings {
     std::string dtype;
     engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 1;
-    std::string data_dir;  // empty: seeded random operands
+    std::string data_dir;    // empty: seeded random operands
+    std::string expect_dir;  // --expect: <layer>.c.npy per layer; empty: none
     verify::fault inject = verify::fault::none;
     memory_config memory;           // the job's scratchpads and DRAM bandwidth (from --config)
     memory_settings memory_record;  // the same as the records show it
@@ -89,6 +91,107 @@ std::vector<typename Format::operand_type> read_operand_file(const std::string& 
     } else {
         return io::as_vector<T>(arr);
     }
+}
+
+// The expected C of a layer under --expect: <dir>/<layer>.c.npy (M x P), in the accumulator type
+// (float32 for fp32 and bf16, int32 for int8, int64 for int32).
+inline std::string expected_file(const std::string& dir, const std::string& layer_name) {
+    return dir + "/" + layer_name + ".c.npy";
+}
+
+template <class Format>
+std::string expected_dtype() {
+    return Format::is_integer ? Format::accumulator_name : "float32";
+}
+
+// Checks a layer's expected file (dtype, 2-D, M x P) without reading its data.
+template <class Format>
+void check_expected_file(const layer& l, const std::string& dir) {
+    const std::string path = expected_file(dir, l.name);
+    const auto c = io::read_matrix_header(path, Format::accumulator_descr, expected_dtype<Format>());
+    if (c.shape[0] != l.gemm.m || c.shape[1] != l.gemm.p)
+        throw io::npy_error(path + " is " + std::to_string(c.shape[0]) + "x" + std::to_string(c.shape[1]) +
+                            " but layer " + l.name + " has C (M x P) of " + std::to_string(l.gemm.m) + "x" +
+                            std::to_string(l.gemm.p));
+}
+
+// The unit roundoff of the operands the model multiplies: 2^-24 for fp32, 2^-8 for bf16 (rounded
+// to nearest from the float32 file), 0 for integers.
+template <class Format>
+constexpr double operand_roundoff() {
+    if constexpr (Format::is_integer)
+        return 0;
+    else if constexpr (std::is_same_v<typename Format::operand_type, bf16>)
+        return 0x1p-8;
+    else
+        return 0x1p-24;
+}
+
+// Compares the C a job read back with the expected C. Integers: equal. Floats: |c - e| <= tol_ij with
+//   tol_ij = (2 gamma_K + d) (1 + d/2)^2 sum_k |a_ik b_kj|,  gamma_K = K u / (1 - K u),  u = 2^-24,
+// d = 2 u_op + u_op^2 for operands rounded from the file (bf16: u_op = 2^-8; fp32: d = 0). Each of the
+// model and the expected file's maker sums K products in float32 in some order, each within gamma_K
+// sum |a b| of the exact sum (Higham, Accuracy and Stability, eq. 3.5), so they are within 2 gamma_K of
+// each other; bf16 rounding moves each product by at most d |a b|. sum |a b| is taken from the
+// operands the model multiplied, in double, and K u >= 1 puts no bound on floats. Non-finite values
+// must match exactly (NaN with NaN, each infinity with itself).
+template <class Format>
+expect_record compare_expected(const verify::problem<Format>& pr,
+                               const std::vector<typename Format::accumulator_type>& c,
+                               const std::vector<typename Format::accumulator_type>& e) {
+    using acc = typename Format::accumulator_type;
+    const std::uint64_t m = pr.shape.m, k = pr.shape.k, p = pr.shape.p;
+    expect_record r;
+    r.checked = m * p;
+    std::vector<double> bound;
+    double factor = 0;
+    if constexpr (!Format::is_integer) {
+        const double u = 0x1p-24, uop = operand_roundoff<Format>();
+        const double ku = double(k) * u, d = uop == u ? 0 : 2 * uop + uop * uop;
+        factor = ku >= 1 ? HUGE_VAL : (2 * ku / (1 - ku) + d) * (1 + d / 2) * (1 + d / 2);
+        std::vector<double> abs_b(k * p);
+        for (std::uint64_t i = 0; i < k * p; ++i)
+            abs_b[i] = std::fabs(double(Format::widen(pr.b[i])));
+        bound.assign(m * p, 0.0);
+        for (std::uint64_t i = 0; i < m; ++i) {
+            double* __restrict row = bound.data() + i * p;
+            for (std::uint64_t kk = 0; kk < k; ++kk) {
+                const double a = std::fabs(double(Format::widen(pr.a[i * k + kk])));
+                const double* __restrict b = abs_b.data() + kk * p;
+                for (std::uint64_t j = 0; j < p; ++j)
+                    row[j] += a * b[j];
+            }
+        }
+    }
+    auto fail = [&](std::uint64_t i, acc got, acc want, const double* tol) {
+        ++r.failures;
+        if (r.errors.size() >= 8) return;
+        std::ostringstream os;
+        os.precision(9);
+        os << "C[" << i / p << "][" << i % p << "] = " << +got << ", expected " << +want;
+        if (tol) os << " (tolerance " << *tol << ")";
+        r.errors.push_back(os.str());
+    };
+    for (std::uint64_t i = 0; i < m * p; ++i) {
+        const acc got = c[i], want = e[i];
+        if constexpr (Format::is_integer) {
+            if (got != want) fail(i, got, want, nullptr);
+            const double diff = std::fabs(double(got) - double(want));
+            r.max_abs_error = std::max(r.max_abs_error, diff);
+            if (want != 0) r.max_rel_error = std::max(r.max_rel_error, diff / std::fabs(double(want)));
+        } else {
+            if (!std::isfinite(got) || !std::isfinite(want)) {
+                if (std::isnan(got) ? !std::isnan(want) : got != want) fail(i, got, want, nullptr);
+                continue;
+            }
+            const double diff = std::fabs(double(got) - double(want)), tol = factor * bound[i];
+            r.max_abs_error = std::max(r.max_abs_error, diff);
+            if (want != 0) r.max_rel_error = std::max(r.max_rel_error, diff / std::fabs(double(want)));
+            if (!(diff <= tol)) fail(i, got, want, &tol);
+        }
+    }
+    r.result = r.failures ? "fail" : "pass";
+    return r;
 }
 
 template <class Format>
@@ -210,6 +313,13 @@ public:
         r.status = to_string(res.status);
         r.error = res.error;
         r.pass = out.pass();
+        if (!s.expect_dir.empty()) {
+            using acc = typename Format::accumulator_type;
+            const io::npy_array e = io::read_matrix(expected_file(s.expect_dir, l.name),
+                                                    Format::accumulator_descr, expected_dtype<Format>());
+            r.expect = compare_expected<Format>(pr, out.template c_as<acc>(), io::as_vector<acc>(e));
+            r.pass = r.pass && r.expect.result == "pass";
+        }
         r.checked = out.scoreboard.checked;
         r.mismatches = out.scoreboard.mismatches;
         for (std::size_t i = 0; i < out.scoreboard.errors.size() && i < 8; ++i)

@@ -153,6 +153,12 @@ plan make_plan(const run_cli& o) {
                                   std::to_string(names[l.name]) + "; --data names files by layer");
         }
     }
+    if (o.expect) {
+        p.settings.expect_dir = *o.expect;
+        struct stat st {};
+        if (::stat(o.expect->c_str(), &st) != 0 || !S_ISDIR(st.st_mode))
+            throw usage_error("--expect " + *o.expect + " is not a directory");
+    }
     for (const auto& a : p.arrays)
         for (const auto df : p.dataflows)
             for (const auto& l : p.topo.layers)
@@ -302,6 +308,9 @@ void check_jobs(const plan& p, const run_cli& o, bool one_process) {
     if (!p.settings.data_dir.empty())
         for (const auto& j : p.jobs)
             check_data_files<Format>(*j.l, p.settings.data_dir);
+    if (!p.settings.expect_dir.empty())
+        for (const auto& j : p.jobs)
+            check_expected_file<Format>(*j.l, p.settings.expect_dir);
 }
 
 // One process runs every job unless --jobs spreads them over several (run_main decides alike).
@@ -359,6 +368,7 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
         a.insert(a.end(), {"--data", absolute(*o.data)});
     else
         a.insert(a.end(), {"--seed", std::to_string(o.seed)});
+    if (o.expect) a.insert(a.end(), {"--expect", absolute(*o.expect)});
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
     if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
     if (o.inject != verify::fault::none) a.insert(a.end(), {"--inject", to_string(o.inject)});
@@ -532,6 +542,7 @@ void add_inputs(io::output_set& files, const run_cli& o) {
     if (o.sweep) files.add_input({"--sweep", *o.sweep});
     if (o.config) files.add_input({"--config", *o.config});
     if (o.data) files.add_input({"--data", *o.data});
+    if (o.expect) files.add_input({"--expect", *o.expect});
     if (o.merge) files.add_input({"--merge", *o.merge});
 }
 
@@ -572,6 +583,11 @@ std::string summary(std::vector<layer_record> records) {
         os << line;
         for (const auto& e : r.scoreboard_errors)
             os << "  error: " << e << "\n";
+        if (r.expect.result == "fail")
+            os << "  expect: " << r.expect.failures << " of " << r.expect.checked
+               << " elements differ from --expect's file, max abs error " << r.expect.max_abs_error << "\n";
+        for (const auto& e : r.expect.errors)
+            os << "  expect: " << e << "\n";
         if (!r.error.empty() && r.scoreboard_errors.empty()) os << "  error: " << r.error << "\n";
     }
     if (sweep) {
