@@ -196,6 +196,23 @@ def fallback():
             y = model(x)
     check(spy.calls > 0 and torch.allclose(y, ref, rtol=1e-4, atol=1e-5),
           "resnet18: unperturbed, the model's C gives PyTorch's output")
+    # A failed scoreboard (a planted defect) raises out of the forward, and PyTorch is restored.
+    model, shape, _ = network("transformer")
+    saved = (torch.bmm, torch.matmul, torch.nn.functional.linear, torch.nn.functional.conv2d)
+    raised = None
+    with torch.no_grad():
+        try:
+            with st.offload(model, array=16, inject="clear-between-k", k_tile=4):
+                model(inputs(shape, 2, 1))
+        except systolic.CheckError as e:
+            raised = e
+        grad_after = torch.is_grad_enabled()
+    check(raised is not None and raised.report is not None and not raised.report["pass"],
+          "transformer: a failed scoreboard raises systolic.CheckError with its report")
+    check(not grad_after and saved == (torch.bmm, torch.matmul, torch.nn.functional.linear,
+                                        torch.nn.functional.conv2d)
+          and not any(p.requires_grad is False for p in model.parameters()),
+          "transformer: after the error, PyTorch's functions and grad mode are restored")
 
 
 class Variants(torch.nn.Module):

@@ -91,6 +91,7 @@ class Offload:
         return False
 
     def _install(self):
+        self._stack, self._ordinal = [], []
         for name, mod in self.module.named_modules():
             self._hooks.append(mod.register_forward_pre_hook(self._pre_hook(name)))
             self._hooks.append(mod.register_forward_hook(self._post_hook()))
@@ -381,6 +382,9 @@ class _FastPathOff:
         return out
 
     def remove(self):
+        # A forward that raised never ran _leave: restore the grad mode it had found.
+        while self._ctx:
+            self._ctx.pop().__exit__(None, None, None)
         self._pre.remove()
         self._post.remove()
         for p in self._params:
