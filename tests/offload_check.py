@@ -38,7 +38,8 @@ def network(name):
         return torchvision.models.resnet18(weights=None).eval(), (3, 32, 32), 1
     if name == "mobilenet_v2":
         # width 0.25 keeps every depthwise layer with about a third of the channels (and GEMMs).
-        return torchvision.models.mobilenet_v2(weights=None, width_mult=0.25).eval(), (3, 32, 32), 1
+        model = torchvision.models.mobilenet_v2(weights=None, width_mult=0.25)
+        return model.eval(), (3, 32, 32), 1
     if name == "transformer":
         layer = torch.nn.TransformerEncoderLayer(32, 4, 64, dropout=0.0, batch_first=True)
         return layer.eval(), (8, 32), -1
@@ -88,14 +89,19 @@ def run_network(name):
                 y = model(x)
         agree, rel = compare(y, ref, axis)
         print("%s %s: top-1 agreement %.1f%%, max relative error %.3g, %d layer calls, %d GEMMs"
-              % (name, dtype, 100 * agree, rel, len(h.reports), sum(r["gemms"] for r in h.reports)))
-        check(not h.fallbacks, "%s %s: nothing ran in PyTorch instead (%s)" % (name, dtype, h.fallbacks))
-        check(all(r["passed"] for r in h.reports), "%s %s: every job passed its scoreboard" % (name, dtype))
+              % (name, dtype, 100 * agree, rel, len(h.reports),
+                 sum(r["gemms"] for r in h.reports)))
+        check(not h.fallbacks,
+              "%s %s: nothing ran in PyTorch instead (%s)" % (name, dtype, h.fallbacks))
+        check(all(r["passed"] for r in h.reports),
+              "%s %s: every job passed its scoreboard" % (name, dtype))
         check({r["name"] for r in h.reports} == set(expected_layers(model)),
               "%s %s: one report per conv/linear/attention matmul" % (name, dtype))
         if dtype == "fp32":
-            check(agree == 1.0, "%s fp32: top-1 agreement 100%% (got %.1f%%)" % (name, 100 * agree))
-            check(rel < FP32_MAX_REL, "%s fp32: max relative error %.3g < %g" % (name, rel, FP32_MAX_REL))
+            check(agree == 1.0,
+                  "%s fp32: top-1 agreement 100%% (got %.1f%%)" % (name, 100 * agree))
+            check(rel < FP32_MAX_REL,
+                  "%s fp32: max relative error %.3g < %g" % (name, rel, FP32_MAX_REL))
         else:
             check(agree >= INT8_MIN_AGREEMENT, "%s int8: top-1 agreement %.1f%% >= %.0f%%"
                   % (name, 100 * agree, 100 * INT8_MIN_AGREEMENT))
@@ -183,7 +189,8 @@ def fallback():
             with Spy(pick) as spy, st.offload(model, array=16) as h:
                 y = model(x)
         rel = ((y - ref).abs().max() / ref.abs().max()).item()
-        check(rel > 1e-2, "%s: a wrong C in the %s GEMMs shows in the output (relative change %.3g)"
+        check(rel > 1e-2,
+              "%s: a wrong C in the %s GEMMs shows in the output (relative change %.3g)"
               % (name, kind, rel))
         check(any(r["max_rel_error"] > 1e-2 for r in h.reports),
               "%s: the per-layer error names the wrong %s GEMMs" % (name, kind))
@@ -251,9 +258,11 @@ def layers():
             names = [r["name"] for r in h.reports]
             check(names[:7] == ["zeros", "reflect", "replicate", "circular", "same", "valid", "fc"]
                   and len(names) == 9 and not h.fallbacks,
-                  "conv variants %s: every layer and both matmuls on the model (%s)" % (dtype, names))
+                  "conv variants %s: every layer and both matmuls on the model (%s)"
+                  % (dtype, names))
             worst = max(r["max_rel_error"] for r in h.reports)
-            check(worst < limit, "conv variants %s: worst layer error %.3g < %g" % (dtype, worst, limit))
+            check(worst < limit,
+                  "conv variants %s: worst layer error %.3g < %g" % (dtype, worst, limit))
 
 
 def main():

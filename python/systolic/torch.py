@@ -45,7 +45,8 @@ class Offload:
     def __init__(self, module, array, dtype, engine, activation_scales, calibration,
                  job_options):
         if dtype not in ("fp32", "bf16", "int8"):
-            raise systolic.UsageError("offload: dtype must be fp32, bf16 or int8, got %r" % (dtype,))
+            raise systolic.UsageError("offload: dtype must be fp32, bf16 or int8, got %r"
+                                      % (dtype,))
         self.module = module
         self.array = array
         self.dtype = dtype
@@ -288,7 +289,8 @@ class Offload:
             y = y + bias.detach()
         y = y.reshape(*input.shape[:-1], weight.shape[0])
         ref = orig(input, weight, bias).detach()
-        self._add_report(name, "linear", (a.shape[0], a.shape[1], b.shape[1]), [rep], y, ref, extra)
+        shape = (a.shape[0], a.shape[1], b.shape[1])
+        self._add_report(name, "linear", shape, [rep], y, ref, extra)
         return y
 
     # ----- matmul, bmm, baddbmm -----
