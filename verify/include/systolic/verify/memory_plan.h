@@ -1,8 +1,9 @@
 // The one memory planner: where a job's A, B, C (and partial-sum buffer, when the job splits K with
-// partial sums) go, and what fills the memory before the job. In that order, each preceded and
-// followed by guard bytes and with row strides padded past the row length, all filled with a seeded
-// pseudo-random pattern: a write that misses C therefore changes bytes the scoreboard compares, even
-// when the value is zero. Plain C++ apart from the memory it fills.
+// partial sums, and per-column requantization vectors, when it has them) go, and what fills the
+// memory before the job. In that order, each preceded and followed by guard bytes and with row
+// strides padded past the row length, all filled with a seeded pseudo-random pattern: a write that
+// misses C therefore changes bytes the scoreboard compares, even when the value is zero. Plain C++
+// apart from the memory it fills.
 #pragma once
 
 #include <cstdint>
