@@ -64,6 +64,10 @@ const std::vector<option_rule<options>>& tb_option_rules() {
          [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--zero-point", "--out-dtype int8", "it offsets the int8 output",
          [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+        {"--scale-file", "--out-dtype int8", "it scales the accumulators into int8 output",
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+        {"--zero-point-file", "--out-dtype int8", "it offsets the int8 output",
+         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--rounding", "--out-dtype int8", "it rounds the accumulators into int8 output",
          [](const options& o) { return o.out_dtype == output_dtype::int8; }},
         {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
@@ -114,6 +118,18 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
     if (o.gtkw && o.gtkw->empty()) throw usage_error("--gtkw needs a file name, got ''");
     if (const auto broken = broken_option_rule(tb_option_rules(), o, given)) throw usage_error(*broken);
+    // One scale rule per job: the tensor's or the columns'.
+    if (given("--scale-file") && given("--scale"))
+        throw usage_error(
+            "--scale-file and --scale exclude each other: one scale per column, or one for all");
+    if (given("--zero-point-file") && given("--zero-point"))
+        throw usage_error(
+            "--zero-point-file and --zero-point exclude each other: one zero point per column, or one for "
+            "all");
+    if (o.quantize_partials && (given("--scale-file") || given("--zero-point-file")))
+        throw usage_error(
+            "--quantize-partials takes one scale and zero point: per-column files quantize the complete sum "
+            "only");
     // acc, int8, or the accumulators' own dtype by name (int32 for int8, ...).
     const char* accumulator_name =
         with_format(o.dtype, [](auto format) { return decltype(format)::accumulator_name; });
@@ -302,6 +318,12 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     app.add_option("--scale", raw.scale, "int8 output: q = saturate(round(acc * scale) + zero_point) [1]")
         ->type_name("FLOAT");
     app.add_option("--zero-point", raw.zero_point, "int8 output zero point [0]")->type_name("INT");
+    app.add_option("--scale-file", o.scale_file,
+                   "int8 output: one scale per column of C, a 1-D .npy file of P float64 or float32")
+        ->check(CLI::ExistingFile);
+    app.add_option("--zero-point-file", o.zero_point_file,
+                   "int8 output: one zero point per column of C, a 1-D .npy file of P int32 or int64")
+        ->check(CLI::ExistingFile);
     app.add_option_function<std::string>(
            "--rounding", [&](const std::string& typed) { o.rounding = parse_rounding_mode(typed); },
            std::string("int8 output rounding [") + to_string(rounding_mode::nearest_even) + "]")

@@ -40,6 +40,9 @@ struct options {
     output_dtype out_dtype = output_dtype::acc;  // --out-dtype acc, int8 or the accumulators' dtype
     std::optional<double> scale;
     std::optional<std::int64_t> zero_point;
+    // --scale-file / --zero-point-file: per-column (per output channel) requantization, 1-D .npy
+    // files of P scales (float64 or float32) and P zero points (int32 or int64).
+    std::string scale_file, zero_point_file;
     std::optional<rounding_mode> rounding;
     bool quantize_partials = false;
     verify::fault inject = verify::fault::none;

@@ -147,8 +147,13 @@ nlohmann::json make_report(const report_input& in) {
           {"saturations", job.overflow == overflow_mode::saturate ? r.overflows + r.partial_overflows : 0}}},
         {"output",
          {{"dtype", q.enabled ? "int8" : in.accumulator_dtype},
-          {"scale", q.enabled ? nlohmann::json(q.scale) : nlohmann::json()},
-          {"zero_point", q.enabled ? nlohmann::json(q.zero_point) : nlohmann::json()},
+          // Per-column vectors: "per_column" in place of the number (the values are the input files').
+          {"scale", !q.enabled  ? nlohmann::json()
+                    : q.columns ? nlohmann::json("per_column")
+                                : nlohmann::json(q.scale)},
+          {"zero_point", !q.enabled                            ? nlohmann::json()
+                         : q.columns && q.columns->zero_points ? nlohmann::json("per_column")
+                                                               : nlohmann::json(q.zero_point)},
           {"rounding", q.enabled ? nlohmann::json(std::string(to_string(q.rounding))) : nlohmann::json()},
           {"quantize_partials", q.per_partial},
           {"saturated", r.saturated_outputs},

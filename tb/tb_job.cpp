@@ -169,6 +169,74 @@ problem<Format> problem_from_options(const options& o) {
                       [&] { return random_problem<Format>(s, o.seed); });
 }
 
+// A value as a message quotes it: enough digits to find it in the file.
+std::string number_text(double v) {
+    std::ostringstream os;
+    os.precision(17);
+    os << v;
+    return os.str();
+}
+
+// A 1-D .npy of exactly `p` entries whose dtype is one of `wanted` (descrs without the byte order,
+// e.g. "f8"), as doubles; `what` names the option and the entries in messages.
+std::vector<double> read_column_file(const char* option, const std::string& path, std::uint64_t p,
+                                     const std::vector<std::string>& wanted, const char* dtypes) {
+    const io::npy_array arr = io::read_npy(path);
+    std::string d = arr.descr;
+    if (!d.empty() && (d[0] == '<' || d[0] == '=' || d[0] == '|')) d.erase(0, 1);
+    if (std::find(wanted.begin(), wanted.end(), d) == wanted.end())
+        throw usage_error(std::string(option) + " " + one_line(path) + ": dtype '" + one_line(arr.descr) +
+                          "' is not supported, expected " + dtypes);
+    if (arr.shape.size() != 1 || arr.shape[0] != p) {
+        std::string shape;
+        for (std::size_t i = 0; i < arr.shape.size(); ++i)
+            shape += (i ? "x" : "") + std::to_string(arr.shape[i]);
+        throw usage_error(std::string(option) + " " + one_line(path) + " has shape (" + shape +
+                          ") but C has P = " + std::to_string(p) + " columns: it needs a 1-D array of " +
+                          std::to_string(p));
+    }
+    std::vector<double> out;
+    if (d == "f8") out = io::as_vector<double>(arr);
+    if (d == "f4")
+        for (float f : io::as_vector<float>(arr))
+            out.push_back(f);
+    if (d == "i4")
+        for (std::int32_t v : io::as_vector<std::int32_t>(arr))
+            out.push_back(v);
+    if (d == "i8")
+        for (std::int64_t v : io::as_vector<std::int64_t>(arr))
+            out.push_back(double(v));  // checked against [-128, 127] next, so exact where it matters
+    return out;
+}
+
+// --scale-file and --zero-point-file into the problem's per-column vectors, each entry checked by
+// the rules --scale and --zero-point follow.
+template <class Format>
+void read_column_files(const options& o, problem<Format>& pr) {
+    const std::uint64_t p = pr.shape.p;
+    if (!o.scale_file.empty()) {
+        pr.column_scales =
+            read_column_file("--scale-file", o.scale_file, p, {"f8", "f4"}, "float64 or float32");
+        for (std::uint64_t j = 0; j < p; ++j)
+            if (!(pr.column_scales[j] > 0) || !std::isfinite(pr.column_scales[j]))
+                throw usage_error("--scale-file " + one_line(o.scale_file) + ": scale " + std::to_string(j) +
+                                  " is " + number_text(pr.column_scales[j]) +
+                                  ", not a positive finite number");
+    }
+    if (!o.zero_point_file.empty()) {
+        const auto zps =
+            read_column_file("--zero-point-file", o.zero_point_file, p, {"i4", "i8"}, "int32 or int64");
+        for (std::uint64_t j = 0; j < p; ++j) {
+            if (zps[j] < -128 || zps[j] > 127)
+                throw usage_error("--zero-point-file " + one_line(o.zero_point_file) + ": zero point " +
+                                  std::to_string(j) + " is " + number_text(zps[j]) + ", not in [-128, 127]");
+            pr.column_zero_points.push_back(static_cast<std::int32_t>(zps[j]));
+        }
+        // Zero points per column and one scale for all: the tensor's scale for every column.
+        if (o.scale_file.empty()) pr.column_scales.assign(p, o.scale.value_or(1.0));
+    }
+}
+
 // The run options from the command line, with every combination checked before anything runs.
 template <class Format>
 job_options make_job_options(const options& o, const problem_shape& shape) {
@@ -204,6 +272,8 @@ job_options make_job_options(const options& o, const problem_shape& shape) {
         ro.quant.zero_point = static_cast<std::int32_t>(zp);
         ro.quant.rounding = o.rounding.value_or(rounding_mode::nearest_even);
         ro.quant.per_partial = o.quantize_partials;
+        if (!o.scale_file.empty() || !o.zero_point_file.empty())
+            ro.quant.columns = column_vectors{0, !o.zero_point_file.empty()};  // placed by plan_memory
         if (o.quantize_partials && !(ro.policy == k_policy::partials && k_chunks(shape.k, ro.k_tile) > 1))
             throw usage_error("--quantize-partials needs --k-policy partials and a --k-tile shorter than K");
     }
@@ -317,8 +387,12 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
         os << "overflow (" << to_string(job.overflow) << "): " << r.overflows + r.partial_overflows << "\n";
     }
     if (job.quant.enabled) {
-        os << "int8 output: scale " << job.quant.scale << ", zero point " << job.quant.zero_point
-           << ", rounding " << to_string(job.quant.rounding)
+        if (job.quant.columns)
+            os << "int8 output: scale per column, zero point "
+               << (job.quant.columns->zero_points ? "per column" : std::to_string(job.quant.zero_point));
+        else
+            os << "int8 output: scale " << job.quant.scale << ", zero point " << job.quant.zero_point;
+        os << ", rounding " << to_string(job.quant.rounding)
            << (job.quant.per_partial ? ", partials quantized" : "") << ", " << r.saturated_outputs
            << " saturated";
         if (job.quant.per_partial)
@@ -430,6 +504,8 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     io::output_set files;
     if (!o.a_path.empty()) files.add_input({"--a", o.a_path});
     if (!o.b_path.empty()) files.add_input({"--b", o.b_path});
+    if (!o.scale_file.empty()) files.add_input({"--scale-file", o.scale_file});
+    if (!o.zero_point_file.empty()) files.add_input({"--zero-point-file", o.zero_point_file});
     for (const io::named_path& out : planned_outputs(o))
         files.add(out);
     memory_estimate estimate;
@@ -448,9 +524,13 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     const pe_selection traced =
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
+    // The per-column vectors join the operands: a caller's are copied to take them.
+    const bool column_files = !o.scale_file.empty() || !o.zero_point_file.empty();
     problem<Format> own;
     if (!operands) own = problem_from_options<Format>(o);
-    const problem<Format>& pr = operands ? *operands : own;
+    if (operands && column_files) own = *operands;
+    if (column_files) read_column_files(o, own);
+    const problem<Format>& pr = operands && !column_files ? *operands : own;
     const job_options ro = make_job_options<Format>(o, pr.shape);
     // Scratchpads too small for one tile of this job: one line, before the array is built.
     if (const std::string err = systolic::check_memory(

@@ -209,6 +209,42 @@ TEST(DecodeJob, TheDataflowRegisterChoosesTheDataflow) {
 
 // The last byte of the address space belongs to it: a matrix may end exactly at 2^64, and one that
 // runs a byte past it is out of range; overlaps there are overlaps.
+// SCALE_VEC_ADDR and ZERO_POINT_VEC: 0 is per-tensor; an address gives the job its per-column
+// vectors; each wrong use has its code.
+TEST(DecodeJob, TheScaleVectorRegisters) {
+    auto r = good();
+    r.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
+    auto d = decode_job(r, job_limits{4});
+    ASSERT_TRUE(d.ok()) << d.message;
+    EXPECT_FALSE(d.job.quant.columns);
+    r.scale_vec = 0x5000;
+    d = decode_job(r, job_limits{4});
+    ASSERT_TRUE(d.ok()) << d.message;
+    ASSERT_TRUE(d.job.quant.columns);
+    EXPECT_EQ(d.job.quant.columns->base, 0x5000u);
+    EXPECT_FALSE(d.job.quant.columns->zero_points);
+    r.zero_point_vec = 1;
+    d = decode_job(r, job_limits{4});
+    ASSERT_TRUE(d.ok()) << d.message;
+    EXPECT_TRUE(d.job.quant.columns->zero_points);
+    r.zero_point_vec = 2;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::option);
+    r.zero_point_vec = 1;
+    r.scale_vec = 0x5004;
+    d = decode_job(r, {});
+    EXPECT_EQ(d.error, regmap::error_code::align);
+    EXPECT_EQ(d.message, "SCALE_VEC_ADDR 0x5004 is not a multiple of 8 bytes");
+    r.scale_vec = ~std::uint64_t{0} - 7;  // P x 12 bytes cannot fit below 2^64
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::range);
+    r.scale_vec = 0x3000 - 8;  // its tail under C
+    d = decode_job(r, {});
+    EXPECT_EQ(d.error, regmap::error_code::overlap);
+    EXPECT_EQ(d.message, "C overlaps the per-column scale vector");
+    r.scale_vec = 0x5000;
+    r.out_dtype = SYSTOLIC_OUT_DTYPE_ACC;
+    EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::option);
+}
+
 TEST(DecodeJob, TheTopOfTheAddressSpace) {
     auto r = good();  // C is 5 x 7 int64
     r.c = std::uint64_t{0} - 5 * 7 * 8;

@@ -44,6 +44,7 @@ int main(void) {
     systolic_job_init(&job);
     CHECK(job.dtype == SYSTOLIC_DTYPE_INT32);
     CHECK(job.dataflow == SYSTOLIC_DATAFLOW_OS);
+    CHECK(job.scale_vec_addr == 0 && job.zero_point_vec == 0); /* per-tensor */
     job.m = 3;
     job.k = 5;
     job.p = 7;
@@ -53,6 +54,8 @@ int main(void) {
     job.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
     job.zero_point = -2;
     job.dataflow = SYSTOLIC_DATAFLOW_WS;
+    job.scale_vec_addr = 0x1122334455667788ull;
+    job.zero_point_vec = 1;
     systolic_program(&dev, &job);
     CHECK(regs[SYSTOLIC_REG_M / 4] == 3 && regs[SYSTOLIC_REG_K / 4] == 5 && regs[SYSTOLIC_REG_P / 4] == 7);
     CHECK(regs[SYSTOLIC_REG_A_ADDR_LO / 4] == 0x3456789au && regs[SYSTOLIC_REG_A_ADDR_HI / 4] == 0x12u);
@@ -61,6 +64,9 @@ int main(void) {
     CHECK(regs[SYSTOLIC_REG_K_POLICY / 4] == SYSTOLIC_K_POLICY_PARTIALS);
     CHECK(regs[SYSTOLIC_REG_ZERO_POINT / 4] == 0xfffffffeu);
     CHECK(regs[SYSTOLIC_REG_DATAFLOW / 4] == SYSTOLIC_DATAFLOW_WS);
+    CHECK(regs[SYSTOLIC_REG_SCALE_VEC_ADDR_LO / 4] == 0x55667788u &&
+          regs[SYSTOLIC_REG_SCALE_VEC_ADDR_HI / 4] == 0x11223344u);
+    CHECK(regs[SYSTOLIC_REG_ZERO_POINT_VEC / 4] == 1);
     memcpy(&one, &one_f, sizeof one);
     CHECK(regs[SYSTOLIC_REG_SCALE / 4] == one);
     CHECK(regs[SYSTOLIC_REG_CTRL / 4] == 0); /* programming never starts */

@@ -2,6 +2,8 @@
 // kind of bad input (one line on stderr, exit status 2, no output file left behind).
 #include <gtest/gtest.h>
 
+#include <cmath>
+#include <cstdint>
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
@@ -611,3 +613,111 @@ TEST_F(SystolicTb, BadMemorySystemOptions) {
 }
 
 }  // namespace
+
+// ---- Per-column scales: --scale-file, --zero-point-file
+
+namespace {
+
+// A 1-D .npy of `n` elements of `descr` (numpy.save's version 1.0 layout), which write_npy (2-D
+// only) does not make.
+void write_vector_npy(const fs::path& p, const std::string& descr, std::uint64_t n, const void* data,
+                      std::size_t bytes) {
+    std::string dict =
+        "{'descr': '" + descr + "', 'fortran_order': False, 'shape': (" + std::to_string(n) + ",), }";
+    const std::size_t total = (10 + dict.size() + 1 + 63) / 64 * 64;
+    dict.append(total - 10 - dict.size() - 1, ' ');
+    dict += '\n';
+    std::ofstream f(p, std::ios::binary);
+    f.write("\x93NUMPY\x01\x00", 8);
+    const std::uint16_t len = static_cast<std::uint16_t>(dict.size());
+    f.write(reinterpret_cast<const char*>(&len), 2);
+    f << dict;
+    f.write(static_cast<const char*>(data), static_cast<std::streamsize>(bytes));
+}
+
+template <class T>
+void write_vector(const fs::path& p, const std::string& descr, const std::vector<T>& v) {
+    write_vector_npy(p, descr, v.size(), v.data(), v.size() * sizeof(T));
+}
+
+}  // namespace
+
+// The seeds' example, C = [[7,2,5],[16,5,14],[25,8,23]], with scales 1, 1/2, 1/4 and zero points
+// 0, 1, -1, worked out by hand (nearest even: 2.5 -> 2, 1.25 -> 1, 3.5 -> 4, 5.75 -> 6), on both
+// engines and all three dataflows, the scoreboard checking every code.
+TEST_F(SystolicTb, ScaleAndZeroPointFilesPerColumn) {
+    write_vector(path("s8.npy"), "<f8", std::vector<double>{1, 0.5, 0.25});
+    write_vector(path("s4.npy"), "<f4", std::vector<float>{1, 0.5, 0.25});
+    write_vector(path("z4.npy"), "<i4", std::vector<std::int32_t>{0, 1, -1});
+    write_vector(path("z8.npy"), "<i8", std::vector<std::int64_t>{0, 1, -1});
+    for (const char* how :
+         {"", " --engine functional", " --dataflow ws", " --dataflow is --engine functional"}) {
+        SCOPED_TRACE(how);
+        auto r =
+            run(std::string("--out-dtype int8 --scale-file ") + p("s8.npy") + how + " --json " + p("r.json"));
+        ASSERT_EQ(r.status, 0) << r.err << r.out;
+        EXPECT_NE(r.out.find("C=[[7,1,1],[16,2,4],[25,4,6]]"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("int8 output: scale per column, zero point 0,"), std::string::npos) << r.out;
+        EXPECT_NE(r.out.find("scoreboard: 9 checked, 0 mismatches"), std::string::npos) << r.out;
+        auto j = nlohmann::json::parse(slurp(path("r.json")));
+        EXPECT_EQ(j["output"]["scale"], "per_column");
+        EXPECT_EQ(j["output"]["zero_point"], 0);
+        r = run(std::string("--out-dtype int8 --scale-file ") + p("s4.npy") + " --zero-point-file " +
+                p("z8.npy") + how + " --c-out " + p("c.npy") + " --json " + p("r.json"));
+        ASSERT_EQ(r.status, 0) << r.err << r.out;
+        EXPECT_NE(r.out.find("C=[[7,2,0],[16,3,3],[25,5,5]]"), std::string::npos) << r.out;
+        j = nlohmann::json::parse(slurp(path("r.json")));
+        EXPECT_EQ(j["output"]["zero_point"], "per_column");
+        const auto c = systolic::io::read_matrix(p("c.npy"), "|i1", "int8");
+        EXPECT_EQ(systolic::io::as_vector<std::int8_t>(c),
+                  (std::vector<std::int8_t>{7, 2, 0, 16, 3, 3, 25, 5, 5}));
+    }
+    // Zero points per column with the tensor's --scale for every column: 14 x 0.5 = 7, minus 1.
+    const auto r = run(std::string("--out-dtype int8 --scale 0.5 --zero-point-file ") + p("z4.npy"));
+    ASSERT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("C=[[4,2,1],[8,3,6],[12,5,11]]"), std::string::npos) << r.out;
+}
+
+TEST_F(SystolicTb, BadScaleAndZeroPointFiles) {
+    write_vector(path("s.npy"), "<f8", std::vector<double>{1, 0.5, 0.25});
+    write_vector(path("short.npy"), "<f8", std::vector<double>{1, 0.5});
+    write_vector(path("si.npy"), "<i4", std::vector<std::int32_t>{1, 2, 3});
+    write_vector(path("nan.npy"), "<f8", std::vector<double>{1, std::nan(""), 1});
+    write_vector(path("inf.npy"), "<f4", std::vector<float>{1, 1, INFINITY});
+    write_vector(path("zero.npy"), "<f8", std::vector<double>{1, 0, 1});
+    write_vector(path("neg.npy"), "<f8", std::vector<double>{-1, 1, 1});
+    write_vector(path("z.npy"), "<i4", std::vector<std::int32_t>{0, 1, -1});
+    write_vector(path("zf.npy"), "<f8", std::vector<double>{0, 1, -1});
+    write_vector(path("zbig.npy"), "<i8", std::vector<std::int64_t>{0, 200, -1});
+    write_vector(path("zlong.npy"), "<i4", std::vector<std::int32_t>{0, 1, -1, 2});
+    const std::vector<std::int32_t> m2 = {1, 2, 3, 4, 5, 6};
+    write_i32("s2d.npy", 2, 3, m2);
+    const std::string i8 = "--out-dtype int8 ";
+    expect_usage_error("--scale-file " + p("s.npy"), "--scale-file needs --out-dtype int8");
+    expect_usage_error("--zero-point-file " + p("z.npy"), "--zero-point-file needs --out-dtype int8");
+    expect_usage_error(i8 + "--scale-file " + p("s.npy") + " --scale 2",
+                       "--scale-file and --scale exclude each other");
+    expect_usage_error(i8 + "--zero-point-file " + p("z.npy") + " --zero-point 2",
+                       "--zero-point-file and --zero-point exclude each other");
+    expect_usage_error(
+        i8 + "--scale-file " + p("s.npy") + " --k-tile 2 --k-policy partials --quantize-partials",
+        "--quantize-partials takes one scale and zero point");
+    expect_usage_error(i8 + "--scale-file " + p("short.npy"), "has shape (2) but C has P = 3 columns");
+    expect_usage_error(i8 + "--scale-file " + p("s2d.npy"),
+                       "dtype '<i4' is not supported, expected float64 or float32");
+    expect_usage_error(i8 + "--scale-file " + p("si.npy"),
+                       "dtype '<i4' is not supported, expected float64 or float32");
+    expect_usage_error(i8 + "--scale-file " + p("nan.npy"), "scale 1 is nan, not a positive finite number");
+    expect_usage_error(i8 + "--scale-file " + p("inf.npy"), "scale 2 is inf, not a positive finite number");
+    expect_usage_error(i8 + "--scale-file " + p("zero.npy"), "scale 1 is 0, not a positive finite number");
+    expect_usage_error(i8 + "--scale-file " + p("neg.npy"), "scale 0 is -1, not a positive finite number");
+    expect_usage_error(i8 + "--zero-point-file " + p("zf.npy"),
+                       "dtype '<f8' is not supported, expected int32 or int64");
+    expect_usage_error(i8 + "--zero-point-file " + p("zbig.npy"), "zero point 1 is 200, not in [-128, 127]");
+    expect_usage_error(i8 + "--zero-point-file " + p("zlong.npy"), "has shape (4) but C has P = 3 columns");
+    expect_usage_error(i8 + "--scale-file " + p("missing.npy"), "--scale-file");
+    // A 2-D file of the right dtype is refused by its shape.
+    std::vector<double> s2(6, 1.0);
+    systolic::io::write_npy(p("s2f.npy"), "<f8", 2, 3, s2.data(), 48);
+    expect_usage_error(i8 + "--scale-file " + p("s2f.npy"), "has shape (2x3) but C has P = 3 columns");
+}

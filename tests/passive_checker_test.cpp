@@ -200,6 +200,32 @@ TEST(PassiveChecker, ChecksInt8Output) {
     run_one<int8_format>({8, 20, 7}, 9, requant);
 }
 
+// SCALE_VEC_ADDR and ZERO_POINT_VEC come through the shadow registers too: the checker takes the
+// vectors from memory with A and B, and checks every code against the per-column reference.
+TEST(PassiveChecker, ChecksPerColumnInt8Output) {
+    job_options opt;
+    opt.quant.enabled = true;
+    opt.quant.columns = column_vectors{0, true};
+    const problem_shape s{6, 9, 5};
+    std::vector<double> scales;
+    std::vector<std::int32_t> zero_points;
+    for (std::int32_t j = 0; j < 5; ++j) {
+        scales.push_back(1.0 / (30 + 20 * j));
+        zero_points.push_back(j * 7 - 14);
+    }
+    for (const dataflow_kind df : {dataflow_kind::os, dataflow_kind::ws}) {
+        opt.dataflow = df;
+        const std::size_t from = fresh();
+        const matmul_job job = load<int8_format>(s, 10, opt);
+        write_columns(bench().loader, job, scales, zero_points);
+        start(job, dtype::int8);
+        settle();
+        const auto got = since(from);
+        ASSERT_EQ(got.size(), 1u);
+        expect_checked(got[0], s.m * s.p);
+    }
+}
+
 // DATAFLOW comes through the shadow registers into the checker's decoder: ws and is jobs are
 // checked against their dataflow's reference and counting rules (PRELOAD_EDGES among them), and ws
 // with partial sums is a refusal the checker expects.

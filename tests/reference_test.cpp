@@ -10,6 +10,7 @@
 #include <cstring>
 #include <limits>
 #include <random>
+#include <stdexcept>
 #include <string>
 #include <thread>
 #include <type_traits>
@@ -132,6 +133,43 @@ TEST(ReferenceRules, EncodeCRoundsThenShiftsThenClips) {
     q.rounding = rounding_mode::nearest_even;
     const auto nan_bytes = systolic::verify::encode_c<fp32_format>({std::nanf("")}, q);
     EXPECT_EQ(static_cast<std::int8_t>(nan_bytes[0]), 3);
+}
+
+// Per-column: element i of the row-major M x P result takes column i mod P's scale and zero point.
+// A 2 x 3 C with scales 1, 0.5, 0.25 and zero points 0, 1, -1, by hand (nearest even: 2.5 -> 2,
+// 1.25 -> 1, 3.5 -> 4, 5.75 -> 6).
+TEST(ReferenceRules, EncodeCPerColumn) {
+    const std::vector<std::int32_t> wide = {7, 5, 5, 16, 5, 14};
+    quantization q;
+    q.enabled = true;
+    q.scale = 100;  // the tensor's: unused once the columns have their own
+    q.zero_point = 50;
+    const std::vector<double> scales = {1, 0.5, 0.25};
+    auto codes = [](const std::vector<std::uint8_t>& b) {
+        return std::vector<std::int8_t>(b.begin(), b.end());
+    };
+    EXPECT_EQ(codes(systolic::verify::encode_c<int8_format>(wide, q, scales)),
+              (std::vector<std::int8_t>{57, 52, 51, 66, 52, 54}));  // the tensor's zero point
+    EXPECT_EQ(codes(systolic::verify::encode_c<int8_format>(wide, q, scales, {0, 1, -1})),
+              (std::vector<std::int8_t>{7, 3, 0, 16, 3, 3}));
+    // Each column saturates on its own.
+    EXPECT_EQ(codes(systolic::verify::encode_c<int8_format>({1000, 1000}, q, {1, 0.01}, {0, 0})),
+              (std::vector<std::int8_t>{127, 10}));
+    // Vectors that do not fit C's columns are refused.
+    EXPECT_THROW(systolic::verify::encode_c<int8_format>(wide, q, {1, 1, 1, 1}), std::invalid_argument);
+    EXPECT_THROW(systolic::verify::encode_c<int8_format>(wide, q, scales, {0}), std::invalid_argument);
+}
+
+// The in-memory layout the output stage reads: P float64 scales from the base, then P int32
+// zero points.
+TEST(ReferenceRules, ColumnVectorLayout) {
+    const systolic::column_vectors v{0x1000, true};
+    EXPECT_EQ(v.scale_address(0), 0x1000u);
+    EXPECT_EQ(v.scale_address(3), 0x1018u);
+    EXPECT_EQ(v.zero_point_address(5, 0), 0x1028u);
+    EXPECT_EQ(v.zero_point_address(5, 2), 0x1030u);
+    EXPECT_EQ(v.bytes(5), 60u);
+    EXPECT_EQ((systolic::column_vectors{0, false}.bytes(5)), 40u);
 }
 
 // ---- Overflow counts by hand

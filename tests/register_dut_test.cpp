@@ -108,6 +108,11 @@ SC_MODULE(platform) {
         dataflow_checks dataflow_jobs[std::size(engines)];  // in the order of engines
         refusal_check ws_partials;
         std::string ws_partials_error;
+        // Per-column scales through SCALE_VEC_ADDR and ZERO_POINT_VEC: os, ws and is on the cycle
+        // accelerator, is on the functional one; then a misaligned vector, refused.
+        std::vector<job_check<int32_format>> per_column;
+        refusal_check misaligned_vector;
+        std::string misaligned_vector_error;
     } r;
 
     static accelerator::config accel_config(engine_kind engine = engine_kind::cycle) {
@@ -176,6 +181,27 @@ SC_MODULE(platform) {
         ws_split.policy = k_policy::partials;
         r.ws_partials = env32.check_refused(d, env32.plan_memory(pr.shape, ws_split), job_status::rejected);
         r.ws_partials_error = d.result().error;
+
+        auto columns = random_problem<int32_format>({5, 4, 7}, 8);
+        for (std::uint64_t j = 0; j < 7; ++j) {
+            columns.column_scales.push_back(1.0 / double(40 + 37 * j));
+            columns.column_zero_points.push_back(std::int32_t(j) * 9 - 30);
+        }
+        job_options per_column;
+        per_column.quant.enabled = true;
+        per_column.quant.columns = column_vectors{0, true};
+        for (const dataflow_kind df : dataflows) {
+            per_column.dataflow = df;
+            r.per_column.push_back(env32.check(d, columns, per_column));
+        }
+        register_dut::config cfg_fn = cfg;
+        cfg_fn.irq = &irq_fn;
+        register_dut d_fn(sw_fn.dev(), dtype::int32, cfg_fn);
+        r.per_column.push_back(env32_fn.check(d_fn, columns, per_column));
+        matmul_job misaligned = env32.plan_memory(columns.shape, per_column);
+        misaligned.quant.columns->base += 4;
+        r.misaligned_vector = env32.check_refused(d, misaligned, job_status::rejected);
+        r.misaligned_vector_error = d.result().error;
     }
 };
 
@@ -226,6 +252,16 @@ TEST(RegisterDut, ChecksTheAcceleratorThroughItsRegisters) {
     // ws with partial sums: refused on START, nothing touched.
     EXPECT_TRUE(r.ws_partials.pass()) << joined(r.ws_partials.errors);
     EXPECT_EQ(r.ws_partials_error, "ERR_OPTION");
+    // Per-column: every int8 code checked against the reference's per-column rule.
+    ASSERT_EQ(r.per_column.size(), 4u);
+    for (const auto& c : r.per_column) {
+        EXPECT_TRUE(c.pass()) << to_string(c.result.dataflow) << "\n" << joined(c.scoreboard.errors);
+        EXPECT_EQ(c.result.status, job_status::completed);
+        EXPECT_EQ(c.scoreboard.checked, 5u * 7u);
+        EXPECT_TRUE(c.c == r.per_column[0].c) << to_string(c.result.dataflow);
+    }
+    EXPECT_TRUE(r.misaligned_vector.pass()) << joined(r.misaligned_vector.errors);
+    EXPECT_EQ(r.misaligned_vector_error, "ERR_ALIGN");
 }
 
 TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
@@ -258,6 +294,8 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     EXPECT_EQ(j.partial_stride, 40u);
     EXPECT_EQ(j.overflow, SYSTOLIC_OVERFLOW_SATURATE);
     EXPECT_EQ(j.rounding, SYSTOLIC_ROUNDING_TOWARD_ZERO);
+    EXPECT_EQ(j.scale_vec_addr, 0u);  // per-tensor
+    EXPECT_EQ(j.zero_point_vec, 0u);
     EXPECT_EQ(j.scale, 0.5f);
     EXPECT_EQ(j.zero_point, -3);
     EXPECT_EQ(j.dataflow, SYSTOLIC_DATAFLOW_OS);
@@ -266,6 +304,11 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
         job.dataflow = df;
         EXPECT_EQ(driver_job(job, dtype::int8).dataflow, code) << to_string(df);
     }
+    job.quant.columns = column_vectors{0x5000, true};
+    EXPECT_EQ(driver_job(job, dtype::int8).scale_vec_addr, 0x5000u);
+    EXPECT_EQ(driver_job(job, dtype::int8).zero_point_vec, 1u);
+    job.quant.columns->zero_points = false;
+    EXPECT_EQ(driver_job(job, dtype::int8).zero_point_vec, 0u);
     job.order = tile_order::random;
     EXPECT_THROW(driver_job(job, dtype::int8), std::invalid_argument);
     EXPECT_EQ(error_name(SYSTOLIC_ERR_OVERLAP), "ERR_OVERLAP");

@@ -61,6 +61,8 @@ job_request read_request(const register_block& regs) {
     r.dataflow = regs.get(SYSTOLIC_REG_DATAFLOW);
     r.scale_bits = regs.get(SYSTOLIC_REG_SCALE);
     r.zero_point = regs.get(SYSTOLIC_REG_ZERO_POINT);
+    r.scale_vec = regs.get64(SYSTOLIC_REG_SCALE_VEC_ADDR_LO);
+    r.zero_point_vec = regs.get(SYSTOLIC_REG_ZERO_POINT_VEC);
     return r;
 }
 
@@ -88,6 +90,13 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
         return refuse(error_code::option,
                       "SCALE must be a positive finite float, got bits " + hex(req.scale_bits));
 
+    if (req.zero_point_vec > 1)
+        return refuse(error_code::option,
+                      "ZERO_POINT_VEC must be 0 or 1, got " + std::to_string(req.zero_point_vec));
+    // The vectors are int8 output's, read once per tile: a SCALE_VEC_ADDR for accumulators is a mistake.
+    if (req.scale_vec != 0 && !int8_out)
+        return refuse(error_code::option, "SCALE_VEC_ADDR is for OUT_DTYPE_INT8 only");
+
     decoded_job d;
     d.dtype = *format;
     const std::uint64_t osz = operand_size(d.dtype), asz = accumulator_size(d.dtype);
@@ -103,6 +112,7 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     job.quant.scale = scale;
     job.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
     job.quant.rounding = *rounding;
+    if (req.scale_vec != 0) job.quant.columns = column_vectors{req.scale_vec, req.zero_point_vec != 0};
     job.dataflow = *dataflow;
     // ws and is combine their folds in the accumulators, so they run no K_POLICY_PARTIALS.
     if (auto err = check_dataflow(job); !err.empty()) return refuse(error_code::option, std::move(err));
@@ -140,6 +150,9 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                                  " is not a multiple of " + std::to_string(l.elem_size) +
                                                  " bytes");
     }
+    if (job.quant.columns && job.quant.columns->base % column_vectors::scale_bytes != 0)
+        return refuse(error_code::align,
+                      "SCALE_VEC_ADDR " + hex(job.quant.columns->base) + " is not a multiple of 8 bytes");
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
         if (stride != 0 && stride < l.row_bytes())
@@ -154,6 +167,9 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
         if (!l.range().in_address_space())
             return refuse(error_code::range, std::string(name) + " runs past the end of the address space");
     }
+    if (!column_range(job).in_address_space())
+        return refuse(error_code::range,
+                      "the per-column scale vector runs past the end of the address space");
     // What the model allocates: the tile plan, and the feeder's A and B buffers (N x kc each).
     const std::uint64_t n = limits.array_size;
     const unsigned __int128 tiles = static_cast<unsigned __int128>(ceil_div(req.m, n)) * ceil_div(req.p, n);
@@ -167,6 +183,9 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     if (auto err = check_memory(job.memory, job, n, n, osz, asz); !err.empty())
         return refuse(error_code::size, std::move(err));
     if (auto err = check_overlaps(job); !err.empty()) return refuse(error_code::overlap, std::move(err));
+    if (column_range(job).overlaps(job.c.range()) ||
+        (job.uses_partial_buffer() && column_range(job).overlaps(job.partial.range())))
+        return refuse(error_code::overlap, check_columns(job));
     // The controller's own rules, as a safety net: a configuration they refuse never starts.
     const std::string err = validate_job(job, osz, asz);
     if (!err.empty()) return refuse(error_code::option, err);

@@ -68,6 +68,22 @@ std::string check_dataflow(const matmul_job& job) {
     return {};
 }
 
+std::string check_columns(const matmul_job& job) {
+    if (!job.quant.columns) return {};
+    const column_vectors& v = *job.quant.columns;
+    if (!job.quant.enabled) return "per-column scales are for int8 output only";
+    // A partial is rounded before the columns are known to the drain; one rule, stated once.
+    if (job.quant.per_partial) return "per-column scales quantize the complete sum only, not each partial";
+    if (v.base % column_vectors::scale_bytes != 0) return "the per-column scale vector is not 8-byte aligned";
+    const address_range r = column_range(job);
+    if (!r.in_address_space()) return "the per-column scale vector runs past the end of the address space";
+    // The drain writes C while it reads later tiles' scales: C must not overwrite them.
+    if (r.overlaps(job.c.range())) return "C overlaps the per-column scale vector";
+    if (job.uses_partial_buffer() && r.overlaps(job.partial.range()))
+        return "the partial-sum buffer overlaps the per-column scale vector";
+    return {};
+}
+
 std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std::uint64_t accumulator_size) {
     const auto& s = job.shape;
     for (auto err : {check_dimensions(s), check_k_limit(s)})
@@ -88,6 +104,7 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
                "chunk)";
     if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
         return "the quantization scale must be a positive finite number";
+    if (auto err = check_columns(job); !err.empty()) return err;
     if (auto err = check_dataflow(job); !err.empty()) return err;
     return check_memory_config(job.memory, job);
 }

@@ -75,6 +75,16 @@ reference_options reference_of(const job_options& opt, const systolic::expected_
     return ref;
 }
 
+// C's bytes from the reference's wide result: per column when the job has per-column vectors.
+template <class Format>
+std::vector<std::uint8_t> expected_bytes(const std::vector<typename Format::accumulator_type>& wide,
+                                         const problem<Format>& pr, const job_options& run) {
+    if (!run.quant.columns) return encode_c<Format>(wide, run.quant);
+    const std::vector<std::int32_t> none;
+    return encode_c<Format>(wide, run.quant, pr.column_scales,
+                            run.quant.columns->zero_points ? pr.column_zero_points : none);
+}
+
 // A job's reference in parts (reference_parts), each taken by whichever thread asks first: the
 // reference's own thread from the start, the checking thread once it reaches the check.
 template <class Format>
@@ -92,7 +102,7 @@ public:
         help();
         std::unique_lock<std::mutex> lock(m_mutex);
         m_all_done.wait(lock, [this] { return m_done.load() == m_parts->size(); });
-        return encode_c<Format>(m_parts->take().c, m_run.quant);
+        return expected_bytes(m_parts->take().c, *m_pr, m_run);
     }
 
     // Any thread: runs parts until none is left to take (none yet if the parts are not made).
@@ -122,7 +132,7 @@ private:
 
 template <class Format>
 std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
-    return encode_c<Format>(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt, {})), opt.quant);
+    return expected_bytes(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt, {})), pr, opt);
 }
 
 template <class Format>
@@ -266,6 +276,8 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     if (pr.a.size() != s.m * s.k || pr.b.size() != s.k * s.p)
         throw std::invalid_argument("verify: operand sizes do not match the shape");
     const matmul_job job = placement ? *placement : plan_memory(s, opt);
+    if (auto err = column_values_error(job, pr.column_scales, pr.column_zero_points); !err.empty())
+        throw std::invalid_argument(err);
     // The job's own fields decide what C must be: with an explicit placement they come from it.
     job_options run = options_of(job);
     run.inject = opt.inject;
@@ -286,6 +298,7 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     clear_violations();
     const std::uint64_t extent = memory_extent(job, m_mem->base(), opt.packed || placement.has_value());
     fill_memory(*m_mem, extent, job, pr.a.data(), pr.b.data(), sizeof(operand_type), opt.fill_seed);
+    write_columns(*m_mem, job, pr.column_scales, pr.column_zero_points);
     const std::uint64_t guarded = std::max(extent, opt.guard);
     if (guarded > extent) m_mem->reserve(guarded);  // a fixed memory: throws if it is smaller
     // The snapshot is moved in (a braced list would copy the whole image once more).

@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cstring>
+#include <stdexcept>
+#include <string>
 #include <vector>
 
 namespace systolic::verify {
@@ -61,6 +63,10 @@ matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint
         const std::uint64_t p_stride = stride(s.p * asz);
         job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);
     }
+    if (job.quant.columns) {
+        const matrix_layout& last = job.uses_partial_buffer() ? job.partial : job.c;
+        job.quant.columns->base = round_up(last.base + s.m * last.row_stride + g, 16);
+    }
     return job;
 }
 
@@ -69,6 +75,7 @@ std::uint64_t memory_extent(const matmul_job& job, std::uint64_t base, bool pack
     const auto& s = job.shape;
     std::uint64_t last = std::max({end(job.a, s.m), end(job.b, s.k), end(job.c, s.m)});
     if (job.uses_partial_buffer()) last = std::max(last, end(job.partial, s.m));
+    if (job.quant.columns) last = std::max<std::uint64_t>(last, column_range(job).end);
     return last + (packed ? 0 : guard) - base;
 }
 
@@ -101,6 +108,31 @@ void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job
         mem.write(job.a.address(r, 0), pa + r * s.k * operand_bytes, s.k * operand_bytes);
     for (std::uint64_t k = 0; k < s.k; ++k)
         mem.write(job.b.address(k, 0), pb + k * s.p * operand_bytes, s.p * operand_bytes);
+}
+
+std::string column_values_error(const matmul_job& job, const std::vector<double>& scales,
+                                const std::vector<std::int32_t>& zero_points) {
+    if (!job.quant.columns) return {};
+    const std::uint64_t p = job.shape.p;
+    if (scales.size() == p && (!job.quant.columns->zero_points || zero_points.size() == p)) return {};
+    return "verify: per-column quantization needs P = " + std::to_string(p) + " scales" +
+           (job.quant.columns->zero_points ? " and zero points" : "");
+}
+
+void write_columns(memory_access& mem, const matmul_job& job, const std::vector<double>& scales,
+                   const std::vector<std::int32_t>& zero_points) {
+    if (!job.quant.columns) return;
+    if (auto err = column_values_error(job, scales, zero_points); !err.empty())
+        throw std::invalid_argument(err);
+    const column_vectors& v = *job.quant.columns;
+    const std::uint64_t p = job.shape.p;
+    // The layout of column_vectors: little-endian, which is how this host stores both types.
+    static_assert(sizeof(double) == column_vectors::scale_bytes, "float64 scales");
+    mem.write(v.scale_address(0), reinterpret_cast<const std::uint8_t*>(scales.data()),
+              p * column_vectors::scale_bytes);
+    if (v.zero_points)
+        mem.write(v.zero_point_address(p, 0), reinterpret_cast<const std::uint8_t*>(zero_points.data()),
+                  p * column_vectors::zero_point_bytes);
 }
 
 }  // namespace systolic::verify

@@ -42,6 +42,7 @@ std::string describe(dtype d, const matmul_job& job) {
 std::vector<address_range> spans(const matmul_job& job) {
     std::vector<address_range> all = {job.a.range(), job.b.range(), job.c.range()};
     if (job.uses_partial_buffer()) all.push_back(job.partial.range());
+    if (job.quant.columns) all.push_back(column_range(job));
     std::sort(all.begin(), all.end(),
               [](const address_range& x, const address_range& y) { return x.base < y.base; });
     std::vector<address_range> merged;
@@ -103,6 +104,24 @@ problem<Format> operands_from(const matmul_job& job, const std::vector<memory_sn
     pr.shape = job.shape;
     rows(job.a, pr.a);
     rows(job.b, pr.b);
+    // The per-column vectors as the job found them, for the reference (column_vectors' layout).
+    if (job.quant.columns) {
+        const column_vectors& v = *job.quant.columns;
+        const std::uint64_t p = job.shape.p;
+        const auto bytes_at = [&](std::uint64_t a) {
+            const auto w = std::find_if(windows.begin(), windows.end(), [&](const memory_snapshot& s) {
+                return a >= s.base && a - s.base + v.bytes(p) - (a - v.base) <= s.bytes.size();
+            });
+            return w->bytes.data() + (a - w->base);  // a span holds the whole vector
+        };
+        pr.column_scales.resize(p);
+        std::memcpy(pr.column_scales.data(), bytes_at(v.scale_address(0)), p * column_vectors::scale_bytes);
+        if (v.zero_points) {
+            pr.column_zero_points.resize(p);
+            std::memcpy(pr.column_zero_points.data(), bytes_at(v.zero_point_address(p, 0)),
+                        p * column_vectors::zero_point_bytes);
+        }
+    }
     return pr;
 }
 

@@ -12,7 +12,8 @@ namespace systolic::verify {
         const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
         const reference_options&);                                                                      \
     template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,             \
-                                                   const quantization&);
+                                                   const quantization&, const std::vector<double>&,     \
+                                                   const std::vector<std::int32_t>&);
 SYSTOLIC_REFERENCE_INSTANTIATE(int8_format)
 SYSTOLIC_REFERENCE_INSTANTIATE(int32_format)
 SYSTOLIC_REFERENCE_INSTANTIATE(fp32_format)

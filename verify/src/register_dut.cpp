@@ -76,6 +76,10 @@ systolic_job driver_job(const matmul_job& job, dtype format) {
     j.scale = float(job.quant.scale);
     j.zero_point = job.quant.zero_point;
     j.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, job.dataflow);
+    if (job.quant.columns) {
+        j.scale_vec_addr = job.quant.columns->base;
+        j.zero_point_vec = job.quant.columns->zero_points ? 1u : 0u;
+    }
     return j;
 }
 

@@ -38,7 +38,13 @@ typedef struct systolic_job {
     uint32_t rounding; /* SYSTOLIC_ROUNDING_* */
     float scale;       /* OUT_DTYPE_INT8 */
     int32_t zero_point;
-    uint32_t dataflow; /* SYSTOLIC_DATAFLOW_*; last, so that older initializers stay valid */
+    uint32_t
+        dataflow; /* SYSTOLIC_DATAFLOW_*; after the older fields, so that their initializers stay valid */
+    /* OUT_DTYPE_INT8 per column (interface 1.3): P float64 scales at scale_vec_addr, then P int32
+     * zero points when zero_point_vec is 1; scale_vec_addr 0: the per-tensor scale and zero_point.
+     * Last, so that older initializers stay per-tensor. */
+    uint64_t scale_vec_addr;
+    uint32_t zero_point_vec;
 } systolic_job;
 
 typedef struct systolic_counters {
@@ -98,6 +104,8 @@ static inline void systolic_program(const systolic_dev* dev, const systolic_job*
     dev->write32(dev->ctx, SYSTOLIC_REG_SCALE, scale_bits);
     dev->write32(dev->ctx, SYSTOLIC_REG_ZERO_POINT, (uint32_t)job->zero_point);
     dev->write32(dev->ctx, SYSTOLIC_REG_DATAFLOW, job->dataflow);
+    systolic_write64(dev, SYSTOLIC_REG_SCALE_VEC_ADDR_LO, job->scale_vec_addr);
+    dev->write32(dev->ctx, SYSTOLIC_REG_ZERO_POINT_VEC, job->zero_point_vec);
 }
 
 /* Starts the programmed job; with irq non-zero the interrupt line follows IRQ_STATUS. Causes left

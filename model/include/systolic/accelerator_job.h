@@ -23,6 +23,8 @@ struct job_request {
     std::uint32_t dataflow = 0;
     std::uint32_t scale_bits = 0x3f800000u;
     std::uint32_t zero_point = 0;
+    std::uint64_t scale_vec = 0;  // 0: per-tensor
+    std::uint32_t zero_point_vec = 0;
 };
 
 job_request read_request(const register_block& regs);

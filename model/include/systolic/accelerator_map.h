@@ -70,7 +70,7 @@ struct value_set {
 };
 
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
-inline constexpr std::uint32_t version = 0x00010002u;   // major 1, minor 2 (16 bits each): DATAFLOW
+inline constexpr std::uint32_t version = 0x00010003u;   // major 1, minor 3 (16 bits each): SCALE_VEC
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
 
 // The tables read best one entry to a line.
@@ -163,6 +163,14 @@ inline constexpr reg registers[] = {
      "Edges of the last job that loaded the stationary blocks into the PEs, beside EDGES (0 for "
      "DATAFLOW_OS), bits 31:0."},
     {"PRELOAD_EDGES_HI", 0xcc, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"SCALE_VEC_ADDR_LO", 0xd0, access::rw, 0, nullptr, nullptr, {},
+     "OUT_DTYPE_INT8 per column: address of P little-endian float64 scales, one per column of C, "
+     "used instead of SCALE (then P int32 zero points if ZERO_POINT_VEC); 8-byte aligned; 0: "
+     "per-tensor SCALE and ZERO_POINT (docs/formats.md), bits 31:0."},
+    {"SCALE_VEC_ADDR_HI", 0xd4, access::rw, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
+    {"ZERO_POINT_VEC", 0xd8, access::rw, 0, nullptr, nullptr, {},
+     "With SCALE_VEC_ADDR: 1 when P int32 zero points follow the scales, used instead of ZERO_POINT; "
+     "0: ZERO_POINT for every column; other values: ERR_OPTION."},
 };
 
 inline constexpr value dtype_values[] = {
@@ -205,12 +213,12 @@ inline constexpr value error_values[] = {
     {"BUSY", 1, "START while a job was running; the running job continues"},
     {"ZERO_DIM", 2, "M, K or P is zero"},
     {"DTYPE", 3, "DTYPE or OUT_DTYPE names no format"},
-    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS"},
-    {"ALIGN", 5, "an address or stride is not a multiple of its element size"},
+    {"OPTION", 4, "ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS, ZERO_POINT_VEC is not 0 or 1, or SCALE_VEC_ADDR is set without OUT_DTYPE_INT8"},
+    {"ALIGN", 5, "an address or stride is not a multiple of its element size (SCALE_VEC_ADDR: of 8 bytes)"},
     {"STRIDE", 6, "a stride (non-zero) is smaller than a row"},
-    {"RANGE", 7, "a matrix runs past the end of the 64-bit address space, or K >= 2^31"},
+    {"RANGE", 7, "a matrix or the scale vector runs past the end of the 64-bit address space, or K >= 2^31"},
     {"SIZE", 8, "the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow, or one of its tiles does not fit the configured scratchpads"},
-    {"OVERLAP", 9, "C (or the partial-sum buffer) overlaps A, B or each other"},
+    {"OVERLAP", 9, "C (or the partial-sum buffer) overlaps A, B, each other or the scale vector"},
     {"PARTIAL", 10, "K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0)"},
     {"DMA", 11, "a bus transaction failed; ERROR_ADDR holds its address, and the job stopped"},
     {"INTERNAL", 12, "the array did not complete a chunk (the watchdog); a model defect"},

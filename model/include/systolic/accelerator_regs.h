@@ -7,12 +7,12 @@
 
 /* clang-format off */
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
-#define SYSTOLIC_VERSION_VALUE 0x00010002u /* the VERSION register */
+#define SYSTOLIC_VERSION_VALUE 0x00010003u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
 
 /* Registers */
 #define SYSTOLIC_REG_ID 0x000u /* ro, reset 0x53594143: Magic value a driver probes: 0x53594143 ("SYAC"). */
-#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010002: Register interface version: major in bits 31:16, minor in bits 15:0. */
+#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010003: Register interface version: major in bits 31:16, minor in bits 15:0. */
 #define SYSTOLIC_REG_ARRAY_SIZE 0x008u /* ro, reset N: N, the side of the N x N array. */
 #define SYSTOLIC_REG_CTRL 0x00cu /* rw, reset 0x00000000: Control. */
 #define SYSTOLIC_REG_STATUS 0x010u /* ro, reset 0x00000000: Status. */
@@ -57,6 +57,9 @@
 #define SYSTOLIC_REG_STALL_CYCLES_HI 0x0c4u /* ro, reset 0x00000000: The same, bits 63:32. */
 #define SYSTOLIC_REG_PRELOAD_EDGES_LO 0x0c8u /* ro, reset 0x00000000: Edges of the last job that loaded the stationary blocks into the PEs, beside EDGES (0 for DATAFLOW_OS), bits 31:0. */
 #define SYSTOLIC_REG_PRELOAD_EDGES_HI 0x0ccu /* ro, reset 0x00000000: The same, bits 63:32. */
+#define SYSTOLIC_REG_SCALE_VEC_ADDR_LO 0x0d0u /* rw, reset 0x00000000: OUT_DTYPE_INT8 per column: address of P little-endian float64 scales, one per column of C, used instead of SCALE (then P int32 zero points if ZERO_POINT_VEC); 8-byte aligned; 0: per-tensor SCALE and ZERO_POINT (docs/formats.md), bits 31:0. */
+#define SYSTOLIC_REG_SCALE_VEC_ADDR_HI 0x0d4u /* rw, reset 0x00000000: The same, bits 63:32. */
+#define SYSTOLIC_REG_ZERO_POINT_VEC 0x0d8u /* rw, reset 0x00000000: With SCALE_VEC_ADDR: 1 when P int32 zero points follow the scales, used instead of ZERO_POINT; 0: ZERO_POINT for every column; other values: ERR_OPTION. */
 
 /* CTRL fields */
 #define SYSTOLIC_CTRL_START (1u << 0) /* Write 1: start a job with the current configuration registers. Refused with ERR_BUSY while a job runs. Reads as 0. */
@@ -110,12 +113,12 @@
 #define SYSTOLIC_ERR_BUSY 1u /* START while a job was running; the running job continues */
 #define SYSTOLIC_ERR_ZERO_DIM 2u /* M, K or P is zero */
 #define SYSTOLIC_ERR_DTYPE 3u /* DTYPE or OUT_DTYPE names no format */
-#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, or K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS */
-#define SYSTOLIC_ERR_ALIGN 5u /* an address or stride is not a multiple of its element size */
+#define SYSTOLIC_ERR_OPTION 4u /* ORDER, K_POLICY, OVERFLOW, ROUNDING or DATAFLOW holds an unknown value, SCALE is not positive and finite, K_POLICY_PARTIALS meets double buffering or a DATAFLOW other than OS, ZERO_POINT_VEC is not 0 or 1, or SCALE_VEC_ADDR is set without OUT_DTYPE_INT8 */
+#define SYSTOLIC_ERR_ALIGN 5u /* an address or stride is not a multiple of its element size (SCALE_VEC_ADDR: of 8 bytes) */
 #define SYSTOLIC_ERR_STRIDE 6u /* a stride (non-zero) is smaller than a row */
-#define SYSTOLIC_ERR_RANGE 7u /* a matrix runs past the end of the 64-bit address space, or K >= 2^31 */
+#define SYSTOLIC_ERR_RANGE 7u /* a matrix or the scale vector runs past the end of the 64-bit address space, or K >= 2^31 */
 #define SYSTOLIC_ERR_SIZE 8u /* the job needs more memory inside the model (tile plan, operand buffers) than it is configured to allow, or one of its tiles does not fit the configured scratchpads */
-#define SYSTOLIC_ERR_OVERLAP 9u /* C (or the partial-sum buffer) overlaps A, B or each other */
+#define SYSTOLIC_ERR_OVERLAP 9u /* C (or the partial-sum buffer) overlaps A, B, each other or the scale vector */
 #define SYSTOLIC_ERR_PARTIAL 10u /* K_POLICY_PARTIALS with two or more chunks but no partial-sum buffer (PARTIAL_ADDR = 0) */
 #define SYSTOLIC_ERR_DMA 11u /* a bus transaction failed; ERROR_ADDR holds its address, and the job stopped */
 #define SYSTOLIC_ERR_INTERNAL 12u /* the array did not complete a chunk (the watchdog); a model defect */

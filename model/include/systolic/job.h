@@ -68,6 +68,16 @@ std::string check_dimensions(const problem_shape& s);
 std::string check_k_limit(const problem_shape& s);
 std::string check_overlaps(const matmul_job& job);
 std::string check_dataflow(const matmul_job& job);
+// Per-column requantization (quantization::columns): int8 output quantized once, the vector
+// 8-byte aligned, inside the address space and apart from C and the partial-sum buffer.
+std::string check_columns(const matmul_job& job);
+
+// The bytes the job's per-column vectors take (empty without them).
+inline address_range column_range(const matmul_job& job) {
+    if (!job.quant.columns) return {};
+    const std::uint64_t base = job.quant.columns->base;
+    return {base, address_range::wide{base} + job.quant.columns->bytes(job.shape.p)};
+}
 
 struct tile_report {
     tile where;                       // index in visiting order, origin, real rows/cols

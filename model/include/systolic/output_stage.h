@@ -4,7 +4,9 @@
 //  - K-splitting with partial sums: each chunk but the last stores (first chunk) or adds (by
 //    read-modify-write) its wide partials in the partial-sum buffer; the last adds the buffer to
 //    its own partials and writes C.
-//  - Requantization to int8, or per-partial rounding (--quantize-partials).
+//  - Requantization to int8, or per-partial rounding (--quantize-partials). With per-column
+//    vectors (quantization::columns) the tile's slice of the scales (and zero points) is read over
+//    the DMA port before its first row of C, so it is bus traffic like A and B.
 //  - The NaN rule: every NaN that leaves the array is the canonical quiet NaN (docs/formats.md).
 // Plain C++ over the dma_port; errors come back as values.
 #pragma once
@@ -75,6 +77,10 @@ public:
             m_wide.resize(cols);
             m_out.resize(cols * acc_size);
         }
+        if (s.target == drain_target::c && job.quant.enabled && job.quant.columns) {
+            auto st = read_columns(job, t.c0, cols, dma);
+            if (!st.ok()) return st;
+        }
         for (std::size_t i = 0; i < rows; ++i) {
             for (std::size_t j = 0; j < cols; ++j) {
                 m_acc[j] = acc[i * stride + j];
@@ -115,18 +121,37 @@ private:
         }
         for (std::size_t j = 0; j < cols; ++j) {
             bool saturated = false;
-            const std::int8_t code = q.per_partial ? saturate_int8(double(m_acc[j]), q.zero_point, &saturated)
-                                                   : requantize(double(m_acc[j]), q, &saturated);
+            const double scale = q.columns ? m_scale[j] : q.scale;
+            const std::int32_t zero_point =
+                q.columns && q.columns->zero_points ? m_zero_point[j] : q.zero_point;
+            const std::int8_t code =
+                q.per_partial ? saturate_int8(double(m_acc[j]), zero_point, &saturated)
+                              : requantize(double(m_acc[j]), scale, zero_point, q.rounding, &saturated);
             m_out[j] = static_cast<std::uint8_t>(code);
             counts.saturated_outputs += saturated;
         }
         return cols;
     }
 
-    std::size_t m_stride;                  // the array's columns: accumulators per row
-    std::vector<accumulator_type> m_acc;   // one drained row
-    std::vector<accumulator_type> m_wide;  // the same row of the partial-sum buffer
-    std::vector<std::uint8_t> m_out;       // the row as C's bytes
+    // The scales (and zero points) of columns [c0, c0 + cols) of C, from the job's memory: the
+    // layout of column_vectors, little-endian like the rest of the memory.
+    dma_status read_columns(const matmul_job& job, std::uint64_t c0, std::size_t cols, dma_port& dma) {
+        const column_vectors& v = *job.quant.columns;
+        m_scale.resize(cols);
+        auto st =
+            dma.read(v.scale_address(c0), m_scale.data(), cols * column_vectors::scale_bytes, "scale vector");
+        if (!st.ok() || !v.zero_points) return st;
+        m_zero_point.resize(cols);
+        return dma.read(v.zero_point_address(job.shape.p, c0), m_zero_point.data(),
+                        cols * column_vectors::zero_point_bytes, "zero-point vector");
+    }
+
+    std::size_t m_stride;                    // the array's columns: accumulators per row
+    std::vector<accumulator_type> m_acc;     // one drained row
+    std::vector<accumulator_type> m_wide;    // the same row of the partial-sum buffer
+    std::vector<std::uint8_t> m_out;         // the row as C's bytes
+    std::vector<double> m_scale;             // per-column: the tile's columns' scales
+    std::vector<std::int32_t> m_zero_point;  // ... and zero points, when the job has them
 };
 
 SYSTOLIC_EXTERN_TEMPLATE(output_stage)

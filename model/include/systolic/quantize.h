@@ -47,14 +47,37 @@ constexpr const char* to_string(output_dtype d) {
     return name_of(output_dtype_names, d);
 }
 
+// Per-column (per-channel) requantization: where a job's memory holds one scale per column j of C
+// and, optionally, one zero point per column. From `base` (8-byte aligned): P little-endian IEEE
+// float64 scales, then, when `zero_points`, P little-endian int32 zero points (docs/formats.md).
+// The output stage reads a tile's slice of them over the DMA port when it writes C.
+struct column_vectors {
+    std::uint64_t base = 0;
+    bool zero_points = false;  // false: every column uses quantization::zero_point
+
+    static constexpr std::uint64_t scale_bytes = 8;
+    static constexpr std::uint64_t zero_point_bytes = 4;
+    std::uint64_t scale_address(std::uint64_t col) const { return base + col * scale_bytes; }
+    std::uint64_t zero_point_address(std::uint64_t cols, std::uint64_t col) const {
+        return base + cols * scale_bytes + col * zero_point_bytes;
+    }
+    // The bytes the vectors take for a C of `cols` columns.
+    std::uint64_t bytes(std::uint64_t cols) const {
+        return cols * (scale_bytes + (zero_points ? zero_point_bytes : 0));
+    }
+};
+
 struct quantization {
     bool enabled = false;  // false: C holds the accumulators themselves
-    double scale = 1.0;
+    double scale = 1.0;    // per-tensor: every column's scale, unless `columns`
     std::int32_t zero_point = 0;
     rounding_mode rounding = rounding_mode::nearest_even;
     // K-splitting with partial sums only: round each chunk's partial before combining them, the
     // mistake the seeds warn about, kept for study. Default: quantize the complete sum once.
     bool per_partial = false;
+    // Present: column j of C is requantized with the scale (and zero point) that the job's memory
+    // holds for it, instead of `scale` (and `zero_point`). Absent: per-tensor, as above.
+    std::optional<column_vectors> columns;
 };
 
 // v rounded to an integer (as a double) under the given mode; no dependence on the FPU's mode.
@@ -122,8 +145,14 @@ Accumulator rounded_partial(Accumulator v, const quantization& qz) {
     }
 }
 
+// The int8 code of one accumulator under a scale and zero point: the tensor's, or its column's.
+inline std::int8_t requantize(double acc, double scale, std::int32_t zero_point, rounding_mode rounding,
+                              bool* saturated = nullptr) {
+    return saturate_int8(round_to_integer(acc * scale, rounding), zero_point, saturated);
+}
+
 inline std::int8_t requantize(double acc, const quantization& qz, bool* saturated = nullptr) {
-    return saturate_int8(round_to_integer(acc * qz.scale, qz.rounding), qz.zero_point, saturated);
+    return requantize(acc, qz.scale, qz.zero_point, qz.rounding, saturated);
 }
 
 }  // namespace systolic

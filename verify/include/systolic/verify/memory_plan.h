@@ -1,12 +1,15 @@
 // The one memory planner: where a job's A, B, C (and partial-sum buffer, when the job splits K with
-// partial sums) go, and what fills the memory before the job. In that order, each preceded and
-// followed by guard bytes and with row strides padded past the row length, all filled with a seeded
-// pseudo-random pattern: a write that misses C therefore changes bytes the scoreboard compares, even
-// when the value is zero. Plain C++ apart from the memory it fills.
+// partial sums, and per-column requantization vectors, when it has them) go, and what fills the
+// memory before the job. In that order, each preceded and followed by guard bytes and with row
+// strides padded past the row length, all filled with a seeded pseudo-random pattern: a write that
+// misses C therefore changes bytes the scoreboard compares, even when the value is zero. Plain C++
+// apart from the memory it fills.
 #pragma once
 
 #include <cstdint>
+#include <string>
 #include <systemc>
+#include <vector>
 
 #include "systolic/counting.h"
 #include "systolic/job.h"
@@ -25,6 +28,8 @@ struct job_options {
     std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
     k_policy policy = k_policy::preserve;
     overflow_mode overflow = overflow_mode::wrap;
+    // With quant.columns: the per-column vectors go after C (and the partial-sum buffer), their base
+    // chosen by plan_memory, their values taken from the problem (problem::column_scales).
     quantization quant;
     fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
     engine_kind engine = engine_kind::cycle;
@@ -55,5 +60,14 @@ std::uint64_t memory_extent(const matmul_job& job, std::uint64_t base, bool pack
 // K x P elements of `operand_bytes`) where the job says.
 void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job, const void* a,
                  const void* b, std::uint64_t operand_bytes, std::uint64_t fill_seed);
+
+// Empty when the problem's per-column vectors fit the job (P entries each, when the job has them).
+std::string column_values_error(const matmul_job& job, const std::vector<double>& scales,
+                                const std::vector<std::int32_t>& zero_points);
+
+// Writes the per-column vectors where the job says (quant.columns): P scales, then P zero points if
+// the job has them. Throws std::invalid_argument when their lengths do not match the job's P.
+void write_columns(memory_access& mem, const matmul_job& job, const std::vector<double>& scales,
+                   const std::vector<std::int32_t>& zero_points);
 
 }  // namespace systolic::verify

@@ -16,6 +16,10 @@ struct problem {
     problem_shape shape;
     std::vector<operand_type> a;  // M x K, row-major
     std::vector<operand_type> b;  // K x P, row-major
+    // Per-column requantization (a job whose quantization has `columns`): P scales and, if the job
+    // says so, P zero points, which the memory plan places after C. Unused otherwise.
+    std::vector<double> column_scales;
+    std::vector<std::int32_t> column_zero_points;
 };
 
 // A problem from written-out values (converted to the format's operand type).

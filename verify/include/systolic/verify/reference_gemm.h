@@ -30,6 +30,7 @@
 #include <cstdint>
 #include <cstring>
 #include <limits>
+#include <stdexcept>
 #include <type_traits>
 #include <vector>
 
@@ -457,9 +458,14 @@ std::vector<typename Format::accumulator_type> reference_gemm(
 // C's bytes from the wide result: the accumulators themselves, or int8 codes. With per-partial
 // quantization the partials were already scaled and rounded, so only the zero point and the
 // saturation remain.
+//
+// Per-column: when `scales` is not empty (P entries, P = its length), the element at index i of the
+// row-major M x P result is column i mod P and uses scales[i mod P], and zero_points[i mod P] when
+// that is not empty, in place of the tensor's scale and zero point.
 template <class Format>
 std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulator_type>& wide,
-                                   const quantization& quant) {
+                                   const quantization& quant, const std::vector<double>& scales = {},
+                                   const std::vector<std::int32_t>& zero_points = {}) {
     namespace d = reference_detail;
     using acc_t = typename Format::accumulator_type;
     if (!quant.enabled) {
@@ -467,26 +473,33 @@ std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulato
         std::memcpy(bytes.data(), wide.data(), bytes.size());
         return bytes;
     }
+    if (!scales.empty() &&
+        (wide.size() % scales.size() != 0 || (!zero_points.empty() && zero_points.size() != scales.size())))
+        throw std::invalid_argument("reference: the per-column vectors do not match C's columns");
     std::vector<std::uint8_t> bytes(wide.size());
+    const std::size_t p = scales.size();
     for (std::size_t i = 0; i < wide.size(); ++i) {
+        const double scale = p ? scales[i % p] : quant.scale;
+        const std::int32_t zero_point = !zero_points.empty() ? zero_points[i % p] : quant.zero_point;
         const double v = static_cast<double>(wide[i]);
-        const double rounded = quant.per_partial ? v : d::round_integral(v * quant.scale, quant.rounding);
-        bytes[i] = static_cast<std::uint8_t>(d::int8_code(rounded, quant.zero_point));
+        const double rounded = quant.per_partial ? v : d::round_integral(v * scale, quant.rounding);
+        bytes[i] = static_cast<std::uint8_t>(d::int8_code(rounded, zero_point));
     }
     return bytes;
 }
 
 // The four formats are compiled once, in verify/src/reference_gemm.cpp.
-#define SYSTOLIC_REFERENCE_EXTERN(F)                                                                    \
-    extern template class reference_parts<F>;                                                           \
-    extern template counted_gemm<F> reference_gemm_counted<F>(                                          \
-        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
-        const reference_options&);                                                                      \
-    extern template std::vector<F::accumulator_type> reference_gemm<F>(                                 \
-        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&, \
-        const reference_options&);                                                                      \
-    extern template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,      \
-                                                          const quantization&);
+#define SYSTOLIC_REFERENCE_EXTERN(F)                                                                       \
+    extern template class reference_parts<F>;                                                              \
+    extern template counted_gemm<F> reference_gemm_counted<F>(                                             \
+        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&,    \
+        const reference_options&);                                                                         \
+    extern template std::vector<F::accumulator_type> reference_gemm<F>(                                    \
+        const problem_shape&, const std::vector<F::operand_type>&, const std::vector<F::operand_type>&,    \
+        const reference_options&);                                                                         \
+    extern template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,         \
+                                                          const quantization&, const std::vector<double>&, \
+                                                          const std::vector<std::int32_t>&);
 SYSTOLIC_REFERENCE_EXTERN(int8_format)
 SYSTOLIC_REFERENCE_EXTERN(int32_format)
 SYSTOLIC_REFERENCE_EXTERN(fp32_format)
