@@ -1,9 +1,10 @@
 """CTest check of scripts/draw: runs systolic-tb on the seed example and on a larger job, draws, and
 reads every picture back with PIL: PNGs that open with a sane size, a GIF with one frame per advance
 edge of the chosen tile (the report's count; under ws and is per edge of the chosen fold), and fabric.png of a run on a fabric of arrays. Bad
-input exits 2 with one line and writes nothing; a VCD of some PEs draws all but the wavefront.
+input exits 2 with one line and writes nothing; a VCD of some PEs draws all but the wavefront. And
+network.png of scripts/draw --run on a systolic-run report of a tiny topology run with --data and --expect.
 
-    /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb
+    /usr/bin/python3 scripts/draw_check.py build/tb/systolic-tb [build/tools/run/systolic-run]
 """
 
 import json
@@ -82,6 +83,69 @@ def check_partial_and_errors(tb, out):
     print("ok: a partial VCD draws all but the wavefront; an error writes nothing")
 
 
+def blue_pixels(im):
+    """Pixels of the first series' colour (tab10 blue, the bars) in the top and the bottom half."""
+    import numpy as np
+    px = np.asarray(im.convert("RGB")).astype(int)
+    blue = (abs(px - np.array([31, 119, 180])).sum(axis=2) < 40)
+    h = px.shape[0] // 2
+    return int(blue[:h].sum()), int(blue[h:].sum())
+
+
+def check_network(run, out):
+    """scripts/draw --run on a systolic-run report of a tiny 3-layer fp32 topology with --data and --expect:
+    one layer of integer-valued operands (exact), two of random ones (a nonzero error). network.png opens,
+    has bars in both panels, and the summary line counts the layers, the checked and the exact ones. Bad
+    input exits 2 with one line and writes nothing."""
+    import numpy as np
+    d = fresh_dir(out, "network")
+    data, expect, res, pics = (fresh_dir(d, n) for n in ("data", "expected", "run", "pics"))
+    layers = [("first", 20, 9, 13), ("exact", 7, 5, 11), ("last", 33, 17, 6)]  # name, M, P, K
+    with open(os.path.join(d, "topology.csv"), "w", encoding="ascii") as f:
+        f.write("Layer, M, N, K,\n" + "".join(f"{n}, {m}, {p}, {k},\n" for n, m, p, k in layers))
+    rng = np.random.default_rng(3)
+    for n, m, p, k in layers:
+        if n == "exact":
+            a, b = rng.integers(-4, 5, (m, k)).astype(np.float32), rng.integers(-4, 5, (k, p)).astype(np.float32)
+        else:
+            a, b = rng.standard_normal((m, k)).astype(np.float32), rng.standard_normal((k, p)).astype(np.float32)
+        np.save(os.path.join(data, n + ".a.npy"), a)
+        np.save(os.path.join(data, n + ".b.npy"), b)
+        np.save(os.path.join(expect, n + ".c.npy"), (a.astype(np.float64) @ b.astype(np.float64)).astype(np.float32))
+    subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--data", data, "--expect", expect,
+                    "--dtype", "fp32", "--array", "8", "--engine", "functional", "--out", res, "--no-progress"],
+                   check=True, stdout=subprocess.DEVNULL)
+    report = os.path.join(res, "report.json")
+    r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", pics], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    assert r.stdout.startswith("network.png: 3 layers, 1 series,") and "3 checked, 1 exact" in r.stdout \
+        and "largest relative error" in r.stdout and r.stdout.count("\n") == 1, r.stdout
+    assert os.listdir(pics) == ["network.png"], os.listdir(pics)
+    with Image.open(os.path.join(pics, "network.png")) as im:
+        assert im.format == "PNG", im.format
+        assert im.size[0] >= 500 and im.size[1] >= 400, im.size
+        top, bottom = blue_pixels(im)
+    assert top > 2000 and bottom > 1000, f"network.png: bars of {top} pixels on top, {bottom} below"
+    # Bad input: not a systolic-run report (a systolic-tb one, {}), a record without a key, no file.
+    with open(report, encoding="utf-8") as f:
+        rep = json.load(f)
+    del rep["layers"][1]["macs_padded"]
+    cases = {"tb.json": {"array": 4, "m": 1}, "empty.json": {}, "nokey.json": rep}
+    for name, body in cases.items():
+        with open(os.path.join(d, name), "w", encoding="utf-8") as f:
+            json.dump(body, f)
+    for name in (*cases, "missing.json"):
+        e = fresh_dir(out, "network-bad-" + name)
+        r = subprocess.run([sys.executable, DRAW, "--run", os.path.join(d, name), "--out-dir", e],
+                           capture_output=True, text=True)
+        assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == "", (name, r.returncode, r.stderr)
+        assert os.listdir(e) == [], (name, os.listdir(e))
+    r = subprocess.run([sys.executable, DRAW, "--run", report, "--json", report, "--out-dir", pics],
+                       capture_output=True, text=True)
+    assert r.returncode == 2, (r.returncode, r.stderr)
+    print(f"ok: network.png {im.size[0]}x{im.size[1]} of a 3-layer systolic-run report; bad input writes nothing")
+
+
 def check_edges_count_from_zero():
     """The wavefront's frames are numbered as everything else numbers edges: from 0."""
     from importlib.machinery import SourceFileLoader
@@ -92,8 +156,12 @@ def check_edges_count_from_zero():
 
 def main():
     tb = sys.argv[1]
+    # systolic-run: the second argument, or next to systolic-tb in the same build tree.
+    run = sys.argv[2] if len(sys.argv) > 2 else \
+        os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(tb))), "tools", "run", "systolic-run")
     check_edges_count_from_zero()
     with tempfile.TemporaryDirectory() as out:
+        check_network(run, out)
         check_partial_and_errors(tb, out)
         check(tb, [], 0, out)
         check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""End-to-end networks through systolic.torch.offload (docs/networks-offload.md).
+"""End-to-end networks through systolic.torch.offload (docs/networks.md).
 
   offload_check.py resnet18|mobilenet_v2|transformer   fp32 and int8 against PyTorch's run
   offload_check.py coverage    every conv, linear and attention matmul went through the model
@@ -18,7 +18,7 @@ import torchvision
 import systolic
 import systolic.torch as st
 
-# What the docs promise (docs/networks-offload.md#what-the-three-networks-give).
+# What the docs promise (docs/networks.md#what-the-three-networks-give).
 FP32_MAX_REL = 1e-4
 INT8_MIN_AGREEMENT = 0.75
 INT8_MAX_REL = {"resnet18": 0.15, "mobilenet_v2": 0.35, "transformer": 0.1}

@@ -86,6 +86,24 @@ class MatmulTest(unittest.TestCase):
                     del r["memory_estimate_bytes"]
                 self.assertEqual(report, tb_report)
 
+    def test_an_array_for_a_file_option(self):
+        a, b = operands("int8", 14, 30, 11, seed=8)
+        scales = np.linspace(0.002, 0.02, 11)
+        zero_points = np.arange(-5, 6, dtype=np.int32)
+        c, report = systolic.matmul(a, b, array=(4, 3), out_dtype="int8", scale_file=scales,
+                                    zero_point_file=zero_points)
+        with tempfile.TemporaryDirectory() as d:
+            np.save(os.path.join(d, "s.npy"), scales)
+            np.save(os.path.join(d, "z.npy"), zero_points)
+            tb_c, tb_report = systolic_tb(a, b, ["--array", "4x3", "--dtype", "int8",
+                                                 "--out-dtype", "int8",
+                                                 "--scale-file", os.path.join(d, "s.npy"),
+                                                 "--zero-point-file", os.path.join(d, "z.npy")])
+        self.assertEqual(report["output"]["scale"], "per_column")
+        np.testing.assert_array_equal(c, tb_c)
+        acc = a.astype(np.int64) @ b.astype(np.int64)
+        np.testing.assert_array_equal(c, np.clip(np.rint(acc * scales) + zero_points, -128, 127))
+
     def test_c_is_the_product(self):
         for dtype in ("int8", "int32", "fp32"):
             with self.subTest(dtype=dtype):

@@ -15,6 +15,7 @@ import mmap
 import os
 import subprocess
 import sys
+import tempfile
 import threading
 
 import numpy as np
@@ -42,7 +43,9 @@ class CheckError(RuntimeError):
         self.c = c
 
 
-def _option_args(options):
+def _option_args(options, directory):
+    """systolic-tb's arguments; an array given for an option that takes a file (scale_file=...)
+    is written to a .npy file in `directory`."""
     args = []
     for name, value in options.items():
         if value is None or value is False:
@@ -50,6 +53,10 @@ def _option_args(options):
         flag = "--" + name.replace("_", "-")
         if value is True:
             args.append(flag)
+        elif isinstance(value, np.ndarray):
+            path = os.path.join(directory, name + ".npy")
+            np.save(path, value)
+            args += [flag, path]
         else:
             args += [flag, _text(value)]
     return args
@@ -196,7 +203,8 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
     dtype: "int8", "int32", "fp32" or "bf16"; by default the operands' (int8, int32,
     float32). engine: "cycle" or "functional". job_options: systolic-tb's options with
     "-" written "_", e.g. k_tile=64, dataflow="ws", out_dtype="int8", scale=0.5,
-    order="snake", packed=True, vcd="job.vcd" (docs/options.md).
+    order="snake", packed=True, vcd="job.vcd" (docs/options.md). An option that takes a
+    .npy file also takes an array: scale_file=np.array([...]) for per-column scales.
 
     Returns (c, report): C as M x P (the accumulators' dtype, or int8 with
     out_dtype="int8") and systolic-tb's JSON report as a dict (docs/report-json.md).
@@ -218,12 +226,13 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
                          "A's columns must equal B's rows")
     # No progress bar unless asked for: the worker shares the caller's terminal.
     job_options.setdefault("no_progress", not job_options.get("progress"))
-    args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
-            "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
-    args += _option_args(job_options)
-    key = _systolic.bench_key(args)  # bad options are refused here, before any process starts
-    c_bytes = a.shape[0] * b.shape[1] * 8
-    reply = _run(key, args, a, b, c_bytes)
+    with tempfile.TemporaryDirectory(prefix="systolic-") as directory:
+        args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
+                "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
+        args += _option_args(job_options, directory)
+        key = _systolic.bench_key(args)  # bad options are refused here, before a process starts
+        c_bytes = a.shape[0] * b.shape[1] * 8
+        reply = _run(key, args, a, b, c_bytes)
     if "usage_error" in reply:
         raise UsageError(reply["usage_error"])
     if "memory_error" in reply:

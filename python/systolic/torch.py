@@ -1,4 +1,4 @@
-"""Run a PyTorch module's GEMMs on the systolic model (docs/networks-offload.md).
+"""Run a PyTorch module's GEMMs on the systolic model (docs/networks.md).
 
 ``offload(module, ...)`` returns a context manager. Inside ``with``, every ``F.conv2d``
 (so every ``nn.Conv2d``, any padding mode, stride, dilation, groups), every ``F.linear``
