@@ -186,6 +186,26 @@ TEST_F(SystolicRun, ConvolutionTopologyInEveryFormat) {
     }
 }
 
+// The overflows counted on a layer's real data: int32 operands of 2^31 - 1 make every product
+// about 2^62, so each of the 3 x 2 sums of K = 4 wraps its int64 accumulator once (at the second
+// term: 2 x (2^31 - 1)^2 > 2^63 - 1; the third and fourth bring it back into range).
+TEST_F(SystolicRun, OverflowsOnRealDataAreReportedPerLayer) {
+    write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 4,\n");
+    fs::create_directories(path("data"));
+    std::int32_t a[12], b[8];
+    std::fill(std::begin(a), std::end(a), 2147483647);
+    std::fill(std::begin(b), std::end(b), 2147483647);
+    systolic::io::write_npy(p("data/L0.a.npy"), "<i4", 3, 4, a, sizeof a);
+    systolic::io::write_npy(p("data/L0.b.npy"), "<i4", 4, 2, b, sizeof b);
+    const auto r = sr("--topology t.csv --array 2 --dtype int32 --data data --out res");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const auto rows = csv_rows(slurp(path("res/COMPUTE_REPORT.csv")));
+    ASSERT_EQ(rows.size(), 1u);
+    EXPECT_EQ(rows[0].back(), "6");
+    const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    EXPECT_EQ(j.at("layers")[0].at("overflows"), 6);
+}
+
 TEST_F(SystolicRun, OperandsFromNpyFiles) {
     write("t.csv", "Layer, M, N, K,\nL0, 3, 2, 2,\n");
     fs::create_directories(path("data"));

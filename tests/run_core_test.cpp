@@ -271,6 +271,7 @@ layer_record sample_record() {
     r.folds = {{1, 16, 2, 20}, {1, 16, 4, 40}, {1, 16, 8, 80}, {1, 16, 16, 160}};
     r.clock_ps = 1000;
     r.sim_time_ps = 1234567;
+    r.overflows = 7;
     return r;
 }
 
@@ -287,11 +288,11 @@ TEST(Report, ScaleSimFiguresFromCountedEdges) {
         "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
         "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
         "Total Cycles (incl. prefetch), Dataflow, Preload Edges, Expect, Expect Failures, Max Abs Error, "
-        "Max Rel Error,");
+        "Max Rel Error, Overflows,");
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "1, 63, 0, 29.7619, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 4, "
-        "cycle, PASS, 0, os, 0, none, 0, 0, 0,\n");
+        "cycle, PASS, 0, os, 0, none, 0, 0, 0, 7,\n");
 }
 
 // The same 6x5 product with K = 10 under ws on 4x4: 2 tiles of all 6 rows by 4 and 1 columns, each
@@ -324,12 +325,13 @@ TEST(Report, StationaryFiguresCountThePreload) {
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "0, 95, 0, 19.7368, 52.0833, 19.5312, 72, 576, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, 2, "
-        "cycle, PASS, 0, ws, 24, none, 0, 0, 0,\n");
+        "cycle, PASS, 0, ws, 24, none, 0, 0, 0, 7,\n");
     const std::string text = job_file_text(r);
     const layer_record back = record_from_json(nlohmann::json::parse(text).at("record"), "x");
     EXPECT_EQ(job_file_text(back), text);
     EXPECT_EQ(back.dataflow, "ws");
     EXPECT_EQ(back.preload_edges, 24u);
+    EXPECT_EQ(back.overflows, 7u);
     const auto j = nlohmann::json::parse(report_json({r}));
     EXPECT_EQ(j.at("dataflows"), (std::vector<std::string>{"os", "ws"}));
     EXPECT_EQ(j.at("arrays")[0].at("dataflow"), "ws");
@@ -431,7 +433,7 @@ TEST(Report, StallsAndPrefetchInTheScaleSimFigures) {
     EXPECT_EQ(
         csv.substr(csv.find('\n') + 1),
         "1, 100, 37, 18.7500, 46.8750, 29.2969, 64, 640, 300, 1234.567, \"L, \"\"one\"\"\", 4x4, 6, 10, 5, "
-        "4, cycle, PASS, 150, os, 0, none, 0, 0, 0,\n");
+        "4, cycle, PASS, 150, os, 0, none, 0, 0, 0, 7,\n");
     // SRAM words over Total Cycles, DRAM words over the whole job; C's words are 4 bytes.
     const bandwidth_figures b = bandwidth_figures_of(r);
     EXPECT_DOUBLE_EQ(b.ifmap_sram, 160.0 / 100);

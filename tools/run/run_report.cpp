@@ -142,6 +142,7 @@ nlohmann::json to_json(const layer_record& r) {
                 {"max_rel_error", r.expect.max_rel_error},
                 {"errors", r.expect.errors}}},
               {"preload_edges", r.preload_edges},
+              {"overflows", r.overflows},
               {"folds", folds},
               {"clock_ps", r.clock_ps},
               {"time_ps",
@@ -399,6 +400,7 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
     r.real_outputs = f.number(j, "real_outputs");
     r.masked_outputs = f.number(j, "masked_outputs");
     r.preload_edges = f.number(j, "preload_edges");
+    r.overflows = f.number(j, "overflows");
     if (!is_stationary(df) && r.preload_edges != 0)
         f.fail("preload_edges", std::to_string(r.preload_edges) + ", but output stationary preloads nothing");
     std::uint64_t folded = 0;
@@ -551,7 +553,7 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
     os << "LayerID, Total Cycles, Stall Cycles, Overall Util %, Mapping Efficiency %, Compute Util %, "
           "Advance Edges, MACs Padded, MACs Real, Sim Time ns, Layer, Array, M, K, P, Tiles, Engine, Pass, "
           "Total Cycles (incl. prefetch), Dataflow, Preload Edges, Expect, Expect Failures, Max Abs Error, "
-          "Max Rel Error,\n";
+          "Max Rel Error, Overflows,\n";
     for (const auto& r : records) {
         const compute_figures f = compute_figures_of(r);
         os << r.layer_id << ", " << f.total_cycles << ", " << f.stall_cycles << ", " << fixed(f.overall_util)
@@ -561,7 +563,7 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
            << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ", "
            << r.expect.result << ", " << r.expect.failures << ", " << error_text(r.expect.max_abs_error)
-           << ", " << error_text(r.expect.max_rel_error) << ",\n";
+           << ", " << error_text(r.expect.max_rel_error) << ", " << r.overflows << ",\n";
     }
     return os.str();
 }

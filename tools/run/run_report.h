@@ -96,6 +96,7 @@ struct layer_record {
     expect_record expect;  // --expect
     std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
     std::uint64_t preload_edges = 0;  // ws, is: R a fold; os: none
+    std::uint64_t overflows = 0;      // integer accumulations (and partial-sum combinations) that wrapped
     std::uint64_t real_outputs = 0, masked_outputs = 0;
     std::vector<fold_group> folds;  // sorted
     std::uint64_t clock_ps = 0;

@@ -327,6 +327,7 @@ public:
         r.tiles = res.tiles.size();
         r.advance_edges = res.advance_edges;
         r.preload_edges = res.preload_edges;
+        r.overflows = res.overflows + res.partial_overflows;
         r.macs_padded = res.macs_padded;
         r.macs_real = res.macs_real;
         r.real_outputs = res.real_outputs;
