@@ -118,7 +118,7 @@ def check_network(run, out):
     report = os.path.join(res, "report.json")
     r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", pics], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
-    assert r.stdout.startswith("network.png: 3 layers, 1 series,") and "3 checked, 1 exact" in r.stdout \
+    assert r.stdout.startswith(os.path.join(pics, "network.png") + ": 3 layers, 1 series,") and "3 checked, 1 exact" in r.stdout \
         and "largest relative error" in r.stdout and r.stdout.count("\n") == 1, r.stdout
     assert os.listdir(pics) == ["network.png"], os.listdir(pics)
     with Image.open(os.path.join(pics, "network.png")) as im:
@@ -146,6 +146,124 @@ def check_network(run, out):
     print(f"ok: network.png {im.size[0]}x{im.size[1]} of a 3-layer systolic-run report; bad input writes nothing")
 
 
+def green_bands(im):
+    """The bit rows of waveform.png as a person sees them: bands of the green trace (advance, c_write,
+    prefetch, preload), top to bottom, each as (first pixel row, pixel rows tall). A row that toggles
+    is as tall as a pulse; a row that never leaves 0 is one flat line."""
+    import numpy as np
+    px = np.asarray(im.convert("RGB")).astype(int)
+    green = (px[:, :, 1] > 90) & (px[:, :, 0] < 80) & (px[:, :, 2] < 80) & (px[:, :, 1] - px[:, :, 0] > 60)
+    ys = [y for y in range(px.shape[0]) if green[y].sum() >= 3]
+    bands = []
+    for y in ys:
+        if bands and y - (bands[-1][0] + bands[-1][1]) <= 2:
+            bands[-1][1] = y - bands[-1][0] + 1
+        else:
+            bands.append([y, 1])
+    return [tuple(b) for b in bands]
+
+
+def c_write_phases(vcd):
+    """The phases (by name) in which the VCD's C writes start, read from the VCD here, not by scripts/draw."""
+    codes, changes, time, body = {}, {}, 0, False
+    names = ["idle", "clear", "load", "advance", "drain", "stall", "preload"]
+    for line in open(vcd, encoding="ascii"):
+        tok = line.split()
+        if not tok:
+            continue
+        if not body:
+            if tok[0] == "$var" and tok[4] in ("phase", "c_write"):
+                codes[tok[3]] = tok[4]
+            body = tok[0] == "$enddefinitions"
+            continue
+        if tok[0].startswith("#"):
+            time = int(tok[0][1:])
+        elif tok[0][0] in "bB" and len(tok) == 2 and tok[1] in codes:
+            changes.setdefault(codes[tok[1]], []).append((time, int(tok[0][1:], 2)))
+        elif tok[0][0] in "01" and tok[0][1:] in codes:
+            changes.setdefault(codes[tok[0][1:]], []).append((time, int(tok[0][0])))
+    phase = changes["phase"]
+    out, last = set(), 0
+    for t, v in changes.get("c_write", []):
+        if v == 1 and last == 0:
+            out.add(names[[p for pt, p in phase if pt <= t][-1]])
+        last = v
+    return out
+
+
+def check_buffers_waveform(tb, out):
+    """waveform.png in each buffer mode. Under --buffers double the DRAM channel prefetches the next tile's
+    operands while this one advances: the picture has a third green bit row, prefetch, that goes high. Its
+    title (the PNG's Title, as PIL reads it) says in which phases the C writes start, as the VCD has them:
+    in drain without scratchpads; with them, C leaves the C scratchpad for DRAM while later tiles run."""
+    for mode, bits in (("none", 2), ("double", 3)):
+        d = fresh_dir(out, "buffers-" + mode)
+        vcd, rep = os.path.join(d, "run.vcd"), os.path.join(d, "run.json")
+        subprocess.run([tb, "--array", "4", "--m", "8", "--k", "12", "--p", "16", "--seed", "3", "--buffers", mode,
+                        "--dram-bandwidth", "4", "--vcd", vcd, "--json", rep], check=True, stdout=subprocess.DEVNULL)
+        pics = os.path.join(d, "pics")
+        r = subprocess.run([sys.executable, DRAW, "--json", rep, "--vcd", vcd, "--out-dir", pics, "--only", "waveform",
+                            "--waveform-tiles", "99"], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stderr == "", (mode, r.returncode, r.stderr)
+        with Image.open(os.path.join(pics, "waveform.png")) as im:
+            bands = green_bands(im)
+            title = im.text.get("Title", "")
+        assert len(bands) == bits, f"--buffers {mode}: waveform.png has {len(bands)} green bit rows {bands}, " \
+            f"not {bits} (advance, c_write{', prefetch' if bits == 3 else ''})"
+        # Every bit row pulses here, the prefetch row too: each band is taller than a flat line.
+        assert all(h > 10 for _, h in bands), f"--buffers {mode}: a bit row never goes high: {bands}"
+        phases = c_write_phases(vcd)
+        said = title.split("C writes")[-1] if "C writes" in title else ""
+        assert phases and all(p in said for p in phases) and \
+            not any(p in said for p in {"clear", "load", "advance", "drain", "stall"} - phases), \
+            f"--buffers {mode}: the VCD's C writes start in {sorted(phases)}, the title says {title!r}"
+        if mode == "double":
+            assert "prefetch" in title and "scratchpad" in title, title
+        print(f"ok: --buffers {mode}: waveform.png has {bits} bit rows; title {title!r}")
+
+
+def check_out_dir(tb, out):
+    """--out-dir is created with its parents when missing, and only once the input is good; one that exists
+    and is not a directory is refused with one line, and nothing is made. On success draw prints one line
+    per picture written, its path, on stdout."""
+    d = fresh_dir(out, "out-dir")
+    vcd, rep = os.path.join(d, "run.vcd"), os.path.join(d, "run.json")
+    subprocess.run([tb, "--array", "4", "--m", "10", "--k", "7", "--p", "9", "--vcd", vcd, "--json", rep],
+                   check=True, stdout=subprocess.DEVNULL)
+    pics = os.path.join(d, "new", "deeper", "pics")
+    r = subprocess.run([sys.executable, DRAW, "--json", rep, "--vcd", vcd, "--out-dir", pics],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    names = ["tile_map.png", "macs.png", "wavefront.gif", "waveform.png"]
+    assert sorted(os.listdir(pics)) == sorted(names), os.listdir(pics)
+    assert r.stdout.splitlines() == [os.path.join(pics, n) for n in names], r.stdout
+    # Bad input with a missing --out-dir: nothing is created.
+    missing = os.path.join(d, "never", "made")
+    r = subprocess.run([sys.executable, DRAW, "--json", rep, "--vcd", vcd, "--out-dir", missing, "--tile", "99"],
+                       capture_output=True, text=True)
+    assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == "", (r.returncode, r.stderr)
+    assert not os.path.exists(os.path.join(d, "never")), "a failed draw left its --out-dir behind"
+    # An --out-dir that is a file, or under one: one line, exit 2, the file as it was.
+    plain = os.path.join(d, "plain")
+    with open(plain, "w", encoding="ascii") as f:
+        f.write("keep\n")
+    for target in (plain, os.path.join(plain, "sub")):
+        for source in (["--json", rep, "--vcd", vcd], ["--json", rep], ["--run", os.path.join(out, "network",
+                                                                                           "run", "report.json")]):
+            r = subprocess.run([sys.executable, DRAW, *source, "--out-dir", target], capture_output=True, text=True)
+            assert r.returncode == 2 and r.stderr.count("\n") == 1 and r.stdout == "" and "--out-dir" in r.stderr, \
+                (target, source, r.returncode, r.stderr)
+    with open(plain, encoding="ascii") as f:
+        assert f.read() == "keep\n"
+    # --run: a missing --out-dir is made too, and the one line starts with the picture's path.
+    pics = os.path.join(d, "net", "pics")
+    r = subprocess.run([sys.executable, DRAW, "--run", os.path.join(out, "network", "run", "report.json"),
+                        "--out-dir", pics], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stdout.startswith(os.path.join(pics, "network.png") + ": ") and \
+        r.stdout.count("\n") == 1, (r.returncode, r.stdout, r.stderr)
+    print("ok: --out-dir made with its parents, refused when not a directory; one line per picture")
+
+
 def check_edges_count_from_zero():
     """The wavefront's frames are numbered as everything else numbers edges: from 0."""
     from importlib.machinery import SourceFileLoader
@@ -163,6 +281,8 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         check_network(run, out)
         check_partial_and_errors(tb, out)
+        check_buffers_waveform(tb, out)
+        check_out_dir(tb, out)
         check(tb, [], 0, out)
         check(tb, ["--array", "4", "--m", "10", "--k", "7", "--p", "9", "--k-tile", "3"], 4, out)
         check(tb, ["--array", "2x5", "--m", "5", "--k", "4", "--p", "9"], 3, out)  # 2 rows of 5 PEs
