@@ -3,11 +3,14 @@
 #
 #   systolic-run --topology workloads/gpt2.csv --array 32,64,128,256 --emit-jobs --out "$PWD/jobs" > jobs.txt
 #   sbatch --array=1-"$(wc -l < jobs.txt)" scripts/slurm_sweep.sh jobs.txt
-#   systolic-run --merge jobs --out results      # after the array has finished
+#   squeue --me                                  # until the array has left the queue
+#   systolic-run --merge jobs --out results      # names the array indices of any job without a record
+#   sbatch --array=3,7 scripts/slurm_sweep.sh jobs.txt   # only those, again (docs/sweeps.md)
 #
 # The lines hold absolute paths, so the nodes need the same file system view (the topology, the
-# executable, --data and the job directory). Adjust the #SBATCH lines to your cluster; a 128x128
-# GPT-2 layer on the cycle engine needs about 200 MB and a core for a minute or two.
+# executable, --data and the job directory). Adjust the #SBATCH lines to your cluster (or override
+# them on sbatch's command line: --partition, --time, --mem); a 128x128 GPT-2 layer on the cycle
+# engine needs about 200 MB and a core for a minute or two.
 #SBATCH --job-name=systolic-sweep
 #SBATCH --cpus-per-task=1
 #SBATCH --mem=2G
@@ -30,5 +33,16 @@ if [ -z "$line" ]; then
   echo "slurm_sweep.sh: $jobs_file has no line $task ($(wc -l < "$jobs_file") jobs)" >&2
   exit 2
 fi
-# The line is a command that systolic-run --emit-jobs quoted for /bin/sh.
-exec /bin/sh -c "$line"
+# The job's name (RxC:DF:ID), for the message of a task that fails.
+job="$(printf '%s\n' "$line" | sed -n "s/.* --job '\{0,1\}\([^ ']*\)'\{0,1\} .*/\1/p")"
+# The line is a command that systolic-run --emit-jobs quoted for /bin/sh. Not exec'd: a task that
+# fails says which array index it is (Slurm's own accounting says only FAILED and the exit code).
+# scancel's SIGTERM reaches the job process too, which removes its temporaries and writes nothing.
+status=0
+/bin/sh -c "$line" || status=$?
+case "$status" in
+  0) ;;
+  1) echo "slurm_sweep.sh: array task $task (job ${job:-?}): the layer failed its checks (exit 1); its record is written and the merged report says FAIL" >&2 ;;
+  *) echo "slurm_sweep.sh: array task $task (job ${job:-?}) could not run (exit $status); after fixing the cause, sbatch --array=$task runs it again" >&2 ;;
+esac
+exit "$status"

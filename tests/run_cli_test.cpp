@@ -426,7 +426,9 @@ TEST_F(SystolicRun, SweepsAgreeHoweverTheyRun) {
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err,
-              "systolic-run: error: jobs: no record for layer 2 on 3x3 in os (11 of 12 jobs present)\n");
+              "systolic-run: error: jobs: no record for layer 2 on 3x3 in os (11 of 12 jobs present); run "
+              "line 11 of "
+              "the --emit-jobs output again (with Slurm, sbatch --array=11)\n");
     EXPECT_FALSE(fs::exists(path("merged2/COMPUTE_REPORT.csv")));
     r = sr("--merge jobs --out jobs/.");
     EXPECT_EQ(r.status, 2);
@@ -653,8 +655,10 @@ TEST_F(SystolicRun, DataflowSweepMergesFromJobFiles) {
     fs::remove(path("jobs/job-4x4-is-0003.json"));
     r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
-    EXPECT_EQ(r.err,
-              "systolic-run: error: jobs: no record for layer 3 on 4x4 in is (23 of 24 jobs present)\n");
+    EXPECT_EQ(
+        r.err,
+        "systolic-run: error: jobs: no record for layer 3 on 4x4 in is (23 of 24 jobs present); run line 12 "
+        "of the --emit-jobs output again (with Slurm, sbatch --array=12)\n");
     r = sr("--topology t.csv --array 4,3 --dataflow os,ws,is --job 4x4:is:3 --job-out jobs/other.json");
     ASSERT_EQ(r.status, 0) << r.err;
     r = sr("--merge jobs --out merged2");
@@ -850,6 +854,31 @@ TEST_F(SystolicRun, SlurmArrayScriptRunsOneLine) {
     EXPECT_EQ(r.err, "slurm_sweep.sh: jobs.txt has no line 9 (8 jobs)\n");
     r = run_tool("SLURM_ARRAY_TASK_ID= bash " + script, "jobs.txt");
     EXPECT_EQ(r.status, 2);
+    // A task that fails says which array index it is, in the task's output file, and keeps the status.
+    write("gone.csv", small_gemm);
+    r = sr("--topology gone.csv --array 2,4 --emit-jobs --out jobs2");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs2.txt", r.out);
+    fs::remove(path("gone.csv"));
+    r = run_tool("SLURM_ARRAY_TASK_ID=3 bash " + script, "jobs2.txt");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(
+        r.err.find("\nslurm_sweep.sh: array task 3 (job 2x2:os:2) could not run (exit 2); after fixing the "
+                   "cause, sbatch --array=3 runs it again\n"),
+        std::string::npos)
+        << r.err;
+    EXPECT_EQ(files_in("jobs2"), 0u);
+    write("bad.csv", "Layer, M, N, K,\nA, 6, 5, 10,\n");
+    r = sr("--topology bad.csv --array 4 --inject global-skew --emit-jobs --out jobs3");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs3.txt", r.out);
+    r = run_tool("SLURM_ARRAY_TASK_ID=1 bash " + script, "jobs3.txt");
+    EXPECT_EQ(r.status, 1);
+    const std::string last = "\nslurm_sweep.sh: array task 1 (job 4x4:os:0): the layer failed its checks (exit 1); "
+                             "its record is written and the merged report says FAIL\n";
+    EXPECT_TRUE(r.err.size() > last.size() && r.err.compare(r.err.size() - last.size(), last.size(), last) == 0)
+        << r.err;
+    EXPECT_EQ(files_in("jobs3"), 1u);
 }
 
 #ifdef SYSTOLIC_PYTHON_MPL

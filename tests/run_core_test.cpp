@@ -613,7 +613,9 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     c.array_rows = c.array_cols = 8;
     d.array_rows = d.array_cols = 8;
     EXPECT_EQ(err({a, b, c, d}), "no error");
-    EXPECT_EQ(err({a, b, c}), "jobs: no record for layer 1 on 8x8 in os (3 of 4 jobs present)");
+    EXPECT_EQ(err({a, b, c}),
+              "jobs: no record for layer 1 on 8x8 in os (3 of 4 jobs present); run line 4 of the --emit-jobs "
+              "output again (with Slurm, sbatch --array=4)");
     EXPECT_EQ(err({a, b, b, c, d}), "jobs: layer 1 on 4x4 in os appears twice");
     d.dtype = "int32";
     EXPECT_NE(err({a, b, c, d}).find("different runs"), std::string::npos);
@@ -640,7 +642,13 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
             }
     EXPECT_EQ(err(all), "no error");
     std::vector<layer_record> some(all.begin() + 1, all.end());
-    EXPECT_EQ(err(some), "jobs: no record for layer 1 on 4x4 in is (7 of 8 jobs present)");
+    EXPECT_EQ(err(some),
+              "jobs: no record for layer 1 on 4x4 in is (7 of 8 jobs present); run line 2 of the --emit-jobs "
+              "output again (with Slurm, sbatch --array=2)");
+    // Every missing job, by its line of --emit-jobs (the Slurm array index), as ranges.
+    EXPECT_EQ(err({all[2], all[3], all[5], all[7]}),
+              "jobs: no record for layer 0 on 4x4 in is and 3 more jobs (4 of 8 jobs present); run lines 1-2,6,8 "
+              "of the --emit-jobs output again (with Slurm, sbatch --array=1-2,6,8)");
     some.push_back(all[1]);
     EXPECT_EQ(err(some), "jobs: layer 0 on 4x4 in is appears twice");
     some = all;

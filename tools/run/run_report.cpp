@@ -468,6 +468,13 @@ std::size_t dataflow_index(const layer_record& r) {
     return std::size_t(std::find(r.dataflows.begin(), r.dataflows.end(), r.dataflow) - r.dataflows.begin());
 }
 
+// The line of --emit-jobs' output, from 1, that runs a record's job: the Slurm array index of its
+// task. --emit-jobs prints the jobs in report order.
+std::uint64_t job_line(const layer_record& r) {
+    return (std::uint64_t(sweep_index(r)) * r.dataflows.size() + dataflow_index(r)) * r.layers_in_topology +
+           r.layer_id + 1;
+}
+
 // A job's place in the reports, and the key of its (array, dataflow) totals.
 std::tuple<std::size_t, std::size_t, std::uint64_t> report_place(const layer_record& r) {
     return {sweep_index(r), dataflow_index(r), r.layer_id};
@@ -530,19 +537,44 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
             throw report_error(source + ": layer " + std::to_string(r.layer_id) + " on " + r.array_name() +
                                " in " + r.dataflow + " appears twice");
     }
-    // Every record is a distinct (array, dataflow, layer) of the run, so when some are missing, one
-    // is among the first records.size() + 1 jobs: the search is bounded by the records, not by what
-    // they claim (at most 2^31 - 1 layers, 2^20 distinct arrays and 3 dataflows, so the product
-    // does not wrap).
     const std::uint64_t expected = first.sweep.size() * first.dataflows.size() * first.layers_in_topology;
     if (seen.size() == expected) return;
-    for (const auto& a : first.sweep)
-        for (const auto& d : first.dataflows)
-            for (std::uint64_t id = 0; id < first.layers_in_topology; ++id)
-                if (!seen.count({a, d, id}))
-                    throw report_error(source + ": no record for layer " + std::to_string(id) + " on " + a +
-                                       " in " + d + " (" + std::to_string(records.size()) + " of " +
-                                       std::to_string(expected) + " jobs present)");
+    // The missing jobs are the gaps between the records' lines of --emit-jobs' output (the Slurm
+    // array indices), so the search is bounded by the records, not by what they claim (at most
+    // 2^31 - 1 layers, 2^20 distinct arrays and 3 dataflows, so no line number wraps).
+    std::vector<std::uint64_t> lines;
+    for (const auto& r : records)
+        if (sweep_index(r) < r.sweep.size() && dataflow_index(r) < r.dataflows.size() &&
+            r.layer_id < r.layers_in_topology)
+            lines.push_back(job_line(r));
+    std::sort(lines.begin(), lines.end());
+    lines.push_back(expected + 1);
+    std::uint64_t next = 1, missing = 0, first_missing = 0;
+    std::size_t ranges = 0;
+    std::string list;
+    for (const std::uint64_t line : lines) {
+        if (line > next) {
+            if (!first_missing) first_missing = next;
+            missing += line - next;
+            // Enough ranges to paste into sbatch --array; a sweep with more gaps is mostly missing.
+            if (++ranges <= 100)
+                list += (list.empty() ? "" : ",") + std::to_string(next) +
+                        (line - 1 > next ? "-" + std::to_string(line - 1) : std::string());
+            else if (ranges == 101)
+                list += ",...";
+        }
+        next = line + 1;
+    }
+    if (!missing) return;
+    const std::uint64_t place = first_missing - 1, layers = first.layers_in_topology;
+    const std::string& array = first.sweep[place / layers / first.dataflows.size()];
+    const std::string& dataflow = first.dataflows[place / layers % first.dataflows.size()];
+    throw report_error(source + ": no record for layer " + std::to_string(place % layers) + " on " + array +
+                       " in " + dataflow +
+                       (missing > 1 ? " and " + std::to_string(missing - 1) + " more jobs" : std::string()) + " (" +
+                       std::to_string(records.size()) + " of " + std::to_string(expected) +
+                       " jobs present); run " + (missing > 1 ? "lines " : "line ") + list +
+                       " of the --emit-jobs output again (with Slurm, sbatch --array=" + list + ")");
 }
 
 std::string compute_report_csv(const std::vector<layer_record>& records) {
