@@ -13,18 +13,30 @@ CASE is one of:
                  torchvision;
   bad-input      a corrupt file, a wrong input shape, an unsupported operator, a too new opset and a
                  non-empty --out: exit 2, one line on stderr, nothing written.
+  external-data  ONNX weights in external files: read from the model's own directory, and refused
+                 (exit 3) when they name a file outside it, by ".." or an absolute path (onnx 1.12
+                 strips the "/") or a symlink, however the import is started;
+  signals        SIGINT, SIGTERM and SIGHUP during the writing: the temporary removed, nothing
+                 written, one line, the process ended by the signal; an ignored SIGHUP stays ignored;
+  special-files  a FIFO, /dev/zero, a directory, an empty file and one over protobuf's 2 GiB as
+                 the model: one line at once, exit 2, nothing read;
+  long-names     a 240-byte --out and 250-byte node names import (file names fit NAME_MAX), and
+                 systolic-run reads what they wrote; a 256-byte --out is one line;
+  input-shape    --input-shape with or without the batch, with "," or "x", the same in
+                 scripts/import and scripts/infer; a wrong rank says the form it wants.
 Exit status 0 when the case passes, 1 otherwise.
 """
 import csv
 import json
 import os
+import shutil
 import subprocess
 import sys
 import tempfile
 
 import numpy as np
 
-RUN, IMPORT = sys.argv[1], sys.argv[2]
+RUN, IMPORT = os.path.abspath(sys.argv[1]), os.path.abspath(sys.argv[2])
 failures = []
 
 
@@ -217,14 +229,19 @@ def case_onnx():
             run_expect(d, "fp32", tmp, "run-r18")
 
 
-def expect_bad(args, out, words):
+def expect_bad(args, out, words, status=2, cwd=None, timeout=600):
     parent = os.path.dirname(out)
     while not os.path.isdir(parent):
         parent = os.path.dirname(parent)
     before = sorted(os.listdir(parent))
-    r = run([IMPORT] + args + ["--out", out])
     what = " ".join(args)
-    check(r.returncode == 2, f"{what}: exit {r.returncode}, wanted 2 ({r.stderr.strip()})")
+    try:
+        r = subprocess.run([IMPORT] + args + ["--out", out], capture_output=True, text=True,
+                           timeout=timeout, cwd=cwd)
+    except subprocess.TimeoutExpired:  # a guard against a hang, not a measure of speed
+        check(False, f"{what}: still running after {timeout} s")
+        return
+    check(r.returncode == status, f"{what}: exit {r.returncode}, wanted {status} ({r.stderr.strip()})")
     check(r.stderr.count("\n") == 1 and r.stderr.startswith("import: error: "),
           f"{what}: stderr is not one line: {r.stderr!r}")
     for w in words:
@@ -293,8 +310,281 @@ def case_bad_input():
                    ["does not exist"])
 
 
+# ---------------------------------------------------------------------------------------------
+# Hostile input (issue 36): each case failed before its fix.
+
+def matmul_model(path, names=("fc",), weights=None):
+    """x (1x4) through MatMuls with 4x4 weights, named `names`; `weights` maps a weight's name to a
+    TensorProto to use instead of the identity."""
+    import onnx
+    from onnx import TensorProto, helper
+    weights = weights or {}
+    nodes, inits, prev = [], [], "x"
+    for i, name in enumerate(names):
+        w = weights.get(f"w{i}") or helper.make_tensor(f"w{i}", TensorProto.FLOAT, [4, 4],
+                                                       (np.eye(4, dtype=np.float32) * (i + 2)).ravel().tolist())
+        inits.append(w)
+        out = "y" if i == len(names) - 1 else f"h{i}"
+        nodes.append(helper.make_node("MatMul", [prev, f"w{i}"], [out], name=name))
+        prev = out
+    graph = helper.make_graph(nodes, "g", [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 4])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 4])], inits)
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 13)]), path)
+
+
+def external_weight(location, offset=None, length=None):
+    """A 4x4 float32 weight w0 whose data is in the file `location` (as onnx writes it)."""
+    from onnx import TensorProto
+    t = TensorProto(name="w0", data_type=TensorProto.FLOAT, dims=[4, 4])
+    t.data_location = TensorProto.EXTERNAL
+    for key, value in (("location", location), ("offset", offset), ("length", length)):
+        if value is not None:
+            e = t.external_data.add()
+            e.key, e.value = key, str(value)
+    return t
+
+
+def case_external_data():
+    with tempfile.TemporaryDirectory() as tmp:
+        tmp = os.path.realpath(tmp)
+        model_dir, work = os.path.join(tmp, "model"), os.path.join(tmp, "work")
+        os.mkdir(model_dir)
+        os.mkdir(work)
+        out = os.path.join(work, "out")
+        weight = np.arange(16, dtype="<f4").reshape(4, 4)
+        secret = (np.arange(16, dtype="<f4") + 1000).tobytes()  # the size of w0, so a read would succeed
+        with open(os.path.join(tmp, "secret.bin"), "wb") as f:
+            f.write(secret)
+        with open(os.path.join(model_dir, "w.bin"), "wb") as f:
+            f.write(b"\0" * 8 + weight.tobytes())
+        os.symlink(os.path.join(tmp, "secret.bin"), os.path.join(model_dir, "link.bin"))
+        os.mkdir(os.path.join(model_dir, "sub"))
+        # Inside the model's directory: read from there, not from the current directory.
+        path = os.path.join(model_dir, "inside.onnx")
+        matmul_model(path, weights={"w0": external_weight("w.bin", offset=8, length=64)})
+        r = subprocess.run([IMPORT, path, "--input-shape", "1,4", "--dtype", "fp32", "--out", out],
+                           capture_output=True, text=True, timeout=600, cwd="/")
+        check(r.returncode == 0, f"external data inside the model's directory: exit {r.returncode}: "
+                                 f"{r.stderr.strip()}")
+        if r.returncode == 0:
+            check(np.array_equal(np.load(os.path.join(out, "data", "fc.b.npy")), weight),
+                  "the external weight is not the one in w.bin")
+            shutil.rmtree(out)
+        # Outside it: refused with exit 3, from any current directory, nothing written or read.
+        for location, cwd in (("/proc/self/environ", "/"), ("../secret.bin", model_dir),
+                              ("sub/../../secret.bin", work), ("link.bin", model_dir),
+                              (os.path.join(tmp, "secret.bin"), tmp)):
+            path = os.path.join(model_dir, "escape.onnx")
+            matmul_model(path, weights={"w0": external_weight(location)})
+            expect_bad([path, "--input-shape", "1,4", "--dtype", "fp32"], out,
+                       ["escape.onnx", "w0", "outside the model's directory"], status=3, cwd=cwd)
+        # Inside, but not what the tensor needs: exit 2, naming the file.
+        for location, offset, length, words in (("w.bin", 40, None, ["w.bin", "bytes"]),
+                                                ("w.bin", None, 32, ["w.bin", "32"]),
+                                                ("sub", None, None, ["sub", "directory"]),
+                                                ("missing.bin", None, None, ["missing.bin"])):
+            path = os.path.join(model_dir, "short.onnx")
+            matmul_model(path, weights={"w0": external_weight(location, offset, length)})
+            expect_bad([path, "--input-shape", "1,4", "--dtype", "fp32"], out, words, cwd=model_dir)
+
+
+# The real script with its writer held after the first GEMM's files, until a signal ends it: the
+# signal then always comes while the temporary holds partial data, whatever the machine's speed.
+HELD_IMPORT = r"""
+import importlib.machinery, importlib.util, sys, time
+loader = importlib.machinery.SourceFileLoader("systolic_import", sys.argv[1])
+spec = importlib.util.spec_from_loader("systolic_import", loader)
+mod = importlib.util.module_from_spec(spec)
+loader.exec_module(mod)
+write = mod.Writer.__call__
+def held(self, g):
+    write(self, g)
+    while True:
+        time.sleep(3600)
+mod.Writer.__call__ = held
+sys.exit(mod.main(sys.argv[2:]))
+"""
+
+
+def signal_mask(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1], 16)
+    return 0
+
+
+def case_signals():
+    import signal
+    import time
+    with tempfile.TemporaryDirectory() as tmp:
+        model = os.path.join(tmp, "two.onnx")
+        matmul_model(model, names=("fc1", "fc2"))
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        for sig, ignore_hup in ((signal.SIGINT, False), (signal.SIGTERM, False), (signal.SIGHUP, False),
+                                (signal.SIGTERM, True)):
+            name = signal.Signals(sig).name + (" with SIGHUP ignored" if ignore_hup else "")
+            err_path = os.path.join(tmp, "stderr.txt")
+            with open(err_path, "w") as err:
+                p = subprocess.Popen(
+                    [sys.executable, "-c", HELD_IMPORT, IMPORT, model, "--input-shape", "1,4", "--dtype",
+                     "fp32", "--out", os.path.join(work, "out")], stdout=subprocess.DEVNULL, stderr=err,
+                    preexec_fn=(lambda: signal.signal(signal.SIGHUP, signal.SIG_IGN)) if ignore_hup else None)
+            # Wait for the temporary to hold the first GEMM's files (polling, no time limit asserted).
+            held = False
+            while p.poll() is None and not held:
+                for d in os.listdir(work):
+                    data = os.path.join(work, d, "data")
+                    held = held or (os.path.isdir(data) and any(f.endswith(".b.npy") for f in os.listdir(data)))
+                time.sleep(0.02)
+            check(held, f"{name}: the import ended (exit {p.returncode}) before its temporary held data")
+            if not held:
+                continue
+            if ignore_hup:
+                hup = 1 << (signal.SIGHUP - 1)
+                check(signal_mask(p.pid, "SigIgn") & hup, f"{name}: SIGHUP is no longer ignored (nohup)")
+                check(not signal_mask(p.pid, "SigCgt") & hup, f"{name}: SIGHUP is caught")
+            p.send_signal(sig)
+            p.wait()
+            with open(err_path) as f:
+                err = f.read()
+            check(p.returncode == -sig, f"{name}: ended with {p.returncode}, not by the signal "
+                                        f"(the shell's {128 + sig})")
+            check(err.count("\n") == 1 and err.startswith("import: ") and signal.Signals(sig).name in err,
+                  f"{name}: stderr is not one line naming the signal: {err!r}")
+            check(os.listdir(work) == [], f"{name}: left {os.listdir(work)}")
+
+
+def case_special_files():
+    with tempfile.TemporaryDirectory() as tmp:
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        out = os.path.join(work, "out")
+        shape = ["--input-shape", "1,4", "--dtype", "fp32"]
+        fifo = os.path.join(tmp, "fifo.onnx")
+        os.mkfifo(fifo)
+        # A writer holds the FIFO open without writing: a reader would wait forever.
+        held = os.open(fifo, os.O_RDWR)
+        try:
+            expect_bad([fifo] + shape, out, ["fifo.onnx", "FIFO", "not a regular file"], timeout=120)
+        finally:
+            os.close(held)
+        expect_bad(["/dev/zero"] + shape, out, ["/dev/zero", "character device", "not a regular file"])
+        expect_bad([tmp] + shape, out, ["directory", "not a regular file"])
+        empty = os.path.join(tmp, "empty.onnx")
+        open(empty, "wb").close()
+        expect_bad([empty] + shape, out, ["empty.onnx", "empty"])
+        huge = os.path.join(tmp, "huge.onnx")
+        with open(huge, "wb") as f:
+            f.truncate(3 << 30)  # sparse: 3 GiB, over protobuf's 2 GiB limit on a message
+        expect_bad([huge] + shape, out, ["huge.onnx", "3221225472 bytes", "2 GiB"])
+
+
+def case_long_names():
+    with tempfile.TemporaryDirectory() as tmp:
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        model = os.path.join(tmp, "m.onnx")
+        matmul_model(model)
+        out = os.path.join(work, "o" * 240)  # legal: NAME_MAX is 255
+        r = run([IMPORT, model, "--input-shape", "1,4", "--dtype", "fp32", "--out", out])
+        check(r.returncode == 0, f"a 240-byte --out: exit {r.returncode}: {r.stderr.strip()}")
+        check(os.listdir(work) == ["o" * 240], f"a 240-byte --out left {os.listdir(work)}")
+        shutil.rmtree(out, ignore_errors=True)
+        expect_bad([model, "--input-shape", "1,4", "--dtype", "fp32"], os.path.join(work, "o" * 256),
+                   ["256 bytes", "255"])
+        # Node names of 250 bytes and more, alike in their first 240: file names that fit and differ.
+        long = "n" * 240
+        names = (long + "_first_layer", long + "_second_layer", "short")
+        model = os.path.join(tmp, "long.onnx")
+        matmul_model(model, names=names)
+        for dtype in ("fp32", "int8"):
+            d = os.path.join(work, dtype)
+            r = run([IMPORT, model, "--input-shape", "1,4", "--dtype", dtype, "--out", d])
+            check(r.returncode == 0, f"250-byte node names, {dtype}: exit {r.returncode}: {r.stderr.strip()}")
+            if r.returncode:
+                continue
+            layers = [x[0] for x in topology(d)]
+            check(len(set(layers)) == 3 and layers[2] == "short", f"{dtype}: layers {layers}")
+            check(all(x.startswith("n" * 200) for x in layers[:2]), f"{dtype}: layers {layers}")
+            for sub in ("data", "expected"):
+                for f in os.listdir(os.path.join(d, sub)):
+                    check(len(f.encode()) <= 255, f"{dtype}: {sub}/{f} is {len(f)} bytes")
+            with open(os.path.join(d, "import.json")) as f:
+                manifest = json.load(f)
+            check([e["source"] for e in manifest["layers"]][:2] == list(names[:2]),
+                  f"{dtype}: import.json does not keep the full node names")
+            check_files(d, dtype)
+            run_expect(d, dtype, tmp, "run-" + dtype)
+        # The rule is stable: the same names again give the same file names.
+        again = os.path.join(work, "again")
+        run([IMPORT, model, "--input-shape", "1,4", "--dtype", "fp32", "--out", again])
+        check(os.path.isdir(again) and topology(again) == topology(os.path.join(work, "fp32")),
+              "the shortened names differ between two imports")
+
+
+def case_input_shape():
+    import contextlib
+    import importlib.machinery
+    import importlib.util
+    import io
+    import torch
+    with tempfile.TemporaryDirectory() as tmp:
+        work = os.path.join(tmp, "work")
+        os.mkdir(work)
+        tops = {}
+        for spelling in ("1,3,32,32", "3,32,32", "3x32x32", "1x3x32x32"):
+            d = os.path.join(work, "r18-" + spelling)
+            r = run([IMPORT, "--torchvision", "resnet18", "--input-shape", spelling, "--dtype", "fp32",
+                     "--out", d])
+            check(r.returncode == 0, f"--input-shape {spelling}: exit {r.returncode}: {r.stderr.strip()}")
+            if r.returncode == 0:
+                tops[spelling] = topology(d)
+                with open(os.path.join(d, "import.json")) as f:
+                    check(json.load(f)["input_shape"] == [1, 3, 32, 32], f"{spelling}: input_shape")
+        check(len(tops) == 4 and all(t == tops["1,3,32,32"] for t in tops.values()),
+              "the spellings of one shape import differently")
+        for bad in ("32,32", "1,1,3,32,32"):
+            expect_bad(["--torchvision", "resnet18", "--input-shape", bad, "--dtype", "fp32"],
+                       os.path.join(work, "bad"), [f"--input-shape {bad}", "N,C,H,W or C,H,W"])
+        model = os.path.join(tmp, "tiny.onnx")
+        export(torch, Tiny.model(torch), (1, 3, 16, 12), model)
+        for spelling in ("3,16,12", "1x3x16x12"):
+            d = os.path.join(work, "tiny-" + spelling)
+            r = run([IMPORT, model, "--input-shape", spelling, "--dtype", "fp32", "--out", d])
+            check(r.returncode == 0, f"onnx --input-shape {spelling}: exit {r.returncode}: {r.stderr.strip()}")
+        expect_bad([model, "--input-shape", "16,12", "--dtype", "fp32"], os.path.join(work, "bad"),
+                   ["--input-shape 16,12", "N,C,H,W or C,H,W"])
+    # scripts/infer: the same spellings, one input (its batch is --inputs).
+    infer_path = os.path.join(os.path.dirname(IMPORT), "infer")
+    loader = importlib.machinery.SourceFileLoader("systolic_infer", infer_path)
+    spec = importlib.util.spec_from_loader("systolic_infer", loader)
+    infer = importlib.util.module_from_spec(spec)
+    loader.exec_module(infer)
+    import torchvision
+    for spelling in ("1,3,32,32", "3,32,32", "3x32x32", "1x3x32x32"):
+        args = infer.parse(["--torchvision", "resnet18", "--input-shape", spelling])
+        check(tuple(infer.build(args, torch, torchvision)[1]) == (3, 32, 32),
+              f"infer --input-shape {spelling} is not one 3x32x32 input")
+    for bad, words in (("32,32", ["--input-shape 32,32", "N,C,H,W or C,H,W"]),
+                       ("2,3,32,32", ["--input-shape 2,3,32,32", "--inputs"])):
+        err = io.StringIO()
+        status = None
+        with contextlib.redirect_stderr(err):
+            try:
+                args = infer.parse(["--torchvision", "resnet18", "--input-shape", bad])
+                infer.build(args, torch, torchvision)
+            except SystemExit as e:
+                status = e.code
+        check(status == 2 and err.getvalue().count("\n") == 1 and all(w in err.getvalue() for w in words),
+              f"infer --input-shape {bad}: exit {status}, {err.getvalue()!r}")
+
+
 CASES = {"resnet18-fp32": lambda: case_resnet18("fp32"), "resnet18-int8": lambda: case_resnet18("int8"),
-         "onnx": case_onnx, "bad-input": case_bad_input}
+         "onnx": case_onnx, "bad-input": case_bad_input, "external-data": case_external_data,
+         "signals": case_signals, "special-files": case_special_files, "long-names": case_long_names,
+         "input-shape": case_input_shape}
 
 if __name__ == "__main__":
     if len(sys.argv) != 4 or sys.argv[3] not in CASES:
