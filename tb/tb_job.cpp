@@ -15,6 +15,7 @@
 
 #include "allocating.h"
 #include "cli_options.h"
+#include "column_files.h"
 #include "io/npy.h"
 #include "io/output_set.h"
 #include "io/process.h"
@@ -169,69 +170,13 @@ problem<Format> problem_from_options(const options& o) {
                       [&] { return random_problem<Format>(s, o.seed); });
 }
 
-// A value as a message quotes it: enough digits to find it in the file.
-std::string number_text(double v) {
-    std::ostringstream os;
-    os.precision(17);
-    os << v;
-    return os.str();
-}
-
-// A 1-D .npy of exactly `p` entries whose dtype is one of `wanted` (descrs without the byte order,
-// e.g. "f8"), as doubles; `what` names the option and the entries in messages.
-std::vector<double> read_column_file(const char* option, const std::string& path, std::uint64_t p,
-                                     const std::vector<std::string>& wanted, const char* dtypes) {
-    const io::npy_array arr = io::read_npy(path);
-    std::string d = arr.descr;
-    if (!d.empty() && (d[0] == '<' || d[0] == '=' || d[0] == '|')) d.erase(0, 1);
-    if (std::find(wanted.begin(), wanted.end(), d) == wanted.end())
-        throw usage_error(std::string(option) + " " + one_line(path) + ": dtype '" + one_line(arr.descr) +
-                          "' is not supported, expected " + dtypes);
-    if (arr.shape.size() != 1 || arr.shape[0] != p) {
-        std::string shape;
-        for (std::size_t i = 0; i < arr.shape.size(); ++i)
-            shape += (i ? "x" : "") + std::to_string(arr.shape[i]);
-        throw usage_error(std::string(option) + " " + one_line(path) + " has shape (" + shape +
-                          ") but C has P = " + std::to_string(p) + " columns: it needs a 1-D array of " +
-                          std::to_string(p));
-    }
-    std::vector<double> out;
-    if (d == "f8") out = io::as_vector<double>(arr);
-    if (d == "f4")
-        for (float f : io::as_vector<float>(arr))
-            out.push_back(f);
-    if (d == "i4")
-        for (std::int32_t v : io::as_vector<std::int32_t>(arr))
-            out.push_back(v);
-    if (d == "i8")
-        for (std::int64_t v : io::as_vector<std::int64_t>(arr))
-            out.push_back(double(v));  // checked against [-128, 127] next, so exact where it matters
-    return out;
-}
-
-// --scale-file and --zero-point-file into the problem's per-column vectors, each entry checked by
-// the rules --scale and --zero-point follow.
+// --scale-file and --zero-point-file into the problem's per-column vectors (column_files.h).
 template <class Format>
 void read_column_files(const options& o, problem<Format>& pr) {
     const std::uint64_t p = pr.shape.p;
-    if (!o.scale_file.empty()) {
-        pr.column_scales =
-            read_column_file("--scale-file", o.scale_file, p, {"f8", "f4"}, "float64 or float32");
-        for (std::uint64_t j = 0; j < p; ++j)
-            if (!(pr.column_scales[j] > 0) || !std::isfinite(pr.column_scales[j]))
-                throw usage_error("--scale-file " + one_line(o.scale_file) + ": scale " + std::to_string(j) +
-                                  " is " + number_text(pr.column_scales[j]) +
-                                  ", not a positive finite number");
-    }
+    if (!o.scale_file.empty()) pr.column_scales = read_column_scales(o.scale_file, p);
     if (!o.zero_point_file.empty()) {
-        const auto zps =
-            read_column_file("--zero-point-file", o.zero_point_file, p, {"i4", "i8"}, "int32 or int64");
-        for (std::uint64_t j = 0; j < p; ++j) {
-            if (zps[j] < -128 || zps[j] > 127)
-                throw usage_error("--zero-point-file " + one_line(o.zero_point_file) + ": zero point " +
-                                  std::to_string(j) + " is " + number_text(zps[j]) + ", not in [-128, 127]");
-            pr.column_zero_points.push_back(static_cast<std::int32_t>(zps[j]));
-        }
+        pr.column_zero_points = read_column_zero_points(o.zero_point_file, p);
         // Zero points per column and one scale for all: the tensor's scale for every column.
         if (o.scale_file.empty()) pr.column_scales.assign(p, o.scale.value_or(1.0));
     }

@@ -15,6 +15,7 @@
 #include <tuple>
 #include <vector>
 
+#include "expect_files.h"
 #include "io/npy.h"
 #include "run_report.h"
 #include "systolic/job.h"
@@ -91,28 +92,6 @@ std::vector<typename Format::operand_type> read_operand_file(const std::string& 
     } else {
         return io::as_vector<T>(arr);
     }
-}
-
-// The expected C of a layer under --expect: <dir>/<layer>.c.npy (M x P), in the accumulator type
-// (float32 for fp32 and bf16, int32 for int8, int64 for int32).
-inline std::string expected_file(const std::string& dir, const std::string& layer_name) {
-    return dir + "/" + layer_name + ".c.npy";
-}
-
-template <class Format>
-std::string expected_dtype() {
-    return Format::is_integer ? Format::accumulator_name : "float32";
-}
-
-// Checks a layer's expected file (dtype, 2-D, M x P) without reading its data.
-template <class Format>
-void check_expected_file(const layer& l, const std::string& dir) {
-    const std::string path = expected_file(dir, l.name);
-    const auto c = io::read_matrix_header(path, Format::accumulator_descr, expected_dtype<Format>());
-    if (c.shape[0] != l.gemm.m || c.shape[1] != l.gemm.p)
-        throw io::npy_error(path + " is " + std::to_string(c.shape[0]) + "x" + std::to_string(c.shape[1]) +
-                            " but layer " + l.name + " has C (M x P) of " + std::to_string(l.gemm.m) + "x" +
-                            std::to_string(l.gemm.p));
 }
 
 // The unit roundoff of the operands the model multiplies: 2^-24 for fp32, 2^-8 for bf16 (rounded
@@ -315,9 +294,8 @@ public:
         r.pass = out.pass();
         if (!s.expect_dir.empty()) {
             using acc = typename Format::accumulator_type;
-            const io::npy_array e = io::read_matrix(expected_file(s.expect_dir, l.name),
-                                                    Format::accumulator_descr, expected_dtype<Format>());
-            r.expect = compare_expected<Format>(pr, out.template c_as<acc>(), io::as_vector<acc>(e));
+            r.expect = compare_expected<Format>(pr, out.template c_as<acc>(),
+                                                read_expected_file<Format>(l, s.expect_dir));
             r.pass = r.pass && r.expect.result == "pass";
         }
         r.checked = out.scoreboard.checked;
