@@ -324,6 +324,25 @@ TEST(PassiveChecker, AJobOutsideMemoryMustFailWithADmaError) {
     EXPECT_EQ(systolic_error(&dev), SYSTOLIC_ERR_DMA);
 }
 
+// A, packed, starting 16 bytes before the RAM's end: its first row is in memory, its second starts
+// inside and runs past the end. ERROR_ADDR is the failing transaction's first byte, which the memory
+// answers; the transaction's last bytes it does not, and the checker accepts that.
+TEST(PassiveChecker, ADmaErrorOnATransferThatRunsPastTheEndOfMemoryPasses) {
+    const std::size_t from = fresh();
+    matmul_job job = load<int32_format>({3, 3, 3}, 17);
+    job.a.base = ram_base + ram_size - 16;
+    job.a.row_stride = job.a.row_bytes();
+    start(job, dtype::int32);
+    settle();
+    const auto got = since(from);
+    ASSERT_EQ(got.size(), 1u);
+    EXPECT_EQ(got[0].what, outcome::bus_error);
+    EXPECT_TRUE(got[0].pass) << joined(got[0].errors);
+    const auto dev = device();
+    EXPECT_EQ(systolic_error(&dev), SYSTOLIC_ERR_DMA);
+    EXPECT_EQ(systolic_error_address(&dev), ram_base + ram_size - 4);
+}
+
 // A soft reset while busy abandons the job: nothing of it is checked, its last writes are not stray,
 // and the next job is checked as usual.
 TEST(PassiveChecker, SoftResetWhileBusyAbandonsTheJob) {

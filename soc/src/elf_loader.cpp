@@ -2,6 +2,7 @@
 
 #include <elf.h>
 
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 
@@ -44,6 +45,11 @@ elf_image parse(const std::string& name, const std::string& file, const std::vec
     elf_image image;
     image.entry = eh.e_entry;
     bool entry_in_code = false;
+    struct placed {
+        std::uint64_t address, size;
+        std::string name;
+    };
+    std::vector<placed> loaded;
     for (unsigned i = 0; i < eh.e_phnum; ++i) {
         const auto ph = at<Phdr>(file, eh.e_phoff + std::uint64_t(i) * sizeof(Phdr));
         if (ph.p_type != PT_LOAD || ph.p_memsz == 0) continue;
@@ -64,17 +70,30 @@ elf_image parse(const std::string& name, const std::string& file, const std::vec
                          io::hex(r.base + r.size - 1);
             throw fail(seg + " does not fit in RAM (" + where + ")");
         }
+        // Code and data run where they are linked; nothing moves them from where they are loaded.
+        if (ph.p_vaddr != ph.p_paddr)
+            throw fail(
+                seg + " is linked at " + io::hex(ph.p_vaddr) + " (p_vaddr) but loaded at " +
+                io::hex(ph.p_paddr) +
+                " (p_paddr); the hart has no MMU and nothing copies it: link it where it is loaded, as "
+                "soc.ld does");
+        loaded.push_back({ph.p_paddr, ph.p_memsz, seg});
         elf_segment s;
         s.address = ph.p_paddr;
         s.size = ph.p_memsz;
         s.bytes.assign(file.begin() + std::ptrdiff_t(ph.p_offset),
                        file.begin() + std::ptrdiff_t(ph.p_offset + ph.p_filesz));
-        // Code runs where it is linked (p_vaddr); soc.ld links it where it is loaded.
         if ((ph.p_flags & PF_X) && eh.e_entry >= ph.p_vaddr && eh.e_entry - ph.p_vaddr < ph.p_memsz)
             entry_in_code = true;
         image.segments.push_back(std::move(s));
     }
     if (image.segments.empty()) throw fail("no loadable segment");
+    // Two segments over one byte: which one the RAM would hold depends on the order of loading.
+    std::sort(loaded.begin(), loaded.end(),
+              [](const placed& x, const placed& y) { return x.address < y.address; });
+    for (std::size_t i = 1; i < loaded.size(); ++i)
+        if (loaded[i].address - loaded[i - 1].address < loaded[i - 1].size)
+            throw fail(loaded[i].name + " overlaps " + loaded[i - 1].name);
     if (!entry_in_code) throw fail("no entry point: " + io::hex(eh.e_entry) + " is in no executable segment");
     return image;
 }

@@ -1,8 +1,10 @@
 // A firmware's ELF file, read and checked before the platform runs it (plain C++; <elf.h> gives the
 // layouts). It must be a little-endian RISC-V executable of the hart's class (ELF32 for RV32,
 // ELF64 for RV64) with the soft-float ABI and no RV32E, every loadable segment inside one of the
-// RAM ranges (at its physical address), and an entry point inside an executable segment. Anything
-// else is an elf_error: one line that starts with the file's name.
+// RAM ranges (at its physical address), linked where it is loaded (p_vaddr == p_paddr: the hart
+// has no MMU and the platform copies nothing), no two of them over the same byte, and an entry
+// point inside an executable segment. Anything else is an elf_error: one line that starts with the
+// file's name.
 #pragma once
 
 #include <cstdint>

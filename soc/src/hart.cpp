@@ -222,6 +222,7 @@ void hart::run() {
         interrupts();
         if (m_core.fault()) {  // an interrupt with no trap handler
             m_fault = m_core.fault();
+            m_fault_time = local_time();
             break;
         }
         m_charged = 0;
@@ -231,6 +232,7 @@ void hart::run() {
         charge();
         if (why == hart_core::stop::fault) {
             m_fault = m_core.fault();
+            m_fault_time = local_time();
             break;
         }
         if (m_halt) break;

@@ -74,6 +74,8 @@ public:
 
     bool stopped() const { return m_stopped; }
     const std::optional<hart_fault>& fault() const { return m_fault; }
+    // The CPU's time at the fault (its local time, which may be past the kernel's).
+    const sc_core::sc_time& fault_time() const { return m_fault_time; }
     std::uint64_t retired() const { return m_core.retired(); }
     std::uint64_t interrupts_taken() const { return m_interrupts; }
     std::uint64_t device_accesses() const { return m_accesses; }
@@ -114,6 +116,7 @@ private:
     tlm::tlm_generic_payload m_payload;  // reused: one access at a time, and no allocation per access
     bool m_in_run = false, m_halt = false, m_stopped = false, m_in_handler = false;
     std::optional<hart_fault> m_fault;
+    sc_core::sc_time m_fault_time;
     std::uint64_t m_interrupts = 0, m_accesses = 0;
     std::function<void()> m_on_stop;
     std::unique_ptr<hart_trace> m_trace;

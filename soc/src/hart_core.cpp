@@ -47,6 +47,53 @@ const char* exception_name(std::uint32_t cause) {
 
 constexpr std::uint32_t wfi_encoding = 0x10500073, mret_encoding = 0x30200073;
 
+// The A extension's instruction name for an opcode-0x2f encoding ("amoadd.w", "lr.d"), or "" for
+// none.
+std::string atomic_name(std::uint32_t insn) {
+    if ((insn & 0x7f) != 0x2f) return "";
+    const unsigned width = (insn >> 12) & 7;
+    if (width != 2 && width != 3) return "";
+    const char* name = nullptr;
+    switch (insn >> 27) {
+        case 0x00:
+            name = "amoadd";
+            break;
+        case 0x01:
+            name = "amoswap";
+            break;
+        case 0x02:
+            name = "lr";
+            break;
+        case 0x03:
+            name = "sc";
+            break;
+        case 0x04:
+            name = "amoxor";
+            break;
+        case 0x08:
+            name = "amoor";
+            break;
+        case 0x0c:
+            name = "amoand";
+            break;
+        case 0x10:
+            name = "amomin";
+            break;
+        case 0x14:
+            name = "amomax";
+            break;
+        case 0x18:
+            name = "amominu";
+            break;
+        case 0x1c:
+            name = "amomaxu";
+            break;
+        default:
+            return "";
+    }
+    return std::string(name) + (width == 2 ? ".w" : ".d");
+}
+
 // Whether a 32-bit instruction writes mstatus or mie (a csrrw or csrrwi always; a csrrs, csrrc or
 // their immediate forms unless rs1 or the immediate is 0), or is an mret: after it, the interrupt
 // conditions are evaluated again.
@@ -138,6 +185,23 @@ struct hart_core::callbacks {
         // QEMU adds the privilege level to the U-mode ecall code when it takes the trap, which
         // Unicorn leaves to the host: the hart runs in machine mode.
         if (cause == 8) cause = 11;
+        // QEMU's atomic path reports a misaligned AMO or LR as a misaligned load, with no
+        // address the host can read. The privileged spec makes each a store/AMO address misaligned,
+        // with the data address in mtval: rs1, which the faulting instruction has not changed.
+        if (cause == 4 || cause == 6)
+            if (const std::uint8_t* code = c.host_code(pc, 4)) {
+                std::uint32_t insn;
+                std::memcpy(&insn, code, sizeof insn);
+                if (const std::string name = atomic_name(insn); !name.empty()) {
+                    const std::uint64_t address = c.mask(c.reg((insn >> 15) & 31));
+                    const unsigned bytes = ((insn >> 12) & 7) == 2 ? 4 : 8;
+                    c.set_fault(pc, 6, address,
+                                std::string(exception_name(6)) + ": " + std::to_string(bytes) + "-byte " +
+                                    name + " at " + io::hex(address));
+                    c.stop_now();
+                    return;
+                }
+            }
         std::string what = exception_name(cause);
         if (cause == 2)
             if (const std::uint8_t* code = c.host_code(pc, 2)) {

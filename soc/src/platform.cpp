@@ -104,7 +104,10 @@ platform::platform(const sc_core::sc_module_name& name, const config& cfg)
     timer.irq.bind(timer_irq);
     cpu.irq_external.bind(accel_irq);
     cpu.irq_timer.bind(timer_irq);
-    finisher.on_finish([this](std::uint32_t, const sc_core::sc_time&) { cpu.halt(); });
+    finisher.on_finish([this](std::uint32_t, const sc_core::sc_time& at) {
+        m_finish_time = at;
+        cpu.halt();
+    });
     cpu.on_stop([] { sc_core::sc_stop(); });
     SC_METHOD(dump_irq);
     sensitive << accel_irq << timer_irq;
@@ -126,6 +129,14 @@ void platform::load(const elf_image& image) {
 
 std::uint64_t platform::bus_transactions_checked() const {
     return cpu_checker.checked() + checks.transactions_checked();
+}
+
+std::vector<std::string> platform::accelerator_errors() const {
+    std::vector<std::string> lines;
+    for (const verify::passive_checker::job_report& j : checks.jobs())
+        if (j.pass && !j.error.empty())
+            lines.push_back("job " + std::to_string(j.index) + " (" + j.job + "): " + j.error);
+    return lines;
 }
 
 std::vector<std::string> platform::protocol_violations() const {

@@ -65,8 +65,9 @@ public:
     // Puts the firmware's segments into RAM and the hart at its entry; before the simulation.
     void load(const elf_image& image);
 
-    // The finisher's code, once written.
+    // The finisher's code, once written, and the CPU's time of that write.
     const std::optional<std::uint32_t>& exit_code() const { return finisher.code(); }
+    const sc_core::sc_time& finish_time() const { return m_finish_time; }
     // Transactions the protocol checkers have seen on the CPU's bus and the DMA path, and the
     // TLM-2.0 rules broken there (one line each).
     std::uint64_t bus_transactions_checked() const;
@@ -75,6 +76,9 @@ public:
     // Call finish_checks() once the simulation has stopped: a job still running then fails.
     std::uint64_t jobs_checked() const { return checks.counts().checked; }
     const std::vector<std::string>& job_failures() const { return checks.failures(); }
+    // The jobs the accelerator refused or ended with ERR_DMA, rightly by the checker, one line each:
+    // "job 2 (refused: unknown DTYPE 7): ERR_DTYPE".
+    std::vector<std::string> accelerator_errors() const;
     void finish_checks() { checks.finish(); }
 
     // The interrupt lines in the VCD beside the accelerator's signals.
@@ -86,6 +90,7 @@ private:
     void dump_irq();
 
     std::vector<std::string> m_cpu_violations;
+    sc_core::sc_time m_finish_time;
     observe::vcd_writer* m_vcd = nullptr;
     observe::vcd_writer::id m_accel_irq_var = 0, m_timer_irq_var = 0;
 };

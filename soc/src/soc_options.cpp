@@ -3,7 +3,9 @@
 
 #include <CLI/CLI.hpp>
 
+#include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iostream>
 
 #include "cli_choice.h"
@@ -11,6 +13,7 @@
 #include "cli_parse.h"
 #include "job_script.h"
 #include "systolic/log.h"
+#include "time_text.h"
 
 namespace systolic::soc {
 
@@ -25,32 +28,61 @@ sc_core::sc_time time_option(const std::string& option, const std::string& text)
     return sc_core::sc_time::from_value(*ps);  // the kernel keeps its 1 ps resolution
 }
 
+std::string number(double v) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%g", v);
+    return text;
+}
+
+// One instruction's time, cpi / clock, must be one the kernel can count: at least its resolution
+// (1 ps; less rounds to nothing, and the hart would run without time passing), and at most an
+// hour, so that a slice's instructions (a translated block holds up to 512) stay far below
+// sc_time's limit, 2^64 - 1 ps (213 days), which the hart's time must never pass.
+void check_instruction_time(const soc_options& o) {
+    constexpr double longest_ps = 3600e12;
+    const double ps = o.cpi * 1e12 / o.cpu_clock;
+    const std::string timing = "--cpu-clock " + number(o.cpu_clock) + " Hz at --cpi " + number(o.cpi);
+    if (!(ps >= 1))
+        throw tb::usage_error(timing + ": an instruction would take " + number(ps) +
+                              " ps, less than the simulation's resolution of 1 ps");
+    if (!(ps <= longest_ps))
+        throw tb::usage_error(timing + ": an instruction would take " + number(ps) +
+                              " ps, more than the hour the simulation allows one");
+}
+
 }  // namespace
 
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
     CLI::App app{
         "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", vcd,
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart, trace, vcd,
                 log_level = name_of(log_level_names, default_log_level);
     app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
         ->check(CLI::IsMember({"rv32", "rv64"}));
     app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
     app.add_option("--cpi", o.cpi, "cycles per retired instruction (default 1)")->type_name("N");
-    app.add_option("--uart", o.uart, "write the UART's output to FILE rather than stdout")->type_name("FILE");
+    // The output names are kept as given, "" included, for io::output_set to check.
+    const CLI::Option* uart_option =
+        app.add_option("--uart", uart, "write the UART's output to FILE rather than stdout")
+            ->type_name("FILE");
     app.add_option("--timeout", timeout, "end a firmware that runs longer, in simulated time (default 10s)")
         ->type_name("TIME");
     app.add_option("--quantum", quantum,
                    "the global quantum, the hart's slice: interrupts are taken at most one quantum late "
-                   "(default 1us)")
+                   "(default 1us; at most --timeout)")
         ->type_name("TIME");
-    app.add_option("--trace", o.trace,
-                   "write a Chrome/Perfetto trace-event timeline: the CPU's device accesses, interrupts and "
-                   "sleeps beside each job's tiles, chunks, phases and DMA transfers")
-        ->type_name("FILE");
-    app.add_option("--vcd", vcd,
-                   "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
-                   "(all up to 16x16) and the interrupt lines")
-        ->type_name("NAME");
+    const CLI::Option* trace_option =
+        app.add_option(
+               "--trace", trace,
+               "write a Chrome/Perfetto trace-event timeline: the CPU's device accesses, interrupts and "
+               "sleeps beside each job's tiles, chunks, phases and DMA transfers")
+            ->type_name("FILE");
+    const CLI::Option* vcd_option =
+        app.add_option(
+               "--vcd", vcd,
+               "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
+               "(all up to 16x16) and the interrupt lines")
+            ->type_name("NAME");
     app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
         ->check(CLI::Range(1, 1024))
         ->type_name("N");
@@ -69,8 +101,12 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
             throw tb::usage_error("--cpu-clock must be a frequency above zero");
         if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw tb::usage_error("--cpi must be above zero");
         o.timeout = time_option("--timeout", timeout);
-        o.quantum = time_option("--quantum", quantum);
-        o.vcd_file = vcd.empty() ? "" : vcd + ".vcd";  // NAME without its extension
+        // A slice longer than the timeout would run the hart past it: the timeout bounds the quantum.
+        o.quantum = std::min(time_option("--quantum", quantum), o.timeout);
+        check_instruction_time(o);
+        if (uart_option->count()) o.uart = uart;
+        if (trace_option->count()) o.trace = trace;
+        if (vcd_option->count()) o.vcd_file = vcd.empty() ? "" : vcd + ".vcd";  // NAME without its extension
         const auto level = parse_log_level(log_level);
         if (!level) throw tb::usage_error("--log-level " + tb::one_line(log_level) + ": not a log level");
         set_log_level(*level);

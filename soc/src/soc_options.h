@@ -17,8 +17,9 @@ struct soc_options {
     double cpu_clock = 1e9, cpi = 1;
     std::size_t array = 16;  // N: an N x N array
     engine_kind engine = engine_kind::cycle;
-    sc_core::sc_time timeout, quantum;
-    std::string uart, trace, vcd_file;  // empty: none; vcd_file with its .vcd
+    sc_core::sc_time timeout, quantum;  // the quantum at most the timeout
+    // Set when the option was given ("" too, which io::output_set refuses); vcd_file with its .vcd.
+    std::optional<std::string> uart, trace, vcd_file;
     std::string firmware;
 };
 

@@ -41,15 +41,15 @@ int sc_main(int argc, char* argv[]) {
     pc.array_size = o.array;
     pc.engine = o.engine;
     const sc_core::sc_time timeout = o.timeout;
-    const std::string& vcd_file = o.vcd_file;
     soc::elf_image image;
     io::output_set files;
     try {
         image = soc::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
         files.add_input({"firmware", o.firmware});
-        if (!o.uart.empty()) files.add({"--uart", o.uart});
-        if (!vcd_file.empty()) files.add({"--vcd", vcd_file});
-        if (!o.trace.empty()) files.add({"--trace", o.trace});
+        // Every output name through output_set's checks, an empty one included.
+        if (o.uart) files.add({"--uart", *o.uart});
+        if (o.vcd_file) files.add({"--vcd", *o.vcd_file});
+        if (o.trace) files.add({"--trace", *o.trace});
     } catch (const soc::elf_error& e) {
         std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
         return exit_usage;
@@ -69,14 +69,14 @@ int sc_main(int argc, char* argv[]) {
     std::unique_ptr<observe::trace_file> trace;
     std::optional<observe::accelerator_observers> waves;
     try {
-        if (!o.uart.empty()) uart_sink = std::make_unique<observe::file_sink>(files.stream(o.uart), o.uart);
-        if (!vcd_file.empty()) {
-            vcd_sink = std::make_unique<observe::file_sink>(files.stream(vcd_file), vcd_file);
+        if (o.uart) uart_sink = std::make_unique<observe::file_sink>(files.stream(*o.uart), *o.uart);
+        if (o.vcd_file) {
+            vcd_sink = std::make_unique<observe::file_sink>(files.stream(*o.vcd_file), *o.vcd_file);
             vcd = std::make_unique<observe::vcd_writer>(*vcd_sink);
             vcd->set_version("systolic-soc");
         }
-        if (!o.trace.empty()) {
-            trace_sink = std::make_unique<observe::file_sink>(files.stream(o.trace), o.trace);
+        if (o.trace) {
+            trace_sink = std::make_unique<observe::file_sink>(files.stream(*o.trace), *o.trace);
             trace = std::make_unique<observe::trace_file>(*trace_sink, "systolic-soc");
         }
     } catch (const std::exception& e) {  // io_error
@@ -109,17 +109,20 @@ int sc_main(int argc, char* argv[]) {
     waves.reset();
     chip.cpu.finish_trace(end);
 
-    // The verdict: a fault, then the timeout, then the firmware's code, then the checks.
+    // The verdict: a fault, then the timeout, then the firmware's code, then the checks. The hart
+    // runs ahead of the kernel by up to a quantum, so a fault or a finish may come at a CPU time
+    // past the timeout, where the kernel has not: that is a timeout too.
     int status = 0;
     const auto& fault = chip.cpu.fault();
     const auto& code = chip.exit_code();
+    const bool late = fault ? chip.cpu.fault_time() > timeout : code && chip.finish_time() > timeout;
     const auto violations = chip.protocol_violations();
     const auto& failures = chip.job_failures();
-    if (fault) {
+    if (fault && !late) {
         std::cerr << "systolic-soc: firmware fault at pc " << io::hex(fault->pc) << ": " << fault->what
                   << " (mcause " << io::hex(fault->cause) << ", address " << io::hex(fault->address) << ")\n";
         status = exit_fault;
-    } else if (!code) {
+    } else if (!code || late) {
         std::cerr << "systolic-soc: timeout: the firmware did not finish within " << tb::format_time(timeout)
                   << " of simulated time (--timeout)\n";
         status = exit_timeout;
@@ -128,6 +131,11 @@ int sc_main(int argc, char* argv[]) {
                   << ")\n";
         status = exit_failed;
     }
+    if (line_open) std::cout << "\n";
+    // The accelerator's refusals and ERR_DMA, with their reasons: the firmware sees only a code in
+    // ERROR. They are no failures when the checker found them right.
+    for (const auto& e : chip.accelerator_errors())
+        std::cout << "accelerator: " << e << "\n";
     for (const auto& f : failures)
         std::cout << "check failed: " << f << "\n";
     for (const auto& v : violations)
@@ -136,11 +144,10 @@ int sc_main(int argc, char* argv[]) {
     const double mips = wall > 0 ? double(chip.cpu.retired()) / wall / 1e6 : 0;
     char mips_text[32];
     std::snprintf(mips_text, sizeof mips_text, "%.1f", mips);
-    std::cout << (line_open ? "\n" : "") << "systolic-soc: " << chip.cpu.retired()
-              << " instructions retired, " << tb::format_time(end) << " simulated, " << mips_text << " MIPS, "
-              << chip.jobs_checked() << " jobs checked, " << failures.size() << " failures, "
-              << chip.bus_transactions_checked() << " bus transactions checked, " << violations.size()
-              << " protocol violations\n";
+    std::cout << "systolic-soc: " << chip.cpu.retired() << " instructions retired, " << tb::format_time(end)
+              << " simulated, " << mips_text << " MIPS, " << chip.jobs_checked() << " jobs checked, "
+              << failures.size() << " failures, " << chip.bus_transactions_checked()
+              << " bus transactions checked, " << violations.size() << " protocol violations\n";
 
     try {
         if (uart_sink)

@@ -241,6 +241,37 @@ TEST_P(HartCore, ExceptionsAreFaultsAtTheirExactPc) {
     }
 }
 
+// A misaligned AMO or LR is the privileged spec's store/AMO address misaligned (cause 6), at the
+// instruction's pc, with the data address (what mtval would hold) as the fault's address. (An SC
+// without a reservation at its address fails in the engine without an access, and so no fault.)
+TEST_P(HartCore, AMisalignedAtomicIsAStoreAmoMisalignedFaultWithItsDataAddress) {
+    const bool rv64 = GetParam() == isa::rv64;
+    const struct {
+        unsigned funct5, width;
+        const char* what;
+    } cases[] = {{0, 2, "4-byte amoadd.w"}, {1, 2, "4-byte amoswap.w"}, {0x1c, 2, "4-byte amomaxu.w"},
+                 {2, 2, "4-byte lr.w"},     {0, 3, "8-byte amoadd.d"},  {2, 3, "8-byte lr.d"}};
+    for (const auto& c : cases) {
+        if (c.width == 3 && !rv64) continue;
+        const std::uint64_t data = ram_base + 0x702;
+        program p(ram_base);
+        p.op(rv::auipc(rv::a0, 0)).op(rv::addi(rv::a0, rv::a0, 0x702));  // a0 = data
+        p.op(rv::addi(rv::a2, rv::zero, 1));
+        const std::uint64_t at = p.here();
+        const unsigned rs2 = c.funct5 == 2 ? rv::zero : rv::a2;  // lr's rs2 is 0
+        p.op(rv::amo(c.funct5, c.width, rv::a1, rv::a0, rs2)).op(rv::wfi);
+        load(p);
+        core.set_pc(ram_base);
+        EXPECT_EQ(core.run(1000), hart_core::stop::fault) << c.what;
+        ASSERT_TRUE(core.fault()) << c.what;
+        EXPECT_EQ(core.fault()->pc, at) << c.what;
+        EXPECT_EQ(core.fault()->cause, 6u) << c.what;
+        EXPECT_EQ(core.fault()->address, data) << c.what;
+        EXPECT_EQ(core.fault()->what,
+                  std::string("store/AMO address misaligned: ") + c.what + " at 0x80000702");
+    }
+}
+
 // The privileged spec has the interrupt conditions evaluated again right after a write of mstatus
 // or mie and after an mret: the run ends there, and only there (not after a read of them).
 TEST_P(HartCore, AWriteOfMstatusOrMieOrAnMretEndsTheRunRightAfterIt) {

@@ -59,6 +59,11 @@ constexpr std::uint32_t csrrw(unsigned rd, unsigned csr, unsigned rs1) {
 constexpr std::uint32_t csrrs(unsigned rd, unsigned csr, unsigned rs1) {
     return csr << 20 | rs1 << 15 | 2u << 12 | rd << 7 | 0x73;
 }
+// An AMO, LR or SC (the A extension): funct5 (0 amoadd, 1 amoswap, 2 lr, 3 sc), width funct3
+// (2: .w, 3: .d).
+constexpr std::uint32_t amo(unsigned funct5, unsigned width, unsigned rd, unsigned rs1, unsigned rs2) {
+    return funct5 << 27 | rs2 << 20 | rs1 << 15 | width << 12 | rd << 7 | 0x2f;
+}
 constexpr unsigned mstatus = 0x300, mie = 0x304, mtvec = 0x305, mepc = 0x341, mcause = 0x342;
 constexpr std::uint32_t wfi = 0x10500073, ecall = 0x00000073, ebreak = 0x00100073, mret = 0x30200073;
 constexpr std::uint16_t c_nop = 0x0001, c_addi_a0_1 = 0x0505;  // c.addi a0, 1

@@ -1,7 +1,8 @@
 // systolic-soc run as a user runs it, on the small firmware of soc/tests/firmware built for both
 // ISAs: the UART, the finisher's codes, faults with their pc, the timeout, the timer interrupt and
 // wfi, time from instructions and device accesses, the accelerator with its interrupt, the trace and
-// the waveform, and every bad ELF file and usage refused with exit status 2.
+// the waveform, the accelerator's refusals in the summary, and every bad ELF file and usage (times
+// the simulation cannot hold, empty output names) refused with exit status 2.
 #include <elf.h>
 #include <gtest/gtest.h>
 
@@ -11,6 +12,7 @@
 #include <fstream>
 #include <map>
 #include <string>
+#include <vector>
 
 #include "cli_harness.h"
 #include "vcd_reader.h"
@@ -110,6 +112,22 @@ TEST_P(SocCli, AnIllegalInstructionIsAFaultAtItsPc) {
     EXPECT_EQ(r.err, want);
 }
 
+// The privileged spec's cause for a misaligned AMO, LR or SC is 6, store/AMO address misaligned,
+// with the data address (mtval), not the pc.
+TEST_P(SocCli, AMisalignedAtomicIsAStoreAmoMisalignedFaultAtItsDataAddress) {
+    const auto r = soc("fault_amo");
+    EXPECT_EQ(r.status, 3) << r.err;
+    const std::uint64_t pc = value_of(r.out, "fault_pc"), address = value_of(r.out, "address");
+    char want[200];
+    std::snprintf(
+        want, sizeof want,
+        "systolic-soc: firmware fault at pc 0x%llx: store/AMO address misaligned: 4-byte amoadd.w at "
+        "0x%llx (mcause 0x6, address 0x%llx)\n",
+        static_cast<unsigned long long>(pc), static_cast<unsigned long long>(address),
+        static_cast<unsigned long long>(address));
+    EXPECT_EQ(r.err, want);
+}
+
 TEST_P(SocCli, AnInterruptWithNoTrapHandlerIsAFault) {
     const auto r = soc("no_handler");
     EXPECT_EQ(r.status, 3) << r.err;
@@ -125,6 +143,26 @@ TEST_P(SocCli, TheTimeoutEndsAFirmwareThatNeverFinishes) {
         r.err,
         "systolic-soc: timeout: the firmware did not finish within 200 us of simulated time (--timeout)\n");
     EXPECT_NE(r.out.find(" 200 us simulated"), std::string::npos) << r.out;
+}
+
+// The timeout holds even when the firmware would finish inside the first quantum (1 us by default):
+// the quantum is bounded by the timeout, and a finish later than the timeout is a timeout.
+TEST_P(SocCli, AFirmwareThatFinishesAfterTheTimeoutTimesOut) {
+    const auto r = soc("hello", "--timeout 1ps");
+    EXPECT_EQ(r.status, 4) << r.err << r.out;
+    EXPECT_EQ(
+        r.err,
+        "systolic-soc: timeout: the firmware did not finish within 1.00 ps of simulated time (--timeout)\n");
+}
+
+// A quantum longer than the timeout: the hart's slices end at the timeout all the same.
+TEST_P(SocCli, TheTimeoutBoundsTheQuantum) {
+    const auto r = soc("spin", "--quantum 1000s --timeout 1ms");
+    EXPECT_EQ(r.status, 4) << r.err;
+    EXPECT_EQ(
+        r.err,
+        "systolic-soc: timeout: the firmware did not finish within 1.00 ms of simulated time (--timeout)\n");
+    EXPECT_NE(r.out.find(" 1.00 ms simulated"), std::string::npos) << r.out;
 }
 
 TEST_P(SocCli, TheTimerInterruptWakesWfi) {
@@ -173,6 +211,18 @@ TEST_P(SocCli, AJobTheFirmwareSpoilsFailsThePassiveCheck) {
     ASSERT_NE(why, std::string::npos) << line;
     EXPECT_GT(line.size(), why + 3) << line;
     EXPECT_NE(r.out.find(" 1 jobs checked, 1 failures, "), std::string::npos) << r.out;
+    EXPECT_EQ(r.err, "");
+}
+
+// A job the accelerator refuses: the firmware sees a bare ERROR code, the summary names the job,
+// the reason and the code at the default log level. A correct refusal is no failure.
+TEST_P(SocCli, ARefusalIsNamedWithItsReasonInTheSummary) {
+    const auto r = soc("accel_refused", "--array 2");
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    EXPECT_NE(r.out.find("error 3\n"), std::string::npos) << r.out;
+    EXPECT_NE(r.out.find("\naccelerator: job 1 (refused: unknown DTYPE 7): ERR_DTYPE\n"), std::string::npos)
+        << r.out;
+    EXPECT_NE(r.out.find(" 1 jobs checked, 0 failures, "), std::string::npos) << r.out;
     EXPECT_EQ(r.err, "");
 }
 
@@ -290,6 +340,75 @@ TEST_F(SocElf, EveryBadFileIsRefusedWithExitStatusTwo) {
     }
 }
 
+// The index, p_vaddr and p_paddr offsets of each PT_LOAD program header of an ELF file's bytes.
+struct load_header {
+    unsigned index;
+    std::size_t at;
+};
+std::vector<load_header> loads(const std::string& b, bool rv64) {
+    std::vector<load_header> out;
+    const unsigned count = rv64 ? reinterpret_cast<const Elf64_Ehdr*>(b.data())->e_phnum
+                                : reinterpret_cast<const Elf32_Ehdr*>(b.data())->e_phnum;
+    for (unsigned i = 0; i < count; ++i) {
+        const std::size_t ph = rv64 ? 64 + i * sizeof(Elf64_Phdr) : 52 + i * sizeof(Elf32_Phdr);
+        Elf32_Word type;
+        std::memcpy(&type, &b[ph], sizeof type);
+        if (type == PT_LOAD) out.push_back({i, ph});
+    }
+    return out;
+}
+void set_address(std::string& b, bool rv64, std::size_t ph, bool virtual_address, std::uint64_t value) {
+    if (rv64)
+        poke<Elf64_Addr>(
+            b, ph + (virtual_address ? offsetof(Elf64_Phdr, p_vaddr) : offsetof(Elf64_Phdr, p_paddr)), value);
+    else
+        poke<Elf32_Addr>(
+            b, ph + (virtual_address ? offsetof(Elf32_Phdr, p_vaddr) : offsetof(Elf32_Phdr, p_paddr)),
+            Elf32_Addr(value));
+}
+
+// The hart has no MMU and the platform copies nothing: a segment must be linked where it is loaded.
+// A code segment loaded in RAM but linked elsewhere (the entry moved with it) would fault at its
+// first instruction; it is refused instead.
+TEST_F(SocElf, ASegmentLinkedAwayFromWhereItIsLoadedIsRefused) {
+    for (const char* isa : {"rv32", "rv64"}) {
+        const bool rv64 = std::string(isa) == "rv64";
+        unsigned index = 0;
+        const std::string file = patched(isa, [&](std::string& b) {
+            const load_header code = loads(b, rv64).at(0);
+            index = code.index;
+            set_address(b, rv64, code.at, true, 0x20000000);
+            if (rv64)
+                poke<Elf64_Addr>(b, 24, 0x20000000);
+            else
+                poke<Elf32_Addr>(b, 24, 0x20000000);
+        });
+        const auto r = run_tool(k_soc, std::string("--isa ") + isa + " " + file);
+        expect_refused(r, ": segment " + std::to_string(index) + " at 0x80000000 (");
+        EXPECT_NE(r.err.find(" is linked at 0x20000000 (p_vaddr) but loaded at 0x80000000 (p_paddr)"),
+                  std::string::npos)
+            << r.err;
+    }
+}
+
+// Two loadable segments over the same bytes: refused, naming both, rather than the later one winning.
+TEST_F(SocElf, OverlappingSegmentsAreRefused) {
+    for (const char* isa : {"rv32", "rv64"}) {
+        const bool rv64 = std::string(isa) == "rv64";
+        std::vector<load_header> l;
+        const std::string file = patched(isa, [&](std::string& b) {
+            l = loads(b, rv64);
+            for (bool v : {true, false})
+                set_address(b, rv64, l.at(1).at, v, 0x80001000);
+        });
+        const auto r = run_tool(k_soc, std::string("--isa ") + isa + " " + file);
+        expect_refused(r, ": segment " + std::to_string(l.at(1).index) + " at 0x80001000 (");
+        EXPECT_NE(r.err.find(" overlaps segment " + std::to_string(l.at(0).index) + " at 0x80000000 ("),
+                  std::string::npos)
+            << r.err;
+    }
+}
+
 TEST_F(SocElf, BadUsageIsRefusedWithExitStatusTwo) {
     const std::string fw = firmware("hello", "rv32");
     expect_refused(run_tool(k_soc, ""), "firmware is required");
@@ -302,6 +421,30 @@ TEST_F(SocElf, BadUsageIsRefusedWithExitStatusTwo) {
     expect_refused(run_tool(k_soc, "--engine fast " + fw), "--engine");
     expect_refused(run_tool(k_soc, "--log-level loud " + fw), "--log-level loud: not a log level");
     expect_refused(run_tool(k_soc, "--uart " + fw + " " + fw), "--uart");
+    // An empty output name, as every output of every executable (io::output_set).
+    expect_refused(run_tool(k_soc, "--uart '' " + fw), "--uart needs a file name, got ''");
+    expect_refused(run_tool(k_soc, "--trace '' " + fw), "--trace needs a file name, got ''");
+    expect_refused(run_tool(k_soc, "--vcd '' " + fw), "--vcd needs a file name, got ''");
+    // Times the simulation cannot hold: an instruction below its 1 ps resolution, or one so long
+    // that the hart's time would overflow sc_time.
+    expect_refused(run_tool(k_soc, "--cpu-clock 1e30 " + fw),
+                   "--cpu-clock 1e+30 Hz at --cpi 1: an instruction would take 1e-18 ps, less than the "
+                   "simulation's resolution of 1 ps");
+    expect_refused(run_tool(k_soc, "--cpi 1e-30 " + fw),
+                   "--cpu-clock 1e+09 Hz at --cpi 1e-30: an instruction would take 1e-27 ps, less than the "
+                   "simulation's resolution of 1 ps");
+    expect_refused(
+        run_tool(k_soc, "--cpu-clock 1e-300 " + fw),
+        "--cpu-clock 1e-300 Hz at --cpi 1: an instruction would take inf ps, more than the hour the "
+        "simulation allows one");
+    expect_refused(
+        run_tool(k_soc, "--cpi 1e300 " + fw),
+        "--cpu-clock 1e+09 Hz at --cpi 1e+300: an instruction would take inf ps, more than the hour the "
+        "simulation allows one");
+    expect_refused(
+        run_tool(k_soc, "--cpu-clock 1e-4 " + fw),
+        "--cpu-clock 0.0001 Hz at --cpi 1: an instruction would take 1e+16 ps, more than the hour the "
+        "simulation allows one");
 }
 
 }  // namespace

@@ -153,7 +153,9 @@ passive_checker::passive_checker(const sc_core::sc_module_name& name, accelerato
     dma_monitor.initiator_socket.bind(environments.target_socket());
     dma_monitor.on_write = [this](const tlm::tlm_generic_payload& t) {
         if (m_state == state::idle) stray_write(t);
+        dma_answered(t);
     };
+    dma_monitor.on_read = [this](const tlm::tlm_generic_payload& t) { dma_answered(t); };
     m_accel.on_job_end([this] { job_ended(); });
 }
 
@@ -235,6 +237,7 @@ void passive_checker::started(const sc_core::sc_time& at) {
     report.start = report.end = at;
     const auto expect_refusal = [&](std::uint32_t code, const std::string& why) {
         report.what = outcome::refused;
+        report.error = error_name(error);
         if (error != code)
             report.errors.push_back("ERROR is " + error_name(error) + ", expected " + error_name(code) +
                                     " (" + why + ")");
@@ -297,6 +300,7 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
             m_current.what = outcome::bus_error;
             m_current.job += ", not all in memory from " + hex(r.base);
             m_state = state::bus_error;
+            m_failed_transfer.reset();
             return;
         }
         windows.push_back(std::move(*s));
@@ -336,12 +340,27 @@ void passive_checker::job_ended() {
                                            std::string(to_string(r.status)) +
                                            (r.error.empty() ? "" : " " + r.error));
             } else {
+                // ERROR_ADDR is the failing transaction's first byte, which may be in memory when the
+                // transaction runs past its end: some byte of the transaction must not be.
+                m_current.error = r.error;
                 const std::uint64_t at = systolic_error_address(&m_debug_dev);
-                std::uint8_t byte = 0;
-                try {
-                    environments.int8.memory().read(at, &byte, 1);
-                    m_current.errors.push_back("ERR_DMA at " + hex(at) + ", an address the memory answers");
-                } catch (const std::runtime_error&) {  // as it must be
+                const auto& failed = m_failed_transfer;
+                if (!failed) {
+                    m_current.errors.push_back("ERR_DMA at " + hex(at) + ", but no DMA transaction failed");
+                } else if (failed->address != at) {
+                    m_current.errors.push_back("ERR_DMA at " + hex(at) +
+                                               ", but the first DMA transaction that "
+                                               "failed starts at " +
+                                               hex(failed->address));
+                } else {
+                    std::vector<std::uint8_t> bytes(failed->length);
+                    try {
+                        environments.int8.memory().read(at, bytes.data(), bytes.size());
+                        m_current.errors.push_back("ERR_DMA at " + hex(at) + ", a " +
+                                                   std::to_string(failed->length) +
+                                                   "-byte transaction the memory answers");
+                    } catch (const std::runtime_error&) {  // as it must be
+                    }
                 }
             }
             for (const auto& v : environments.int8.checker.violations())
@@ -377,6 +396,13 @@ void passive_checker::stray_write(const tlm::tlm_generic_payload& t) {
     m_log->warn("{}", line);
     m_failures.push_back(line);
     if (on_failure) on_failure(line);
+}
+
+// A DMA transaction as the memory answered it: the first that failed while a job that must fail
+// with ERR_DMA runs is the one whose first byte ERROR_ADDR must hold.
+void passive_checker::dma_answered(const tlm::tlm_generic_payload& t) {
+    if (m_state == state::bus_error && !m_failed_transfer && !t.is_response_ok())
+        m_failed_transfer = failed_transfer{t.get_address(), t.get_data_length()};
 }
 
 void passive_checker::record(job_report report) {

@@ -19,7 +19,8 @@
 //    as the memory holds it, the spans outside C byte for byte, the counters EDGES, MACS and
 //    MACS_REAL (read by debug transport) against the counting rule, and the DMA path's protocol;
 //  - a job whose matrices the memory does not hold (debug transport fails on them) must fail with
-//    ERR_DMA at an address the memory does not answer;
+//    ERR_DMA, ERROR_ADDR the first byte of the first DMA transaction that failed, a transaction
+//    with a byte the memory does not answer (it may start inside the memory and run past its end);
 //  - a soft reset while a job runs abandons it: nothing of it is checked, and DMA writes are
 //    allowed until the accelerator has stopped it;
 //  - a job that an environment's own check() or check_refused() runs is left to that check.
@@ -37,6 +38,7 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
+#include <optional>
 #include <string>
 #include <systemc>
 #include <tlm>
@@ -77,6 +79,9 @@ public:
         bool pass = true;
         std::uint64_t elements = 0;       // elements of C checked
         std::vector<std::string> errors;  // why it failed, one line each
+        // What the accelerator answered a refused start or a job ended by ERR_DMA with, as ERROR
+        // reads ("ERR_DTYPE", "ERR_DMA at 0x30000000"); empty for a job that ran.
+        std::string error;
         // "job 3 (int32 M=4 K=5 P=6, C at 0x80001200): C(0,1) expected 5, got 6 (and 2 more)", or
         // "job 3 (...): completed, pass"
         std::string line() const;
@@ -133,6 +138,7 @@ private:
     template <class Format>
     void watch(job_report report, const matmul_job& job, std::size_t array_size);
     void stray_write(const tlm::tlm_generic_payload& trans);
+    void dma_answered(const tlm::tlm_generic_payload& trans);
     void record(job_report report);
 
     // The accelerator's registers by debug transport, as software would read them.
@@ -155,6 +161,11 @@ private:
     std::vector<std::string> m_protocol;  // violations seen before the last job's start
     std::uint64_t m_starts = 0;
     std::uint64_t m_stray_writes = 0;
+    // The first DMA transaction that failed while a job expected to fail with ERR_DMA ran.
+    struct failed_transfer {
+        std::uint64_t address = 0, length = 0;
+    };
+    std::optional<failed_transfer> m_failed_transfer;
 };
 
 }  // namespace systolic::verify

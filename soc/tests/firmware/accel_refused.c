@@ -1,0 +1,20 @@
+/* A job the accelerator refuses (an unknown DTYPE): the firmware sees only ERROR's code, and
+ * returns 0, so that the platform's own line is what names the refusal and its reason. */
+#include "accel_2x3.h"
+
+int main(void) {
+    const systolic_dev dev = soc_accel();
+    systolic_job job;
+    systolic_job_init(&job);
+    job.m = 2;
+    job.k = 3;
+    job.p = 2;
+    job.a_addr = (uintptr_t)a;
+    job.b_addr = (uintptr_t)b;
+    job.c_addr = (uintptr_t)c;
+    job.dtype = 7;
+    systolic_program(&dev, &job);
+    systolic_start(&dev, 0);
+    printf("error %u\n", (unsigned)systolic_error(&dev));
+    return 0;
+}
