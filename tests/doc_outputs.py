@@ -7,8 +7,8 @@ A fenced block whose info string is `text output=COMMAND` quotes COMMAND's stdou
 BUILD_DIR (its first word a program there, e.g. soc/systolic-soc), and the block must equal what it
 prints, line for line, except that:
   - a first line `$ build/COMMAND` shows the command as a reader types it from the source tree;
-  - a line `...` stands for any lines the quote leaves out;
-  - the quote may stop before the program's last line (systolic-soc's summary, say);
+  - a line `...` stands for any lines the quote leaves out (at the end: whatever follows, such as the
+    platform's own lines after a firmware's);
   - the figure before ` MIPS` is the host's speed, so any figure stands for it.
 COMMAND must exit 0. Each difference is one line naming the Markdown file and line, with what the
 program prints there, so that the fix is to copy it. The blocks are found by tests/doc_snippets.py's
@@ -52,7 +52,7 @@ def compare(quote, printed):
             return i, printed[j]
         i += 1
         j += 1
-    if len(printed) - j > 1:  # only the last line (a summary) may be left out
+    if j < len(printed):  # what a quote leaves off the end, it says so with a last `...`
         return i, f"(the quote stops {len(printed) - j} lines before the program does: {printed[j]!r})"
     return None
 
