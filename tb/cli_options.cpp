@@ -251,6 +251,11 @@ double parse_bandwidth(const std::string& option, const std::string& text) {
     if (!(v > 0) || std::isinf(v))
         throw usage_error(option + " " + quoted(text) +
                           " must be a positive number of bytes per clock cycle, or inf");
+    // The model's own bound (memory_system.h), which every executable's jobs are checked against;
+    // refused here too so that the message names the option and the text typed.
+    if (v < min_dram_bandwidth)
+        throw usage_error(option + " " + quoted(text) + " is below " + bandwidth_text(min_dram_bandwidth) +
+                          " bytes per clock cycle, the least the model simulates (docs/options.md)");
     return v;
 }
 

@@ -601,6 +601,15 @@ TEST_F(SystolicTb, BadMemorySystemOptions) {
     expect_usage_error("--dram-bandwidth -3", "must be a positive number");
     expect_usage_error("--dram-bandwidth fast", "--dram-bandwidth 'fast' is not a number");
     expect_usage_error("--dram-bandwidth 1e999", "out of the range of a double");
+    // Below the least bandwidth the model simulates (docs/options.md): 1e-19 once wrapped each
+    // transfer's cycle count to 0 (no stalls), 1e-9 ran for hours, 1e-15 with buffers none ended
+    // in SystemC's time overflow (E544). One line, exit 2, for every value below it.
+    for (const char* tiny : {"1e-9", "1e-19", "1e-300", "4.9e-324"})
+        expect_usage_error(std::string("--dram-bandwidth ") + tiny,
+                           std::string("systolic-tb: error: --dram-bandwidth '") + tiny +
+                               "' is below 0.001 bytes per clock cycle, the least the model simulates");
+    expect_usage_error("--buffers none --dram-bandwidth 1e-15", "the least the model simulates");
+    expect_usage_error("--buffers double --dram-bandwidth 0.000999", "the least the model simulates");
     expect_usage_error("--array 4 --fabric 2x1 --buffers double", "need one array (no --fabric)");
     // A C scratchpad smaller than one tile's outputs: refused by the model's own check, before the run.
     expect_usage_error("--buffers double --c-sram 8",
@@ -610,6 +619,12 @@ TEST_F(SystolicTb, BadMemorySystemOptions) {
     EXPECT_EQ(r.status, 0) << r.err;
     EXPECT_EQ(line_of(r.out, "simulated time:"),
               "simulated time: 264 ns (clear 4.00 ns, load 180 ns, advance 20.0 ns, drain 60.0 ns)");
+    // The least bandwidth itself runs, exactly: each of the 216 bytes of A, B and C takes 1000
+    // cycles on the channel, after the 264 cycles of the job without a limit (buffers none).
+    const auto slow = run("--dram-bandwidth 1e-3");
+    ASSERT_EQ(slow.status, 0) << slow.err;
+    EXPECT_EQ(line_of(slow.out, "stalls:"), "stalls: 0 cycles (prefetch 48050 cycles, total 216264 cycles)");
+    EXPECT_NE(slow.out.find("\nPASS\n"), std::string::npos) << slow.out;
 }
 
 }  // namespace

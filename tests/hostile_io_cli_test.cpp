@@ -321,6 +321,14 @@ TEST_F(HostileIo, ByteOrderMarkHasItsOwnMessage) {
     put("bom.csv", "\xef\xbb\xbf" + topology);
     expect_refused(run_tool(std::string("exec ") + SYSTOLIC_RUN, "--topology bom.csv --out out"),
                    "bom.csv:1: the file starts with a UTF-8 byte order mark");
+    // The SCALE-Sim .cfg reader names the mark the same way; it once printed the mark raw in
+    // "not a [section] line: '\xef\xbb\xbf[general]'".
+    put("bom.cfg", "\xef\xbb\xbf[general]\nrun_name = bom\n");
+    const auto r =
+        run_tool(std::string("exec ") + SYSTOLIC_RUN, "--topology t.csv --config bom.cfg --out out");
+    expect_refused(r, "bom.cfg:1: the file starts with a UTF-8 byte order mark (EF BB BF)");
+    EXPECT_EQ(r.err.find("\xef\xbb\xbf"), std::string::npos) << "the mark printed raw: " << r.err;
+    EXPECT_FALSE(fs::exists(path("out")));
 }
 
 // --- Signals and pipes -----------------------------------------------------------------------------
@@ -372,6 +380,46 @@ TEST_F(HostileIo, SignalsRemoveTheTemporaries) {
         for (const char* f : {"w.vcd", "c.npy", "r.json"})
             EXPECT_FALSE(fs::exists(path(f))) << f;
     }
+}
+
+// --c-out used to be renamed into place before --json's target turned out to have become a
+// directory while the job ran, so a failed run left a new C beside the old report. The outputs are
+// one transaction: every target is checked before any is renamed, and a failure leaves every
+// previous file as it was. The run is stopped (SIGSTOP) while its temporaries exist, the report's
+// target is made a directory, and the run goes on: no waiting on the clock decides the outcome.
+TEST_F(HostileIo, OutputsAreAllOrNothingWhenATargetChangesDuringTheRun) {
+    put("c.npy", "the previous C");
+    put("r.json", "the previous report");
+    const int null = ::open("/dev/null", O_WRONLY);
+    const pid_t pid = spawn(m_dir, SYSTOLIC_TB,
+                            {"--array", "8", "--m", "512", "--k", "512", "--p", "512", "--c-out", "c.npy",
+                             "--json", "r.json", "--no-progress"},
+                            null);
+    ::close(null);
+    while (!has_temporary(m_dir)) {
+        int status = 0;
+        ASSERT_EQ(::waitpid(pid, &status, WNOHANG), 0) << "the run ended before its outputs were planned";
+        std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+    ASSERT_EQ(::kill(pid, SIGSTOP), 0);
+    int status = 0;
+    ASSERT_EQ(::waitpid(pid, &status, WUNTRACED), pid);
+    ASSERT_TRUE(WIFSTOPPED(status));
+    // Stopped before its commit: its temporaries are all there and C is the previous one.
+    ASSERT_TRUE(has_temporary(m_dir));
+    ASSERT_TRUE(slurp(path("c.npy")) == "the previous C") << "C was replaced before the commit";
+    fs::remove(path("r.json"));
+    fs::create_directory(path("r.json"));
+    ASSERT_EQ(::kill(pid, SIGCONT), 0);
+    ASSERT_EQ(::waitpid(pid, &status, 0), pid);
+    ASSERT_TRUE(WIFEXITED(status)) << status;
+    EXPECT_EQ(WEXITSTATUS(status), 2);
+    const std::string err = slurp(path("stderr.txt"));
+    EXPECT_EQ(std::count(err.begin(), err.end(), '\n'), 1) << err;
+    EXPECT_NE(err.find("--json r.json exists and is a directory"), std::string::npos) << err;
+    EXPECT_TRUE(slurp(path("c.npy")) == "the previous C") << "C was renamed into place";
+    EXPECT_TRUE(fs::is_directory(path("r.json")));
+    expect_no_temporaries();
 }
 
 // `--json - | head -c 10` used to die of SIGPIPE with its finished temporaries left behind.

@@ -174,6 +174,46 @@ TEST(MemoryRules, ConfigChecksSayWhatIsWrong) {
     EXPECT_NE(check_memory_config(buffers(), job).find("preserve"), std::string::npos);
 }
 
+// --dram-bandwidth's range, in the model where every executable's jobs are checked: 1e-19 bytes
+// per cycle once wrapped a transfer's cycle count to 0 (no stalls at all), and a job whose DRAM
+// time passes what the simulated time holds ended in SystemC's E544. Now the cycle count saturates,
+// a bandwidth below the least is refused, and so is a job too large for the bandwidth it has.
+TEST(MemoryRules, TinyBandwidthIsRefusedAndNothingWraps) {
+    constexpr std::uint64_t all = ~std::uint64_t{0};
+    EXPECT_EQ(transfer_cycles(72, 0), 0u);  // unlimited
+    EXPECT_EQ(transfer_cycles(72, 8), 9u);
+    EXPECT_EQ(transfer_cycles(73, 8), 10u);
+    EXPECT_EQ(transfer_cycles(72, 1e-3), 72000u);
+    EXPECT_EQ(transfer_cycles(72, 1e-19), all);  // 7.2e20 cycles: saturated, not wrapped
+    EXPECT_EQ(transfer_cycles(all, 1e-300), all);
+    EXPECT_EQ(transfer_cycles(1, 4.9e-324), all);
+    // The channel's timeline saturates too: the fetch ends at the end of time, not at once.
+    memory_timeline t(1e-19);
+    EXPECT_EQ(t.fetch(memory_timeline::stream::a, 72, kLatency).end, all);
+    const matmul_job job = plain_job({4, 4, 4});
+    EXPECT_EQ(min_dram_bandwidth, 1e-3);
+    for (const double bw : {1e-9, 1e-19, 9.99e-4}) {
+        SCOPED_TRACE(bw);
+        memory_config m = buffers(0, 0, 0, bw);
+        EXPECT_NE(check_memory_config(m, job).find("at least 0.001 bytes per cycle"), std::string::npos)
+            << check_memory_config(m, job);
+        m.buffers = buffer_mode::none;
+        EXPECT_NE(check_memory(m, job, 2, 2, kOp, kAcc).find("at least 0.001"), std::string::npos);
+    }
+    EXPECT_EQ(check_memory(buffers(0, 0, 0, 1e-3), job, 2, 2, kOp, kAcc), "");
+    // A job whose DRAM traffic at the least bandwidth would pass max_dram_cycles: on a 1 x 1 array
+    // each of its 2^32 tiles reads a row of A and a column of B, 2^51 bytes in all.
+    const matmul_job huge = plain_job({1 << 16, 1 << 16, 1 << 16});
+    memory_config slow;
+    slow.dram_bandwidth = 1e-3;
+    const std::string err = check_memory(slow, huge, 1, 1, kOp, kAcc);
+    EXPECT_NE(err.find("cycles on the DRAM channel at 0.001 bytes per cycle, more than the 2^48"),
+              std::string::npos)
+        << err;
+    slow.dram_bandwidth = 0;  // unlimited: no DRAM time to bound
+    EXPECT_EQ(check_memory(slow, huge, 1, 1, kOp, kAcc), "");
+}
+
 class MemoryTimeline : public ::testing::TestWithParam<channel_timing> {};
 INSTANTIATE_TEST_SUITE_P(Timing, MemoryTimeline,
                          ::testing::Values(channel_timing::events, channel_timing::stepped),

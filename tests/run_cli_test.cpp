@@ -793,6 +793,57 @@ TEST_F(SystolicRun, MergeChecksEveryFieldOfAJobFile) {
     EXPECT_NE(r.err.find(": not UTF-8 text (byte 0xff at column"), std::string::npos) << r.err;
 }
 
+// Fields that are each in range but disagree with each other were merged as they came: an edited M
+// or advance_edges gave reports whose counts no longer follow from the shapes, and a layer renamed
+// in one array's file gave one layer two names. Each record's counts are worked out again from its
+// shape by the model's counting rule (count_job), and each layer must be the same in every file.
+TEST_F(SystolicRun, MergeRefusesRecordsWhoseCountsDisagree) {
+    write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 3, 4, 2,\n");
+    auto r = sr("--topology t.csv --array 2,3 --dataflow os,ws --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("jobs.sh", r.out);
+    r = run_tool("sh", "jobs.sh");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr("--merge jobs --out merged");
+    ASSERT_EQ(r.status, 0) << r.err;
+    const std::string file = "jobs/job-2x2-os-0000.json", ws_file = "jobs/job-3x3-ws-0000.json";
+    const std::string good = slurp(path(file)), ws_good = slurp(path(ws_file));
+    // M=6 K=10 P=5 on 2x2 in os: 9 tiles of 10 + 2 + 2 - 2 = 12 edges.
+    ASSERT_NE(good.find("\"advance_edges\": 108,"), std::string::npos) << good;
+    const struct {
+        std::string file, from, to, says;
+    } cases[] = {
+        {file, "\"advance_edges\": 108,", "\"advance_edges\": 109,",
+         "field 'advance_edges': 109, but M=6 K=10 P=5 on 2x2 in os counts 108 (docs/counting.md)"},
+        {file, "\"m\": 6,", "\"m\": 7,", "field 'tiles': 9, but M=7 K=10 P=5 on 2x2 in os counts 12"},
+        {file, "\"macs_real\": 300,", "\"macs_real\": 299,", "field 'macs_real': 299, but"},
+        {ws_file, "\"preload_edges\": ", "\"preload_edges\": 1",
+         "field 'preload_edges': 124, but M=6 K=10 P=5 on 3x3 in ws counts 24"},
+        {file, "\"layer\": \"A\"", "\"layer\": \"Z\"", "field 'layer': layer 0 is 'A' here but 'Z' in "},
+        {file, "\"layer_id\": 0,", "\"layer_id\": 1,", "field 'layer': layer 1 is 'B' here but 'A' in "},
+    };
+    for (const auto& c : cases) {
+        SCOPED_TRACE(c.to);
+        const std::string& orig = c.file == file ? good : ws_good;
+        std::string bad = orig;
+        const auto at = bad.find(c.from);
+        ASSERT_NE(at, std::string::npos) << orig;
+        bad.replace(at, c.from.size(), c.to);
+        write(c.file, bad);
+        r = sr("--merge jobs --out merged2");
+        EXPECT_EQ(r.status, 2) << r.out;
+        EXPECT_EQ(r.err.rfind("systolic-run: error: ", 0), 0u) << r.err;
+        EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
+        EXPECT_NE(r.err.find("jobs/job-"), std::string::npos) << r.err;  // the file
+        EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+        EXPECT_EQ(r.out, "");
+        EXPECT_FALSE(fs::exists(path("merged2")));
+        write(c.file, orig);
+    }
+    r = sr("--merge jobs --out merged2");
+    EXPECT_EQ(r.status, 0) << r.err;
+}
+
 TEST_F(SystolicRun, SweepFile) {
     write("t.csv", small_gemm);
     write("sizes.txt", "# arrays\n2\n4, 3  # and a rectangle\n2x5\n");

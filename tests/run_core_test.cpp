@@ -267,6 +267,8 @@ layer_record sample_record() {
     r.advance_edges = 4 * 16;
     r.macs_real = 6 * 10 * 5;
     r.macs_padded = 4 * 16 * 10;
+    r.real_outputs = 6 * 5;
+    r.masked_outputs = 4 * 16 - 6 * 5;
     // Folds of a 6x5 product on 4x4: 4x4, 4x1, 2x4, 2x1 used PEs, 16 edges each.
     r.folds = {{1, 16, 2, 20}, {1, 16, 4, 40}, {1, 16, 8, 80}, {1, 16, 16, 160}};
     r.clock_ps = 1000;
@@ -308,6 +310,7 @@ layer_record stationary_record() {
     r.preload_edges = 2 * 3 * 4;
     r.advance_edges = 2 * 3 * 12;
     r.macs_padded = 2 * 3 * 16 * 6;
+    r.masked_outputs = 2 * 6 * 4 - 6 * 5;  // each tile's 6 stream rows by 4 columns
     // Folds of L x n used PEs, L x n x 6 real MACs: n = 4 (the first tile) and 1 (the second).
     r.folds = {{1, 16, 2, 12}, {2, 16, 4, 24}, {1, 16, 8, 48}, {2, 16, 16, 96}};
     return r;

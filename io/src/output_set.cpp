@@ -2,6 +2,8 @@
 
 #include <fcntl.h>
 #include <limits.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -224,27 +226,115 @@ void output_set::prepare() {
     }
 }
 
+namespace {
+
+// SIGINT, SIGTERM and SIGHUP held while the renames run, so that a signal finds either every
+// output in place or none (its handler then removes the temporaries): it is delivered when the
+// commit is over. Other threads of the process still take them; the executables' threads are
+// idle by the time they commit.
+class signals_held {
+public:
+    signals_held() {
+        sigset_t set;
+        sigemptyset(&set);
+        for (int sig : {SIGINT, SIGTERM, SIGHUP})
+            sigaddset(&set, sig);
+        m_ok = ::pthread_sigmask(SIG_BLOCK, &set, &m_old) == 0;
+    }
+    ~signals_held() {
+        if (m_ok) ::pthread_sigmask(SIG_SETMASK, &m_old, nullptr);
+    }
+    signals_held(const signals_held&) = delete;
+    signals_held& operator=(const signals_held&) = delete;
+
+private:
+    sigset_t m_old{};
+    bool m_ok = false;
+};
+
+}  // namespace
+
 void output_set::commit() {
-    std::vector<std::string> dirs;
-    for (entry& e : m_entries) {
-        if (!e.has_bytes && !e.streamed) continue;
-        if (const std::string why = refuse_to_replace(e.out.path); !why.empty()) {
+    std::vector<entry*> outputs;
+    for (entry& e : m_entries)
+        if (e.has_bytes || e.streamed) outputs.push_back(&e);
+    // One transaction. First every target is checked again (it may have changed while the job
+    // ran): one that may not be replaced stops the commit before any rename.
+    for (entry* e : outputs)
+        if (const std::string why = refuse_to_replace(e->out.path); !why.empty()) {
             discard();
-            throw failure(e.out, why + " (it changed while the job ran)");
+            throw failure(e->out, why + " (it changed while the job ran)");
         }
-        if (std::rename(e.temp.c_str(), e.out.path.c_str()) != 0) {
-            const int err = errno;
-            discard();
-            throw failure(e.out, ": cannot rename its temporary into place: " + errno_text(err));
+    // Then the renames, each previous file kept as a hard link beside it (registered, so that a
+    // signal removes the link and never the file), until all are in place; a rename that fails
+    // puts the previous files back (or removes the new ones) and leaves the rest untouched.
+    struct done {
+        entry* e;
+        std::string backup;  // empty: the target did not exist
+        cleanup::slot* slot;
+    };
+    std::vector<done> renamed;
+    auto drop_backups = [&renamed] {
+        for (done& d : renamed)
+            if (d.slot) {
+                ::unlink(d.backup.c_str());
+                cleanup::drop(d.slot);
+                d.slot = nullptr;
+            }
+    };
+    auto undo = [&renamed, &drop_backups] {
+        for (auto it = renamed.rbegin(); it != renamed.rend(); ++it) {
+            if (it->backup.empty()) {
+                ::unlink(it->e->out.path.c_str());
+                continue;
+            }
+            // Put back, or (if even that fails) left beside the output under its temporary name.
+            std::rename(it->backup.c_str(), it->e->out.path.c_str());
+            cleanup::drop(it->slot);
+            it->slot = nullptr;
         }
-        cleanup::drop(e.slot);
-        e.slot = nullptr;
-        dirs.push_back(place_of(e.out.path).dir);
+        drop_backups();
+    };
+    {
+        const signals_held held;
+        for (entry* e : outputs) {
+            done d{e, "", nullptr};
+            struct stat st {};
+            if (::lstat(e->out.path.c_str(), &st) == 0) {
+                d.backup = temp_name(place_of(e->out.path));
+                d.slot = cleanup::add(d.backup, false);
+                if (::link(e->out.path.c_str(), d.backup.c_str()) != 0) {
+                    // A file system without hard links: this previous file cannot be put back
+                    // if a later rename fails (the checks above make that unlikely).
+                    cleanup::drop(d.slot);
+                    d.slot = nullptr;
+                    d.backup.clear();
+                }
+            }
+            if (std::rename(e->temp.c_str(), e->out.path.c_str()) != 0) {
+                const int err = errno;
+                if (d.slot) {
+                    ::unlink(d.backup.c_str());
+                    cleanup::drop(d.slot);
+                }
+                undo();
+                discard();
+                throw failure(e->out, ": cannot rename its temporary into place: " + errno_text(err) +
+                                          " (no output was changed)");
+            }
+            cleanup::drop(e->slot);
+            e->slot = nullptr;
+            renamed.push_back(d);
+        }
+        drop_backups();
     }
     m_committed = true;
     // Outputs given no bytes keep what they had: only their temporaries go.
     discard();
     // The renames themselves survive a crash once their directories are synced.
+    std::vector<std::string> dirs;
+    for (const done& d : renamed)
+        dirs.push_back(place_of(d.e->out.path).dir);
     for (const std::string& d : dirs) {
         const int fd = ::open(d.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
         if (fd >= 0) {

@@ -88,4 +88,11 @@ std::string utf8_error(std::string_view text, const std::string& source) {
     return source + ":" + std::to_string(p.line) + buf;
 }
 
+std::string bom_error(std::string_view text, const std::string& source, const std::string& reader,
+                      const std::string& what) {
+    if (text.substr(0, 3) != "\xef\xbb\xbf") return {};
+    return source + ":1: the file starts with a UTF-8 byte order mark (EF BB BF), which " + reader +
+           " reads as part of " + what + "; save it without one";
+}
+
 }  // namespace systolic::io

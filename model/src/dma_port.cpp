@@ -6,6 +6,7 @@
 #include <utility>
 
 #include "systolic/log.h"
+#include "systolic/memory_system.h"
 
 namespace systolic {
 
@@ -139,7 +140,7 @@ void dma_port::spend(const sc_core::sc_time& latency, std::uint64_t accesses, st
     }
     sc_core::sc_time t = latency;
     if (m_bandwidth > 0)
-        t += m_clock * double(accesses * std::uint64_t(std::ceil(double(bytes) / m_bandwidth)));
+        t += m_clock * (double(accesses) * double(transfer_cycles(bytes, m_bandwidth)));  // never wraps
     m_qk.inc(t);
 }
 

@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 #include <iterator>
 #include <limits>
 #include <list>
@@ -9,14 +10,61 @@
 #include <string>
 #include <tuple>
 
+#include "systolic/counting.h"
 #include "systolic/job.h"
 #include "systolic/tile_plan.h"
 
 namespace systolic {
 
+std::uint64_t transfer_cycles(std::uint64_t bytes, double bandwidth) {
+    if (!(bandwidth > 0)) return 0;
+    // A double holds any count below 2^64 to within its rounding; at or past 2^64 the conversion
+    // would be undefined (it gave 0 on x86), so the count saturates.
+    const double cycles = std::ceil(double(bytes) / bandwidth);
+    return cycles < 0x1p64 ? std::uint64_t(cycles) : ~std::uint64_t{0};
+}
+
+namespace {
+
+std::uint64_t saturating_add(std::uint64_t a, std::uint64_t b) {
+    return a > ~std::uint64_t{0} - b ? ~std::uint64_t{0} : a + b;
+}
+
+std::string bandwidth_text(double bytes_per_cycle) {
+    char text[32];
+    std::snprintf(text, sizeof text, "%.4g", bytes_per_cycle);
+    return text;
+}
+
+// An upper bound on the bytes a job moves over the DRAM channel, whatever the buffers: each tile
+// reads its whole A and B blocks (rows x K and K x cols) and, in each chunk, writes its outputs and
+// reads and writes its partial sums, with its per-column vectors. Scratchpads only take bytes away.
+double dram_bytes_bound(const matmul_job& job, std::uint64_t rows, std::uint64_t cols, std::uint64_t osz,
+                        std::uint64_t asz) {
+    const array_shape a{rows, cols};
+    const expected_counts c = count_job(job.shape, a, job.k_tile, job.dataflow);
+    std::uint64_t tr = std::min<std::uint64_t>(rows, job.shape.m),
+                  tc = std::min<std::uint64_t>(cols, job.shape.p);
+    if (is_stationary(job.dataflow)) {
+        const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, job.dataflow);
+        tr = g.stream;
+        tc = std::min<std::uint64_t>(cols, g.extent);
+    }
+    const double per_tile =
+        double(tr + tc) * double(job.shape.k) * double(osz) +
+        double(c.k_chunks) * (3.0 * double(tr) * double(tc) * double(asz) + 16.0 * double(tc));
+    return double(c.tiles) * per_tile;
+}
+
+}  // namespace
+
 std::string check_memory_config(const memory_config& memory, const matmul_job& job) {
     if (!(memory.dram_bandwidth >= 0) || std::isinf(memory.dram_bandwidth))
         return "the DRAM bandwidth must be a finite number of bytes per cycle, 0 or more (0: unlimited)";
+    if (memory.dram_bandwidth > 0 && memory.dram_bandwidth < min_dram_bandwidth)
+        return "the DRAM bandwidth (" + bandwidth_text(memory.dram_bandwidth) +
+               " bytes per cycle) must be at least " + bandwidth_text(min_dram_bandwidth) +
+               " bytes per cycle, the least the model simulates (or 0: unlimited)";
     if (memory.buffers == buffer_mode::none) {
         if (memory.a_sram || memory.b_sram || memory.c_sram)
             return "scratchpad sizes need buffers double (with buffers none there are no scratchpads)";
@@ -61,6 +109,19 @@ std::string check_stationary_memory(const memory_config& memory, const matmul_jo
 std::string check_memory(const memory_config& memory, const matmul_job& job, std::size_t rows,
                          std::size_t cols, std::uint64_t operand_size, std::uint64_t accumulator_size) {
     if (auto err = check_memory_config(memory, job); !err.empty()) return err;
+    if (memory.dram_bandwidth > 0) {
+        const double bytes = dram_bytes_bound(job, rows, cols, operand_size, accumulator_size);
+        // Each access may also round its own bytes up by a cycle: at most one per byte.
+        const double cycles = bytes / memory.dram_bandwidth + bytes;
+        if (!(cycles <= double(max_dram_cycles))) {
+            char text[160];
+            std::snprintf(text, sizeof text, "%.3g cycles on the DRAM channel at %s bytes per cycle", cycles,
+                          bandwidth_text(memory.dram_bandwidth).c_str());
+            return "the job's DRAM traffic (up to " + bandwidth_text(bytes) + " bytes) could take up to " +
+                   text +
+                   ", more than the 2^48 the simulated time holds; raise the bandwidth or split the job";
+        }
+    }
     if (memory.buffers == buffer_mode::none) return {};
     if (is_stationary(job.dataflow))
         return check_stationary_memory(memory, job, rows, cols, operand_size, accumulator_size);
@@ -244,7 +305,7 @@ void memory_timeline::play(const call& c) {
 
 // A request's own time on the channel once it has it: its latency, then its bytes.
 std::uint64_t memory_timeline::service(std::uint64_t bytes, std::uint64_t latency) const {
-    return latency + (m_bandwidth > 0 ? std::uint64_t(std::ceil(double(bytes) / m_bandwidth)) : 0);
+    return saturating_add(latency, transfer_cycles(bytes, m_bandwidth));
 }
 
 void memory_timeline::play_events(const call& c) {
@@ -281,7 +342,7 @@ void memory_timeline::play_events(const call& c) {
 // A request issued now that gets the channel at `begin`.
 memory_timeline::request memory_timeline::issued(stream what, std::uint64_t bytes, std::uint64_t begin,
                                                  std::uint64_t latency) const {
-    return {what, bytes, m_now, begin, begin + service(bytes, latency)};
+    return {what, bytes, m_now, begin, saturating_add(begin, service(bytes, latency))};
 }
 
 memory_timeline::request memory_timeline::serve(stream what, std::uint64_t bytes, std::uint64_t latency) {

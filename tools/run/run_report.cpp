@@ -421,6 +421,28 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
         f.fail("folds", "they count " + std::to_string(folded) + " folds, the record's " +
                             std::to_string(r.tiles) + " tiles have " +
                             std::to_string(r.tiles * folds_per_tile));
+    // A job that completed without a planted fault counted what the model's counting rule says for
+    // its shape (the scoreboard checks the same against the same function): a record whose counts
+    // do not follow from its M, K, P, array, dataflow and k_tile was edited.
+    if (r.status == to_string(job_status::completed) && r.inject == "none") {
+        const expected_counts want = count_job({r.m, r.k, r.p}, {r.array_rows, r.array_cols}, r.k_tile, df);
+        const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
+            {"tiles", {r.tiles, want.tiles}},
+            {"advance_edges", {r.advance_edges, want.advance_edges}},
+            {"preload_edges", {r.preload_edges, want.preload_edges}},
+            {"macs_padded", {r.macs_padded, want.macs_padded}},
+            {"macs_real", {r.macs_real, want.macs_real}},
+            {"real_outputs", {r.real_outputs, want.outputs_real}},
+            {"masked_outputs", {r.masked_outputs, want.outputs_masked}},
+        };
+        for (const auto& [field, v] : counts)
+            if (v.first != v.second)
+                f.fail(field, std::to_string(v.first) + ", but M=" + std::to_string(r.m) +
+                                  " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p) +
+                                  (r.k_tile ? " KT=" + std::to_string(r.k_tile) : std::string()) + " on " +
+                                  r.array_name() + " in " + r.dataflow + " counts " +
+                                  std::to_string(v.second) + " (docs/counting.md)");
+    }
     r.clock_ps = f.number(j, "clock_ps", 1, ~std::uint64_t{0});
     const auto& tp = f.at(j, "time_ps");
     r.sim_time_ps = f.number(tp, "sim");
@@ -518,7 +540,44 @@ void sort_records(std::vector<layer_record>& records) {
     });
 }
 
-void check_complete(const std::vector<layer_record>& records, const std::string& source) {
+void check_layers_agree(const std::vector<layer_record>& records, const std::vector<std::string>& sources) {
+    // The first record of each layer, and its file.
+    std::map<std::uint64_t, std::size_t> first;
+    for (std::size_t i = 0; i < records.size(); ++i) {
+        const layer_record& r = records[i];
+        const auto [it, fresh] = first.emplace(r.layer_id, i);
+        if (fresh) continue;
+        const layer_record& o = records[it->second];
+        const std::string here = i < sources.size() ? sources[i] : "a record";
+        const std::string there = it->second < sources.size() ? sources[it->second] : "another";
+        const std::string id = "layer " + std::to_string(r.layer_id) + " is ";
+        auto shape = [](const layer_record& x) {
+            return "M=" + std::to_string(x.m) + " K=" + std::to_string(x.k) + " P=" + std::to_string(x.p);
+        };
+        auto quoted = [](const std::string& name) { return "'" + io::printable(name.substr(0, 40)) + "'"; };
+        std::string field, mine, theirs;
+        if (r.layer != o.layer) {
+            field = "layer";
+            mine = quoted(r.layer);
+            theirs = quoted(o.layer);
+        } else if (r.kind != o.kind || r.conv != o.conv) {
+            field = r.kind != o.kind ? "kind" : "conv";
+            mine = "a " + r.kind + (r.conv.empty() ? "" : " of other sizes");
+            theirs = "a " + o.kind;
+        } else if (r.m != o.m || r.k != o.k || r.p != o.p) {
+            field = r.m != o.m ? "m" : r.k != o.k ? "k" : "p";
+            mine = shape(r);
+            theirs = shape(o);
+        } else {
+            continue;
+        }
+        throw report_error(here + ": field '" + field + "': " + id + mine + " here but " + theirs + " in " +
+                           there + " (one layer has one name and shape in every file of a run)");
+    }
+}
+
+void check_complete(const std::vector<layer_record>& records, const std::string& source,
+                    const std::vector<std::string>& sources) {
     if (records.empty()) throw report_error(source + ": no job records");
     const layer_record& first = records.front();
     auto same_run = [&](const layer_record& r) {
@@ -527,12 +586,14 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
                r.engine == first.engine && r.seed == first.seed && r.data == first.data &&
                r.k_tile == first.k_tile && r.inject == first.inject && r.memory == first.memory;
     };
-    std::set<std::tuple<std::string, std::string, std::uint64_t>> seen;
-    for (const auto& r : records) {
+    for (const auto& r : records)
         if (!same_run(r))
             throw report_error(source + ": the records come from different runs (" + first.topology + " " +
                                first.dtype + " " + first.engine + " and " + r.topology + " " + r.dtype + " " +
                                r.engine + ", or different seeds, data, array or dataflow lists)");
+    check_layers_agree(records, sources);
+    std::set<std::tuple<std::string, std::string, std::uint64_t>> seen;
+    for (const auto& r : records) {
         if (!seen.insert({r.array_name(), r.dataflow, r.layer_id}).second)
             throw report_error(source + ": layer " + std::to_string(r.layer_id) + " on " + r.array_name() +
                                " in " + r.dataflow + " appears twice");

@@ -135,14 +135,20 @@ bandwidth_figures bandwidth_figures_of(const layer_record& r);
 nlohmann::json to_json(const layer_record& r);
 // Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
 // its range, a name not in its list, or fields that disagree (a layer past the topology's end, a
-// convolution that does not lower to the GEMM, a pass with mismatches, ...).
+// convolution that does not lower to the GEMM, a pass with mismatches, counts of a completed job
+// that are not count_job's for its shape, ...).
 layer_record record_from_json(const nlohmann::json& j, const std::string& source);
 
 // The records in report order: by the array's place in the sweep, then the dataflow's, then LayerID.
 void sort_records(std::vector<layer_record>& records);
-// Refuses (report_error) records of different runs, duplicates, and missing (layer, array, dataflow)
-// jobs.
-void check_complete(const std::vector<layer_record>& records, const std::string& source);
+// Refuses (report_error) records of one layer that disagree on its name, kind, convolution or
+// shape, naming the field and both files (sources[i] is records[i]'s).
+void check_layers_agree(const std::vector<layer_record>& records, const std::vector<std::string>& sources);
+// Refuses (report_error) records of different runs, records of one layer that disagree
+// (check_layers_agree, naming sources[i] for records[i]), duplicates, and missing (layer, array,
+// dataflow) jobs.
+void check_complete(const std::vector<layer_record>& records, const std::string& source,
+                    const std::vector<std::string>& sources = {});
 
 std::string compute_report_csv(const std::vector<layer_record>& records);
 std::string bandwidth_report_csv(const std::vector<layer_record>& records);

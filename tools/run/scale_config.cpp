@@ -68,6 +68,10 @@ private:
 }  // namespace
 
 scale_config parse_scale_config(std::string_view text, const std::string& path, std::uint64_t max_side) {
+    // Python's configparser (SCALE-Sim's reader) takes the mark for text on the first line.
+    if (const std::string bom = io::bom_error(text, path, "SCALE-Sim's configparser", "the first line");
+        !bom.empty())
+        throw config_error(bom);
     if (const std::string bad = io::utf8_error(text, path); !bad.empty()) throw config_error(bad);
     const reader rd(path);
     std::map<key_use, entry> used;

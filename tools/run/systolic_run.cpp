@@ -649,7 +649,7 @@ int merge(const run_cli& o) {
     try {
         for (const auto& f : files)
             records.push_back(read_job_file(f));
-        check_complete(records, dir);
+        check_complete(records, dir, files);
     } catch (const report_error& e) {
         throw usage_error(e.what());
     }

@@ -136,10 +136,8 @@ topology parse_topology(std::string_view text, const std::string& path) {
     }
     if (text.find('\0') != std::string_view::npos)
         throw topology_error(path + ": not a text file (it holds NUL bytes)");
-    if (text.substr(0, 3) == "\xef\xbb\xbf")
-        throw topology_error(path +
-                             ":1: the file starts with a UTF-8 byte order mark (EF BB BF), which SCALE-Sim "
-                             "reads as part of the first header name; save it without one");
+    if (const std::string bom = io::bom_error(text, path, "SCALE-Sim", "the first header name"); !bom.empty())
+        throw topology_error(bom);
     if (const std::string bad = io::utf8_error(text, path); !bad.empty()) throw topology_error(bad);
     std::uint64_t line_no = 0;
     bool header_seen = false;

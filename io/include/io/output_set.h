@@ -5,7 +5,9 @@
 //    directory that exists, with a name the file system accepts; and it creates the output's
 //    temporary there at once, so an unwritable place is found now and not after the job;
 //  - prepare() writes and fsyncs every temporary; commit() renames them into place only when all
-//    are complete (stdout is written in between);
+//    are complete (stdout is written in between), as one transaction: every target is checked
+//    again before the first rename, and a rename that fails puts back the previous files of those
+//    already renamed, so the outputs are all new or all as they were;
 //  - any failure, a destructor before commit(), or a SIGINT/SIGTERM/SIGHUP (io/process.h) removes
 //    every temporary.
 // Temporaries are ".systolic-PID-N.tmp" beside their outputs, short whatever the output's name.
@@ -49,8 +51,9 @@ public:
     int stream(const std::string& path);
     // Writes and fsyncs every temporary that set() gave bytes; io_error (all removed) on failure.
     void prepare();
-    // Renames every written temporary into place, re-checking that the target is still not a
-    // special file, and syncs the directories.
+    // Renames every written temporary into place, all or none: it first re-checks that no target
+    // has become a special file, then renames with SIGINT, SIGTERM and SIGHUP held, keeping each
+    // previous file (a hard link) until all are in place; then syncs the directories.
     void commit();
 
 private:

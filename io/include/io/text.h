@@ -34,4 +34,11 @@ text_position find_invalid_utf8(std::string_view text);
 // "<source>:<line>: not UTF-8 text (byte 0xNN at column C)", or empty when the text is UTF-8.
 std::string utf8_error(std::string_view text, const std::string& source);
 
+// "<source>:1: the file starts with a UTF-8 byte order mark (EF BB BF), which <reader> reads as
+// part of <what>; save it without one", or empty when the text does not start with one. Every
+// reader of SCALE-Sim's files (topologies, .cfg) says it the same way, so the mark is named and
+// never printed raw.
+std::string bom_error(std::string_view text, const std::string& source, const std::string& reader,
+                      const std::string& what);
+
 }  // namespace systolic::io

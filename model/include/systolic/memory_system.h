@@ -40,6 +40,26 @@ struct memory_config {
     double dram_bandwidth = 0;  // bytes per clock cycle, shared by the streams; 0: unlimited ("inf")
 };
 
+// The DRAM bandwidth's range, the same in every executable (check_memory_config holds it; the
+// command lines refuse a value below it as they parse it). 0 is unlimited; otherwise at least
+// min_dram_bandwidth bytes per cycle: a byte per thousand cycles, 1 MB/s at the 1 GHz clock, a
+// thousandth of a slow DRAM channel. Below it a job models nothing but its wait, and the wait
+// breaks things: the cycle engine steps the channel once per cycle (1e-9 took hours), a
+// transfer's cycle count leaves 64 bits (1e-19 wrapped to 0), and the simulated time passes
+// SystemC's 2^64 ps, 213 days at 1 ns a cycle (1e-15 ended in its E544).
+inline constexpr double min_dram_bandwidth = 1e-3;
+// What a job's DRAM traffic may take at its bandwidth, at most: 2^48 cycles, 3.3 days at 1 ns.
+// check_memory bounds the traffic from above (every tile reading its whole blocks and writing its
+// outputs and partial sums in every chunk), so that the job's simulated time, and the watchdog the
+// verification harness sets at ten times a bound of it, stay inside SystemC's 2^64 ps at the 1 ns
+// clock.
+inline constexpr std::uint64_t max_dram_cycles = std::uint64_t{1} << 48;
+
+// ceil(bytes / bandwidth): the cycles a transfer of `bytes` takes on the channel; 0 for bandwidth
+// 0 (unlimited). Saturates at 2^64 - 1 instead of wrapping; the memory timeline and the
+// DMA port both count with it.
+std::uint64_t transfer_cycles(std::uint64_t bytes, double bandwidth);
+
 struct stream_bytes {
     std::uint64_t dram = 0;   // between DRAM (the TLM target) and the scratchpad
     std::uint64_t array = 0;  // between the scratchpad and the array's edges
@@ -58,14 +78,15 @@ struct memory_report {
     std::uint64_t stream_k_chunk = 0;  // the chunk length used for them (0: none streamed)
 };
 
-// The parts of check_memory that need no array: a negative or not-a-number bandwidth, SRAM sizes
-// given with buffers none, buffers double with k_policy partials. Empty when it holds. validate_job
-// calls it.
+// The parts of check_memory that need no array: a negative or not-a-number bandwidth, or one
+// below min_dram_bandwidth, SRAM sizes given with buffers none, buffers double with k_policy
+// partials. Empty when it holds. validate_job calls it.
 std::string check_memory_config(const memory_config& memory, const matmul_job& job);
 
 // Empty when the config suits the job on an R x C array, else one line: check_memory_config's
-// rules, and a C buffer smaller than one tile's outputs, or an A or B buffer that cannot hold one
-// K term of a tile's block twice. The controller calls it when a job starts.
+// rules, a job whose DRAM traffic at its bandwidth could take more than max_dram_cycles, and a C
+// buffer smaller than one tile's outputs, or an A or B buffer that cannot hold one K term of a
+// tile's block twice. The controller calls it when a job starts.
 std::string check_memory(const memory_config& memory, const matmul_job& job, std::size_t rows,
                          std::size_t cols, std::uint64_t operand_size, std::uint64_t accumulator_size);
 
