@@ -5,13 +5,23 @@
 // only (bench_key: the format, the array, the fabric). The first job builds that testbench and
 // later jobs reuse it, as systolic-run reuses its benches; a job that needs another configuration
 // is refused here, and the Python side runs each configuration in a worker process of its own.
+//
+// SIGINT, SIGTERM and SIGHUP while the Python side holds the signals (hold_signals() ...
+// release_signals(), around each job) only record the signal: the job reads it at its next plan
+// step and ends there, its temporaries removed and nothing written (tb_job.h's job_reply::stop),
+// and the Python side then hands the signal to the program's own handler (docs/python.md).
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
 
+#include <signal.h>
+
+#include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <iterator>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -28,6 +38,64 @@ using namespace systolic;
 using namespace systolic::tb;
 
 namespace {
+
+// The signals that stop a job, and the first one that came while they were held (0: none).
+constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+std::atomic<int> g_stop_signal{0};
+static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
+
+extern "C" void on_stop_signal(int sig) {
+    int none = 0;
+    g_stop_signal.compare_exchange_strong(none, sig);
+}
+
+// Holders count (the program's thread running a job here, others waiting for workers): the first
+// installs on_stop_signal, the last puts back what the program had (Python's own handlers, or the
+// defaults). A signal the program ignores (nohup) stays ignored.
+struct signal_hold {
+    std::mutex mutex;
+    int holders = 0;
+    struct sigaction before[std::size(stop_signals)];
+    bool installed[std::size(stop_signals)] = {};
+};
+signal_hold& the_hold() {
+    static signal_hold* h = new signal_hold;
+    return *h;
+}
+
+void hold_signals() {
+    signal_hold& h = the_hold();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    if (h.holders++ > 0) return;
+    g_stop_signal.store(0);
+    struct sigaction sa {};
+    sa.sa_handler = on_stop_signal;
+    sa.sa_flags = SA_RESTART;
+    sigemptyset(&sa.sa_mask);
+    for (std::size_t i = 0; i < std::size(stop_signals); ++i) {
+        h.installed[i] = false;
+        if (::sigaction(stop_signals[i], nullptr, &h.before[i]) != 0 || h.before[i].sa_handler == SIG_IGN)
+            continue;
+        h.installed[i] = ::sigaction(stop_signals[i], &sa, nullptr) == 0;
+    }
+}
+
+// The signal that came while held (0: none); the last holder's call puts the handlers back first.
+int release_signals() {
+    signal_hold& h = the_hold();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    if (h.holders == 0) return 0;
+    if (--h.holders == 0)
+        for (std::size_t i = 0; i < std::size(stop_signals); ++i)
+            if (h.installed[i]) ::sigaction(stop_signals[i], &h.before[i], nullptr);
+    return g_stop_signal.load();
+}
+
+bool signals_held() {
+    signal_hold& h = the_hold();
+    std::lock_guard<std::mutex> lock(h.mutex);
+    return h.holders > 0;
+}
 
 // Parses systolic-tb's options (argv without the program's name); bad usage throws usage_error.
 options parse(const std::vector<std::string>& args) {
@@ -131,6 +199,7 @@ py::dict run(const std::vector<std::string>& args, const py::array& a, const py:
                               " but B is " + std::to_string(b.shape(0)) + "x" + std::to_string(b.shape(1)) +
                               ": A's columns must equal B's rows");
         pr.shape = {std::uint64_t(a.shape(0)), std::uint64_t(a.shape(1)), std::uint64_t(b.shape(1))};
+        if (signals_held()) reply.stop = &g_stop_signal;
         py::gil_scoped_release unlocked;
         run_job<Format>(o, &bench_for<Format>, &pr, &reply);
     });
@@ -160,6 +229,7 @@ PYBIND11_MODULE(_systolic, m) {
     // Before SystemC's first object: its banner would go to the caller's stdout.
     ::setenv("SYSTEMC_DISABLE_COPYRIGHT_MESSAGE", "1", 0);
     static py::exception<usage_error> usage(m, "UsageError", PyExc_ValueError);
+    static py::exception<job_stopped> stopped(m, "Stopped", PyExc_RuntimeError);
     py::register_exception_translator([](std::exception_ptr p) {
         try {
             if (p) std::rethrow_exception(p);
@@ -167,12 +237,20 @@ PYBIND11_MODULE(_systolic, m) {
             usage(one_line(e.what()).c_str());
         } catch (const io::npy_error& e) {
             usage(one_line(e.what()).c_str());
+        } catch (const job_stopped& e) {
+            stopped(("the job was stopped by signal " + std::to_string(e.signal) + "; nothing was written").c_str());
         } catch (const out_of_memory& e) {
             PyErr_SetString(PyExc_MemoryError, one_line(e.what()).c_str());
         }
     });
     m.def("bench_key", &bench_key, py::arg("args"),
           "The testbench configuration the options need: jobs with the same key can share a process");
+    m.def("hold_signals", &hold_signals,
+          "From now until release_signals(), SIGINT, SIGTERM and SIGHUP stop the job (which raises Stopped)");
+    m.def("release_signals", &release_signals,
+          "Ends hold_signals() (the last holder puts the program's handlers back); the signal that came, or 0");
+    m.def("stop_signal", []() { return g_stop_signal.load(); },
+          "The signal that came since hold_signals(), or 0");
     m.def("run", &run, py::arg("args"), py::arg("a"), py::arg("b"),
           "Runs one job with systolic-tb's options on A and B; returns c, report, summary and pass");
 }

@@ -395,6 +395,32 @@ void write_outputs(const options& o, const job_check<Format>& out, const std::st
     files.commit();
 }
 
+// Ends the job at the plan step after job_reply::stop is set, by the controller's own abort (at step
+// granularity, so it costs nothing per edge).
+template <class Format>
+class stop_observer final : public edge_observer<Format> {
+public:
+    stop_observer(const std::atomic<int>& flag, tile_controller<Format>& controller)
+        : m_flag(flag), m_controller(controller) {}
+    bool wants_edges() const override { return false; }
+    void on_edge(const edge_event<Format>&) override {}
+    void on_step_begin(const step_event<Format>&) override { poll(); }
+    void on_step_end(const step_event<Format>&) override { poll(); }
+
+private:
+    void poll() {
+        if (m_flag.load(std::memory_order_relaxed) != 0) m_controller.abort();
+    }
+    const std::atomic<int>& m_flag;
+    tile_controller<Format>& m_controller;
+};
+
+// Before anything is written: a stopped job throws, and the output_set removes the temporaries.
+void throw_if_stopped(const job_reply* reply) {
+    if (reply && reply->stop)
+        if (const int sig = reply->stop->load()) throw job_stopped(sig);
+}
+
 }  // namespace
 
 void check_options(const options& o) {
@@ -530,9 +556,15 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
             counts.advance_edges);
         observers.add(bar_obs.get());
     }
+    std::unique_ptr<stop_observer<Format>> stop_obs;
+    if (reply && reply->stop) {
+        stop_obs = std::make_unique<stop_observer<Format>>(*reply->stop, bench->controller);
+        observers.add(stop_obs.get());
+    }
     if (!observers.empty()) bench->controller.set_observer(&observers);
     auto out = allocating("running the job", [&] { return bench->run(pr, ro); });
     bench->controller.set_observer(nullptr);
+    throw_if_stopped(reply);
     // The observers closed the job when it ended; one that did not end stops where the simulation did.
     const bool ended = out.result.status != job_status::running;
     if (bar_obs) bar_obs->finish();
@@ -571,6 +603,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
         j["memory_estimate_bytes"] = estimate.total;
         return j.dump(2) + "\n";
     });
+    throw_if_stopped(reply);
     allocating("writing the outputs",
                [&] { write_outputs(o, out, summary.str(), report, files, reply == nullptr); });
     if (reply) {

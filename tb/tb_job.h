@@ -4,8 +4,10 @@
 // testbench it keeps for the job's configuration, and takes C and the report back as values.
 #pragma once
 
+#include <atomic>
 #include <cstdint>
 #include <functional>
+#include <stdexcept>
 #include <string>
 #include <vector>
 
@@ -40,6 +42,16 @@ struct job_reply {
     std::string summary;  // what systolic-tb prints
     std::string report;   // the JSON report (docs/report-json.md)
     bool pass = false;
+    // In: a flag the caller sets (from a signal handler: the Python module's) to stop the job. It is
+    // read at each plan step, never per edge; once it is nonzero the job ends at its next step, no
+    // output is written (every temporary is removed) and run_job throws job_stopped.
+    const std::atomic<int>* stop = nullptr;
+};
+
+// A job stopped by job_reply::stop; `signal` is the flag's value (the signal that stopped it).
+struct job_stopped : std::runtime_error {
+    explicit job_stopped(int sig) : std::runtime_error("the job was stopped"), signal(sig) {}
+    int signal;
 };
 
 // Runs the job the options describe, on `operands` when given (a caller's arrays; the options'

@@ -7,12 +7,19 @@ SystemC elaborates once per process: the first configuration a program uses runs
 program's own process, on operands copied once into the testbench's problem; every other
 runs in a worker process, started on first use and kept until ``close()`` or exit, with
 the operands copied once into memory shared with it.
+
+SIGINT, SIGTERM and SIGHUP during a job stop it at its next plan step: its temporaries are
+removed, nothing is written, and the signal then goes to the program's own handler (SIGINT:
+KeyboardInterrupt; SIGTERM and SIGHUP: the process ends by the signal), as in the C++ tools.
 """
 
 import atexit
+import contextlib
 import json
 import mmap
 import os
+import select
+import signal
 import subprocess
 import sys
 import tempfile
@@ -136,9 +143,15 @@ class _Worker:
                 write_message(self.requests, {"args": args, "size": self.size,
                                               "a": where_a, "b": where_b,
                                               "c": (offsets[2], c_bytes)})
+                self._wait_for_reply()
                 reply = read_message(self.replies)
             except BrokenPipeError:
                 reply = None
+            except BaseException:
+                # Stopped by a signal, or anything else: the worker's job must not go on (and
+                # commit its files) without us; it gets our signal, or SIGTERM, and cleans up.
+                self._end(_systolic.stop_signal() or signal.SIGTERM)
+                raise
             if reply is None:
                 status = self.process.wait()
                 raise RuntimeError(f"the model's process for {self.key} ended "
@@ -146,6 +159,25 @@ class _Worker:
             if reply.get("c") is not None:
                 reply["c"] = view(self.shared, reply["c"]).copy()
             return reply
+
+    def _wait_for_reply(self):
+        """Waits for the worker's reply, polling for a signal that stops the job."""
+        while not select.select([self.reply_fd], [], [], 0.1)[0]:
+            sig = _systolic.stop_signal()
+            if sig:
+                raise _systolic.Stopped(f"the job was stopped by signal {sig}; nothing was written")
+
+    def _end(self, sig):
+        """Hands `sig` to the worker, which stops its job, removes its temporaries and ends."""
+        if self.process.poll() is None:
+            try:
+                self.process.send_signal(sig)
+            except OSError:
+                pass
+        with _workers_lock:
+            if _workers.get(self.key) is self:
+                del _workers[self.key]
+        self.close()
 
     def close(self):
         for stream in (self.requests, self.replies):
@@ -196,6 +228,19 @@ def close():
 atexit.register(close)
 
 
+def _job(a, b, array, dtype, engine, job_options):
+    """The job's reply; arrays given for file options live in a temporary directory until it ends."""
+    has_arrays = any(isinstance(v, np.ndarray) for v in job_options.values())
+    with (tempfile.TemporaryDirectory(prefix="systolic-") if has_arrays
+          else contextlib.nullcontext()) as directory:
+        args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
+                "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
+        args += _option_args(job_options, directory)
+        key = _systolic.bench_key(args)  # bad options are refused here, before a process starts
+        c_bytes = a.shape[0] * b.shape[1] * 8
+        return _run(key, args, a, b, c_bytes)
+
+
 def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options):
     """C = A·B on the model, checked by its scoreboard.
 
@@ -210,7 +255,9 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
     out_dtype="int8") and systolic-tb's JSON report as a dict (docs/report-json.md).
     Raises UsageError (a ValueError) for bad options or operands, with systolic-tb's
     one-line message, and CheckError when the scoreboard fails the job, unless
-    check=False.
+    check=False. SIGINT during the job stops it and raises KeyboardInterrupt; SIGTERM
+    and SIGHUP stop it and end the process by the signal (or run the program's handler
+    for it); either way the job's temporaries are removed and no file is written.
     """
     if dtype is None:
         dtype = _FORMAT_OF.get(np.asarray(a).dtype)
@@ -226,13 +273,22 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
                          "A's columns must equal B's rows")
     # No progress bar unless asked for: the worker shares the caller's terminal.
     job_options.setdefault("no_progress", not job_options.get("progress"))
-    with tempfile.TemporaryDirectory(prefix="systolic-") as directory:
-        args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
-                "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
-        args += _option_args(job_options, directory)
-        key = _systolic.bench_key(args)  # bad options are refused here, before a process starts
-        c_bytes = a.shape[0] * b.shape[1] * 8
-        reply = _run(key, args, a, b, c_bytes)
+    # From here to the end of the job, SIGINT, SIGTERM and SIGHUP stop it (see the top).
+    _systolic.hold_signals()
+    try:
+        try:
+            reply = _job(a, b, array, dtype, engine, job_options)
+        except _systolic.Stopped:
+            reply = None
+    finally:
+        sig = _systolic.release_signals()
+        if sig:
+            # Everything is cleaned up: the program's own handler now, which raises
+            # KeyboardInterrupt, ends the process by the signal, or does what it was written to.
+            signal.raise_signal(sig)
+    if reply is None:
+        # The program's handler returned, or Python runs it in the main thread and this is another.
+        raise RuntimeError(f"the job was stopped by {signal.Signals(sig).name}; nothing was written")
     if "usage_error" in reply:
         raise UsageError(reply["usage_error"])
     if "memory_error" in reply:
