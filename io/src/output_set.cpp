@@ -270,7 +270,8 @@ void output_set::commit() {
     // puts the previous files back (or removes the new ones) and leaves the rest untouched.
     struct done {
         entry* e;
-        std::string backup;  // empty: the target did not exist
+        bool existed;        // the target was there before
+        std::string backup;  // where it is kept; empty where it did not exist or could not be linked
         cleanup::slot* slot;
     };
     std::vector<done> renamed;
@@ -285,7 +286,8 @@ void output_set::commit() {
     auto undo = [&renamed, &drop_backups] {
         for (auto it = renamed.rbegin(); it != renamed.rend(); ++it) {
             if (it->backup.empty()) {
-                ::unlink(it->e->out.path.c_str());
+                // A new output goes; one whose previous file could not be kept stays, new.
+                if (!it->existed) ::unlink(it->e->out.path.c_str());
                 continue;
             }
             // Put back, or (if even that fails) left beside the output under its temporary name.
@@ -298,9 +300,9 @@ void output_set::commit() {
     {
         const signals_held held;
         for (entry* e : outputs) {
-            done d{e, "", nullptr};
             struct stat st {};
-            if (::lstat(e->out.path.c_str(), &st) == 0) {
+            done d{e, ::lstat(e->out.path.c_str(), &st) == 0, "", nullptr};
+            if (d.existed) {
                 d.backup = temp_name(place_of(e->out.path));
                 d.slot = cleanup::add(d.backup, false);
                 if (::link(e->out.path.c_str(), d.backup.c_str()) != 0) {
