@@ -5,13 +5,7 @@
 int main(void) {
     const systolic_dev dev = soc_accel();
     systolic_job job;
-    systolic_job_init(&job);
-    job.m = 2;
-    job.k = 3;
-    job.p = 2;
-    job.a_addr = (uintptr_t)a;
-    job.b_addr = (uintptr_t)b;
-    job.c_addr = (uintptr_t)c;
+    job_2x3(&job);
     job.dtype = 7;
     systolic_program(&dev, &job);
     systolic_start(&dev, 0);
