@@ -63,6 +63,17 @@ protected:
             ++n;
         return n;
     }
+    // Emits the sweep's jobs into `jobs`, runs them and merges them into `merged`, each step expected
+    // to succeed (call it under ASSERT_NO_FATAL_FAILURE).
+    void emit_run_and_merge(const std::string& sweep) const {
+        auto r = sr(sweep + " --emit-jobs --out jobs");
+        ASSERT_EQ(r.status, 0) << r.err;
+        write("jobs.sh", r.out);
+        r = run_tool("sh", "jobs.sh");
+        ASSERT_EQ(r.status, 0) << r.err;
+        r = sr("--merge jobs --out merged");
+        ASSERT_EQ(r.status, 0) << r.err;
+    }
     // Runs the commands --emit-jobs printed, merges their `jobs` job files into `merged`, and
     // expects every report of `seq` (one process) in `par` (--jobs) and `merged`, byte for byte.
     void expect_jobs_merge_into_the_same_reports(const std::string& emitted, std::size_t jobs) const {
@@ -766,21 +777,15 @@ TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
 // field (a negative M once became 18446744073709551611 and passed), and nothing is written.
 TEST_F(SystolicRun, MergeChecksEveryFieldOfAJobFile) {
     write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\n");
-    auto r = sr("--topology t.csv --array 2 --emit-jobs --out jobs");
-    ASSERT_EQ(r.status, 0) << r.err;
-    write("jobs.sh", r.out);
-    r = run_tool("sh", "jobs.sh");
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_NO_FATAL_FAILURE(emit_run_and_merge("--topology t.csv --array 2"));
     const std::string file = "jobs/job-2x2-os-0000.json";
     const std::string good = slurp(path(file));
-    r = sr("--merge jobs --out merged");
-    ASSERT_EQ(r.status, 0) << r.err;
     std::string bad = good;
     const auto at = bad.find("\"m\": 6");
     ASSERT_NE(at, std::string::npos) << good;
     bad.replace(at, 6, "\"m\": -5");
     write(file, bad);
-    r = sr("--merge jobs --out merged2");
+    auto r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-run: error: " + file + ": field 'm': expected an unsigned integer, got -5\n");
     EXPECT_EQ(r.out, "");
@@ -799,13 +804,7 @@ TEST_F(SystolicRun, MergeChecksEveryFieldOfAJobFile) {
 // shape by the model's counting rule (count_job), and each layer must be the same in every file.
 TEST_F(SystolicRun, MergeRefusesRecordsWhoseCountsDisagree) {
     write("t.csv", "Layer, M, N, K,\nA, 6, 5, 10,\nB, 3, 4, 2,\n");
-    auto r = sr("--topology t.csv --array 2,3 --dataflow os,ws --emit-jobs --out jobs");
-    ASSERT_EQ(r.status, 0) << r.err;
-    write("jobs.sh", r.out);
-    r = run_tool("sh", "jobs.sh");
-    ASSERT_EQ(r.status, 0) << r.err;
-    r = sr("--merge jobs --out merged");
-    ASSERT_EQ(r.status, 0) << r.err;
+    ASSERT_NO_FATAL_FAILURE(emit_run_and_merge("--topology t.csv --array 2,3 --dataflow os,ws"));
     const std::string file = "jobs/job-2x2-os-0000.json", ws_file = "jobs/job-3x3-ws-0000.json";
     const std::string good = slurp(path(file)), ws_good = slurp(path(ws_file));
     // M=6 K=10 P=5 on 2x2 in os: 9 tiles of 10 + 2 + 2 - 2 = 12 edges.
@@ -830,7 +829,7 @@ TEST_F(SystolicRun, MergeRefusesRecordsWhoseCountsDisagree) {
         ASSERT_NE(at, std::string::npos) << orig;
         bad.replace(at, c.from.size(), c.to);
         write(c.file, bad);
-        r = sr("--merge jobs --out merged2");
+        const auto r = sr("--merge jobs --out merged2");
         EXPECT_EQ(r.status, 2) << r.out;
         EXPECT_EQ(r.err.rfind("systolic-run: error: ", 0), 0u) << r.err;
         EXPECT_NE(r.err.find(c.says), std::string::npos) << r.err;
@@ -840,7 +839,7 @@ TEST_F(SystolicRun, MergeRefusesRecordsWhoseCountsDisagree) {
         EXPECT_FALSE(fs::exists(path("merged2")));
         write(c.file, orig);
     }
-    r = sr("--merge jobs --out merged2");
+    const auto r = sr("--merge jobs --out merged2");
     EXPECT_EQ(r.status, 0) << r.err;
 }
 
