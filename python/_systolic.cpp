@@ -238,7 +238,8 @@ PYBIND11_MODULE(_systolic, m) {
         } catch (const io::npy_error& e) {
             usage(one_line(e.what()).c_str());
         } catch (const job_stopped& e) {
-            stopped(("the job was stopped by signal " + std::to_string(e.signal) + "; nothing was written").c_str());
+            stopped(("the job was stopped by signal " + std::to_string(e.signal) + "; nothing was written")
+                        .c_str());
         } catch (const out_of_memory& e) {
             PyErr_SetString(PyExc_MemoryError, one_line(e.what()).c_str());
         }
@@ -247,10 +248,12 @@ PYBIND11_MODULE(_systolic, m) {
           "The testbench configuration the options need: jobs with the same key can share a process");
     m.def("hold_signals", &hold_signals,
           "From now until release_signals(), SIGINT, SIGTERM and SIGHUP stop the job (which raises Stopped)");
-    m.def("release_signals", &release_signals,
-          "Ends hold_signals() (the last holder puts the program's handlers back); the signal that came, or 0");
-    m.def("stop_signal", []() { return g_stop_signal.load(); },
-          "The signal that came since hold_signals(), or 0");
+    m.def(
+        "release_signals", &release_signals,
+        "Ends hold_signals() (the last holder puts the program's handlers back); the signal that came, or 0");
+    m.def(
+        "stop_signal", []() { return g_stop_signal.load(); },
+        "The signal that came since hold_signals(), or 0");
     m.def("run", &run, py::arg("args"), py::arg("a"), py::arg("b"),
           "Runs one job with systolic-tb's options on A and B; returns c, report, summary and pass");
 }

@@ -54,7 +54,8 @@ std::vector<double> column_values(const io::npy_array& arr, const char* option, 
 }  // namespace
 
 std::vector<double> column_scales(const io::npy_array& arr, const std::string& path, std::uint64_t p) {
-    std::vector<double> scales = column_values(arr, "--scale-file", path, p, {"f8", "f4"}, "float64 or float32");
+    std::vector<double> scales =
+        column_values(arr, "--scale-file", path, p, {"f8", "f4"}, "float64 or float32");
     for (std::uint64_t j = 0; j < p; ++j)
         if (!(scales[j] > 0) || !std::isfinite(scales[j]))
             throw usage_error("--scale-file " + one_line(path) + ": scale " + std::to_string(j) + " is " +

@@ -23,7 +23,8 @@ void check_believed_stack() {
     pthread_attr_t attr;
     void* main_bottom = nullptr;
     std::size_t main_size = 0;
-    if (pthread_getattr_np(pthread_self(), &attr) != 0 || pthread_attr_getstack(&attr, &main_bottom, &main_size) != 0) {
+    if (pthread_getattr_np(pthread_self(), &attr) != 0 ||
+        pthread_attr_getstack(&attr, &main_bottom, &main_size) != 0) {
         std::fprintf(stderr, "asan_stack_probe: cannot read the main thread's stack bounds\n");
         _exit(3);
     }
@@ -38,12 +39,13 @@ void check_believed_stack() {
     const auto sp = reinterpret_cast<std::uintptr_t>(__builtin_frame_address(0));
     const auto b = reinterpret_cast<std::uintptr_t>(believed);
     if (sp < b || sp - b >= believed_size) {
-        std::fprintf(stderr,
-                     "asan_stack_probe: at exit ASan believes the stack is %#lx-%#lx, but the main thread runs at "
-                     "%#lx (its stack is %p-%#lx)\n",
-                     static_cast<unsigned long>(b), static_cast<unsigned long>(b + believed_size),
-                     static_cast<unsigned long>(sp), main_bottom,
-                     static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(main_bottom) + main_size));
+        std::fprintf(
+            stderr,
+            "asan_stack_probe: at exit ASan believes the stack is %#lx-%#lx, but the main thread runs at "
+            "%#lx (its stack is %p-%#lx)\n",
+            static_cast<unsigned long>(b), static_cast<unsigned long>(b + believed_size),
+            static_cast<unsigned long>(sp), main_bottom,
+            static_cast<unsigned long>(reinterpret_cast<std::uintptr_t>(main_bottom) + main_size));
         _exit(3);
     }
     std::fprintf(stderr, "asan_stack_probe: at exit ASan's stack is the main stack\n");

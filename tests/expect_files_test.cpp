@@ -19,9 +19,9 @@ using namespace systolic;
 class ExpectFiles : public ::testing::Test {
 protected:
     void SetUp() override {
-        m_dir = (std::filesystem::temp_directory_path() /
-                 ("systolic-expect-files-" + std::to_string(::getpid())))
-                    .string();
+        m_dir =
+            (std::filesystem::temp_directory_path() / ("systolic-expect-files-" + std::to_string(::getpid())))
+                .string();
         std::filesystem::create_directories(m_dir);
         m_layer.name = "L";
         m_layer.gemm = {2, 5, 3};  // C is 2 x 3
@@ -30,7 +30,8 @@ protected:
 
     void write(std::uint64_t rows, std::uint64_t cols) {
         const std::int32_t c[6] = {1, 2, 3, 4, 5, 6};
-        io::write_npy(run::expected_file(m_dir, "L"), "<i4", rows, cols, c, rows * cols * sizeof(std::int32_t));
+        io::write_npy(run::expected_file(m_dir, "L"), "<i4", rows, cols, c,
+                      rows * cols * sizeof(std::int32_t));
     }
     std::string read_error() {
         try {
@@ -48,7 +49,8 @@ protected:
 TEST_F(ExpectFiles, TheReadGivesTheCheckedFilesValues) {
     write(2, 3);
     run::check_expected_file<int8_format>(m_layer, m_dir);
-    EXPECT_EQ(run::read_expected_file<int8_format>(m_layer, m_dir), (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
+    EXPECT_EQ(run::read_expected_file<int8_format>(m_layer, m_dir),
+              (std::vector<std::int32_t>{1, 2, 3, 4, 5, 6}));
 }
 
 // A sweep runs for hours: a file rewritten after the check must be refused by the read, not handed

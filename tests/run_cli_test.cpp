@@ -924,9 +924,11 @@ TEST_F(SystolicRun, SlurmArrayScriptRunsOneLine) {
     write("jobs3.txt", r.out);
     r = run_tool("SLURM_ARRAY_TASK_ID=1 bash " + script, "jobs3.txt");
     EXPECT_EQ(r.status, 1);
-    const std::string last = "\nslurm_sweep.sh: array task 1 (job 4x4:os:0): the layer failed its checks (exit 1); "
-                             "its record is written and the merged report says FAIL\n";
-    EXPECT_TRUE(r.err.size() > last.size() && r.err.compare(r.err.size() - last.size(), last.size(), last) == 0)
+    const std::string last =
+        "\nslurm_sweep.sh: array task 1 (job 4x4:os:0): the layer failed its checks (exit 1); "
+        "its record is written and the merged report says FAIL\n";
+    EXPECT_TRUE(r.err.size() > last.size() &&
+                r.err.compare(r.err.size() - last.size(), last.size(), last) == 0)
         << r.err;
     EXPECT_EQ(files_in("jobs3"), 1u);
 }

@@ -649,9 +649,10 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
               "jobs: no record for layer 1 on 4x4 in is (7 of 8 jobs present); run line 2 of the --emit-jobs "
               "output again (with Slurm, sbatch --array=2)");
     // Every missing job, by its line of --emit-jobs (the Slurm array index), as ranges.
-    EXPECT_EQ(err({all[2], all[3], all[5], all[7]}),
-              "jobs: no record for layer 0 on 4x4 in is and 3 more jobs (4 of 8 jobs present); run lines 1-2,6,8 "
-              "of the --emit-jobs output again (with Slurm, sbatch --array=1-2,6,8)");
+    EXPECT_EQ(
+        err({all[2], all[3], all[5], all[7]}),
+        "jobs: no record for layer 0 on 4x4 in is and 3 more jobs (4 of 8 jobs present); run lines 1-2,6,8 "
+        "of the --emit-jobs output again (with Slurm, sbatch --array=1-2,6,8)");
     some.push_back(all[1]);
     EXPECT_EQ(err(some), "jobs: layer 0 on 4x4 in is appears twice");
     some = all;

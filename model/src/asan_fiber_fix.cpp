@@ -95,7 +95,8 @@ void remember(const void* bottom, std::size_t size) {
     auto first = stacks.lower_bound(b);
     if (first != stacks.begin() && std::prev(first)->first + std::prev(first)->second > b) --first;
     auto last = first;
-    while (last != stacks.end() && last->first < b + size) ++last;
+    while (last != stacks.end() && last->first < b + size)
+        ++last;
     stacks.erase(first, last);
     stacks.emplace(b, size);
 }

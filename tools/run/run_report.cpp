@@ -632,8 +632,8 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     const std::string& dataflow = first.dataflows[place / layers % first.dataflows.size()];
     throw report_error(source + ": no record for layer " + std::to_string(place % layers) + " on " + array +
                        " in " + dataflow +
-                       (missing > 1 ? " and " + std::to_string(missing - 1) + " more jobs" : std::string()) + " (" +
-                       std::to_string(records.size()) + " of " + std::to_string(expected) +
+                       (missing > 1 ? " and " + std::to_string(missing - 1) + " more jobs" : std::string()) +
+                       " (" + std::to_string(records.size()) + " of " + std::to_string(expected) +
                        " jobs present); run " + (missing > 1 ? "lines " : "line ") + list +
                        " of the --emit-jobs output again (with Slurm, sbatch --array=" + list + ")");
 }

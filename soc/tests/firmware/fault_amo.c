@@ -12,6 +12,9 @@ int main(void) {
     uintptr_t where = (uintptr_t)words + 2;
     printf("fault_pc=%p address=%p\n", (void*)fault_pc, (void*)where);
     uint32_t old;
-    __asm__ volatile(".globl fault_pc\nfault_pc: amoadd.w %0, %2, (%1)" : "=r"(old) : "r"(where), "r"(1u) : "memory");
+    __asm__ volatile(".globl fault_pc\nfault_pc: amoadd.w %0, %2, (%1)"
+                     : "=r"(old)
+                     : "r"(where), "r"(1u)
+                     : "memory");
     return (int)old;
 }
