@@ -27,6 +27,7 @@
 
 #include "cli_options.h"
 #include "io/npy.h"
+#include "io/process.h"
 #include "memory_estimate.h"
 #include "systolic/fabric_geometry.h"
 #include "systolic/log.h"
@@ -39,8 +40,9 @@ using namespace systolic::tb;
 
 namespace {
 
-// The signals that stop a job, and the first one that came while they were held (0: none).
-constexpr int stop_signals[] = {SIGINT, SIGTERM, SIGHUP};
+// The first of the signals that stop a job (io::stop_signals) that came while they were held
+// (0: none).
+using systolic::io::stop_signals;
 std::atomic<int> g_stop_signal{0};
 static_assert(std::atomic<int>::is_always_lock_free, "set from a signal handler");
 

@@ -13,6 +13,7 @@
 #include <filesystem>
 
 #include "io/error.h"
+#include "io/process.h"
 #include "io/text.h"
 
 namespace systolic::io {
@@ -237,7 +238,7 @@ public:
     signals_held() {
         sigset_t set;
         sigemptyset(&set);
-        for (int sig : {SIGINT, SIGTERM, SIGHUP})
+        for (int sig : stop_signals)
             sigaddset(&set, sig);
         m_ok = ::pthread_sigmask(SIG_BLOCK, &set, &m_old) == 0;
     }

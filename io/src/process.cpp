@@ -71,6 +71,8 @@ void remove_all() {
 }  // namespace
 }  // namespace cleanup
 
+const int stop_signals[3] = {SIGINT, SIGTERM, SIGHUP};
+
 void end_by_signal(int sig) {
     cleanup::remove_all();
     // The default action: the process ends by the signal once it is unblocked (at once outside a
@@ -80,8 +82,6 @@ void end_by_signal(int sig) {
 }
 
 namespace {
-
-constexpr int fatal_signals[] = {SIGINT, SIGTERM, SIGHUP};
 
 extern "C" void on_fatal_signal(int sig) {
     const int saved = errno;
@@ -119,9 +119,9 @@ int start(const char* program) {
     struct sigaction sa {};
     sa.sa_handler = on_fatal_signal;
     sigemptyset(&sa.sa_mask);
-    for (const int sig : fatal_signals)
+    for (const int sig : stop_signals)
         sigaddset(&sa.sa_mask, sig);
-    for (const int sig : fatal_signals) {
+    for (const int sig : stop_signals) {
         struct sigaction old {};
         // A signal ignored by whoever started us (nohup) stays ignored.
         if (::sigaction(sig, nullptr, &old) == 0 && old.sa_handler == SIG_IGN) continue;

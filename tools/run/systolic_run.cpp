@@ -397,7 +397,7 @@ struct scratch_dir {
 // directory and dies of the same signal. Slots hold a pid or 0 (--jobs is at most 1024).
 volatile std::sig_atomic_t g_stop_signal = 0;
 volatile pid_t g_job_pids[1024] = {};
-constexpr int forwarded_signals[] = {SIGTERM, SIGINT, SIGHUP};
+using io::stop_signals;
 
 extern "C" void forward_signal(int sig) {
     g_stop_signal = sig;
@@ -412,25 +412,25 @@ public:
         struct sigaction sa {};
         sa.sa_handler = forward_signal;
         sigemptyset(&sa.sa_mask);
-        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
-            ::sigaction(forwarded_signals[i], &sa, &m_old[i]);
+        for (std::size_t i = 0; i < std::size(stop_signals); ++i)
+            ::sigaction(stop_signals[i], &sa, &m_old[i]);
     }
     ~signal_forwarding() {
-        for (std::size_t i = 0; i < std::size(forwarded_signals); ++i)
-            ::sigaction(forwarded_signals[i], &m_old[i], nullptr);
+        for (std::size_t i = 0; i < std::size(stop_signals); ++i)
+            ::sigaction(stop_signals[i], &m_old[i], nullptr);
     }
     // Blocks the signals while a job is started and its slot filled, so none is missed.
     static sigset_t block() {
         sigset_t set, old;
         sigemptyset(&set);
-        for (int sig : forwarded_signals)
+        for (int sig : stop_signals)
             sigaddset(&set, sig);
         ::sigprocmask(SIG_BLOCK, &set, &old);
         return old;
     }
 
 private:
-    struct sigaction m_old[std::size(forwarded_signals)];
+    struct sigaction m_old[std::size(stop_signals)];
 };
 
 // Runs every job of the plan as its own process, at most `jobs` at once, and reads their files.

@@ -24,6 +24,11 @@ void write_stdout(std::string_view text);
 // Flushes std::cout; io_error as above if this or any earlier write to it failed.
 void flush_stdout();
 
+// The signals that stop a job, everywhere: start()'s handlers end the process by them, an
+// output_set holds them while it renames, systolic-run forwards them to its job processes, and the
+// Python module turns them into a stopped job.
+extern const int stop_signals[3];  // SIGINT, SIGTERM, SIGHUP
+
 // What the signal handlers do, for a program that caught the signal itself (systolic-run, which
 // first stops its job processes): removes every registered temporary, then ends the process by
 // `sig`. Async-signal-safe.
