@@ -26,6 +26,20 @@ foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h inc
     message(FATAL_ERROR "not installed: ${f}")
   endif()
 endforeach()
+# Every package whose targets the installed ones link is found by systolicConfig.cmake itself, not by
+# luck through another package's config (spdlog's finds Threads, for one).
+file(GLOB_RECURSE targets_files ${WORK_DIR}/prefix/*/systolicTargets.cmake)
+file(GLOB_RECURSE config_file ${WORK_DIR}/prefix/*/systolicConfig.cmake)
+file(STRINGS "${targets_files}" link_lines REGEX "INTERFACE_LINK_LIBRARIES")
+file(READ "${config_file}" config_text)
+string(REGEX MATCHALL "[A-Za-z0-9_]+::" namespaces "${link_lines}")
+list(REMOVE_DUPLICATES namespaces)
+foreach(ns IN LISTS namespaces)
+  string(REPLACE "::" "" package "${ns}")
+  if(NOT package STREQUAL "systolic" AND NOT config_text MATCHES "find_dependency\\(${package}[ )]")
+    message(FATAL_ERROR "the installed targets link ${ns}, but systolicConfig.cmake does not find_dependency(${package})")
+  endif()
+endforeach()
 step(${CMAKE_COMMAND} -S ${CONSUMER_DIR} -B ${WORK_DIR}/build -DCMAKE_BUILD_TYPE=Release
      -DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix)
 step(${CMAKE_COMMAND} --build ${WORK_DIR}/build)
