@@ -137,6 +137,177 @@ private:
         std::string message;
     };
 
+    using fold_type = typename engine_type::fold_type;
+
+    // What a stationary fold reads: A at a and B at b, their rows a_stride and b_stride apart.
+    struct fold_operands {
+        const typename Format::operand_type* a;
+        std::size_t a_stride;
+        const typename Format::operand_type* b;
+        std::size_t b_stride;
+    };
+    // What a drain step writes out: the tile's rows x cols outputs at acc, their rows stride apart,
+    // and the PE results (slots) the mask chooses them from.
+    struct drained_block {
+        const accumulator_type* acc;
+        std::size_t stride;
+        std::size_t rows, cols;
+        std::uint64_t slots;
+    };
+
+    // The job's dataflow (docs/dataflows.md), chosen once when the job starts: what a tile's load,
+    // advance and drain steps do on the engine. Output stationary feeds chunks through the feeder
+    // into the PEs' accumulators; weight and input stationary load, preload and stream folds into
+    // the tile's accumulators, which the controller holds. No step asks which dataflow runs.
+    class mapping {
+    public:
+        virtual void begin_tile(const tile&) {}
+        virtual void load(const plan_step& s, engine_type& eng) = 0;
+        virtual void advance(const plan_step& s, engine_type& eng, std::size_t step) = 0;
+        virtual drained_block drained(const plan_step& s, engine_type& eng) = 0;
+
+    protected:
+        ~mapping() = default;
+    };
+
+    // The job's buffer mode (docs/memory.md), chosen once when the job starts: how the operands
+    // reach the array and the outputs leave it. Buffers none moves them over the bus on the
+    // keeper's time; buffers double reads them into the scratchpads ahead of use on the DRAM
+    // channel's clock, which the array's edges step, and the array waits (stall steps) when they
+    // are late. The defaults are buffers none's: nothing to wait for, no channel to step.
+    class buffers {
+    public:
+        virtual void load(const plan_step& s, const engine_type& eng) = 0;  // an os chunk, into the feeder
+        virtual fold_operands load_fold(const plan_step& s) = 0;
+        // Before a step that a unit of the buffer plan starts (step: its index in the plan).
+        virtual void start_unit(const plan_step&, engine_type&, std::size_t /*step*/) {}
+        // The edge of an advance step where its next unit begins, or `edges` when none does.
+        virtual std::uint64_t next_boundary(std::size_t /*step*/, std::uint64_t edges) const { return edges; }
+        virtual void cleared() {}                        // a clear edge
+        virtual void advanced(std::uint64_t /*edges*/) {}  // the array's edges since the last call
+        virtual void before_drain(const plan_step&, engine_type&) {}
+        virtual dma_status write(const plan_step& s, const drained_block& b, drain_counts& d) = 0;
+        virtual void finish() {}  // after the job's last step
+        virtual void report(memory_report& r) = 0;
+
+    protected:
+        ~buffers() = default;
+    };
+
+    struct buffers_none final : buffers {
+        explicit buffers_none(tile_controller& c) : ctrl(c) {}
+        void load(const plan_step& s, const engine_type&) override { ctrl.load(s); }
+        fold_operands load_fold(const plan_step& s) override { return ctrl.load_fold(s); }
+        dma_status write(const plan_step& s, const drained_block& b, drain_counts& d) override {
+            return ctrl.write_unbuffered(s, b, d);
+        }
+        void report(memory_report& r) override { ctrl.report_unbuffered(r); }
+        tile_controller& ctrl;
+    };
+
+    struct buffers_double final : buffers {
+        explicit buffers_double(tile_controller& c) : ctrl(c) {}
+        void load(const plan_step& s, const engine_type& eng) override { ctrl.load_buffered(s, eng); }
+        fold_operands load_fold(const plan_step& s) override { return ctrl.load_fold_buffered(s); }
+        void start_unit(const plan_step& s, engine_type& eng, std::size_t step) override {
+            ctrl.start_unit(s, eng, step);
+        }
+        std::uint64_t next_boundary(std::size_t step, std::uint64_t edges) const override {
+            return ctrl.next_boundary(step, edges);
+        }
+        void cleared() override { ctrl.m_mem.clear(1); }
+        void advanced(std::uint64_t edges) override { ctrl.m_mem.advance(edges); }
+        void before_drain(const plan_step& s, engine_type& eng) override { ctrl.wait_room(s, eng); }
+        dma_status write(const plan_step& s, const drained_block& b, drain_counts& d) override {
+            return ctrl.write_buffered(s, b, d);
+        }
+        void finish() override { ctrl.finish_buffers(); }
+        void report(memory_report& r) override { ctrl.report_buffers(r); }
+        tile_controller& ctrl;
+    };
+
+    // Output stationary: a chunk's operands into the feeder, its advance edges through the PEs,
+    // whose R x C accumulators hold the tile's outputs.
+    struct os_mapping final : mapping {
+        explicit os_mapping(tile_controller& c) : ctrl(c) {}
+        void load(const plan_step& s, engine_type& eng) override { ctrl.m_buffers->load(s, eng); }
+        void advance(const plan_step& s, engine_type& eng, std::size_t step) override {
+            ctrl.m_buffers->start_unit(s, eng, step);
+            ctrl.timed_less_stalls(s, eng, ctrl.m_result.phases.advance, [&] { ctrl.advance(s, eng, step); });
+        }
+        drained_block drained(const plan_step& s, engine_type& eng) override {
+            const tile& t = *s.where;
+            const std::size_t rows = ctrl.m_array.rows(), cols = ctrl.m_array.cols();
+            drained_block b{eng.accumulators(), cols, t.rows, t.cols, rows * cols};
+            ctrl.m_hooks->drain_block(s, rows, cols, b.rows, b.cols);
+            ctrl.m_result.overflows += eng.overflows_in(t.rows, t.cols);
+            return b;
+        }
+        tile_controller& ctrl;
+    };
+
+    // Weight stationary (DF ws) streams the L terms of every row of A through an L x n block of B;
+    // input stationary (DF is) streams the L x P rows of B through an n x L block of A, on
+    // transposed views. One type per dataflow, so the views are fixed when it compiles.
+    template <dataflow_kind DF>
+    struct stationary_mapping final : mapping {
+        static constexpr bool ws = DF == dataflow_kind::ws;
+        explicit stationary_mapping(tile_controller& c) : ctrl(c) {}
+        // The stream's length T, and a tile's stationary columns n.
+        std::uint64_t stream_length() const { return ws ? ctrl.m_job.shape.m : ctrl.m_job.shape.p; }
+        std::size_t stationary_cols(const tile& t) const { return ws ? t.cols : t.rows; }
+
+        void begin_tile(const tile&) override { ctrl.m_fold_acc.resize(stream_length() * ctrl.m_array.cols()); }
+        void load(const plan_step& s, engine_type&) override { set_fold(s, ctrl.m_buffers->load_fold(s)); }
+        void advance(const plan_step& s, engine_type& eng, std::size_t) override {
+            ctrl.timed(s, eng, ctrl.m_result.phases.advance, [&] { ctrl.advance_fold(s, eng); });
+        }
+        drained_block drained(const plan_step& s, engine_type& eng) override {
+            // The tile's T x C accumulators: ws has T = M rows of C, is C rows of T = P.
+            const tile& t = *s.where;
+            const std::size_t cols = ctrl.m_array.cols();
+            drained_block b{ctrl.m_fold_acc.data(), ws ? cols : stream_length(), t.rows, t.cols,
+                            stream_length() * cols};
+            ctrl.m_hooks->drain_block(s, ws ? t.rows : cols, ws ? cols : t.cols, b.rows, b.cols);
+            ctrl.m_result.overflows += eng.overflows_in(ctrl.m_array.rows(), stationary_cols(t));
+            ctrl.m_result.partial_overflows += eng.partial_overflows();
+            return b;
+        }
+
+        // The fold over A(t.r0, k0) and B(k0, t.c0).
+        void set_fold(const plan_step& s, const fold_operands& o) {
+            fold_type& f = ctrl.m_fold;
+            f = fold_type{};
+            f.t = stream_length();
+            f.l = s.kc;
+            f.n = stationary_cols(*s.where);
+            f.combine = !s.fresh;
+            f.acc = ctrl.m_fold_acc.data();
+            if constexpr (ws) {  // s(m, i) = A(m, k0 + i), w(i, j) = B(k0 + i, c0 + j)
+                f.stream = o.a, f.stream_t = o.a_stride, f.stream_i = 1;
+                f.weight = o.b, f.weight_i = o.b_stride, f.weight_j = 1;
+                f.acc_t = ctrl.m_array.cols(), f.acc_j = 1;
+            } else {  // s(p, i) = B(k0 + i, p), w(i, j) = A(r0 + j, k0 + i)
+                f.stream = o.b, f.stream_t = 1, f.stream_i = o.b_stride;
+                f.weight = o.a, f.weight_i = 1, f.weight_j = o.a_stride;
+                f.acc_t = 1, f.acc_j = stream_length();
+            }
+        }
+        tile_controller& ctrl;
+    };
+
+    mapping* mapping_for(dataflow_kind df) {
+        switch (df) {
+            case dataflow_kind::ws:
+                return &m_ws;
+            case dataflow_kind::is:
+                return &m_is;
+            case dataflow_kind::os:
+                break;
+        }
+        return &m_os;
+    }
+
     void run() {
         register_local_time(&m_qk);
         m_dma.bind(*initiator_socket.operator->());
@@ -172,18 +343,19 @@ private:
     void run_job() {
         engine_type& eng = m_array.engine_for(m_job.engine);
         eng.set_dataflow(m_job.dataflow);
-        m_folds = is_stationary(m_job.dataflow);
+        m_mapping = mapping_for(m_job.dataflow);
         const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
         eng.set_overflow(m_job.overflow);
         m_result.k_chunks = plan.chunks();
-        m_buffered = m_job.memory.buffers == buffer_mode::double_buffered;
-        m_dma.set_bandwidth(m_buffered ? 0 : m_job.memory.dram_bandwidth, m_cfg.clock_period);
+        const bool buffered = m_job.memory.buffers == buffer_mode::double_buffered;
+        m_buffers = buffered ? static_cast<buffers*>(&m_buffers_double) : &m_buffers_none;
+        m_dma.set_bandwidth(buffered ? 0 : m_job.memory.dram_bandwidth, m_cfg.clock_period);
         m_first_load = true;
         m_tile_mark = now();
         m_tile_mark_bytes = 0;
         m_peak_none = 0;
-        if (m_buffered) begin_buffers(plan);
+        if (buffered) begin_buffers(plan);
         m_log->info(
             "job M={} K={} P={} on {}x{} array, {} engine, dataflow {}: {} tiles, {} chunk(s), order {}",
             m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(), to_string(m_job.engine),
@@ -199,32 +371,19 @@ private:
                     timed(s, eng, m_result.phases.clear, [&] { clear(eng); });
                     break;
                 case step_kind::load:
-                    timed(s, eng, m_result.phases.load, [&] {
-                        if (m_folds)
-                            load_fold(s);
-                        else if (m_buffered)
-                            load_buffered(s, eng);
-                        else
-                            load(s);
-                    });
+                    timed(s, eng, m_result.phases.load, [&] { m_mapping->load(s, eng); });
                     break;
                 case step_kind::preload:
                     timed_less_stalls(s, eng, m_result.phases.preload, [&] { preload(s, eng, i); });
                     break;
-                case step_kind::advance: {
-                    if (m_folds) {
-                        timed(s, eng, m_result.phases.advance, [&] { advance_fold(s, eng); });
-                        break;
-                    }
-                    if (m_buffered) start_unit(s, eng, i);
-                    timed_less_stalls(s, eng, m_result.phases.advance, [&] { advance(s, eng, i); });
+                case step_kind::advance:
+                    m_mapping->advance(s, eng, i);
                     break;
-                }
                 case step_kind::drain:
-                    if (m_buffered) wait_room(s, eng);
+                    m_buffers->before_drain(s, eng);
                     timed(s, eng, m_result.phases.drain, [&] {
                         drain(s, eng);
-                        if (m_buffered && i + 1 == plan.size()) finish_buffers();
+                        if (i + 1 == plan.size()) m_buffers->finish();
                     });
                     break;
                 case step_kind::stall:  // never in a plan
@@ -242,71 +401,42 @@ private:
         m_result.tiles.back().where = t;
         m_feeder.plan(t);
         m_hooks->feed(t, m_feeder.tables());
-        if (m_folds) m_fold_acc.resize(stream_length() * m_array.cols());
-    }
-
-    // Weight and input stationary: the stream's length T, and a tile's stationary columns n.
-    std::uint64_t stream_length() const {
-        return m_job.dataflow == dataflow_kind::is ? m_job.shape.p : m_job.shape.m;
-    }
-    std::uint64_t stationary_cols(const tile& t) const {
-        return m_job.dataflow == dataflow_kind::is ? t.rows : t.cols;
+        m_mapping->begin_tile(t);
     }
 
     // A fold's operands are the tile's A rows and B columns over the fold's terms, as for os: ws
     // streams the L terms of every row of A through the L x n block of B, is streams the L x P
     // rows of B through the n x L block of A. Buffers none reads them into the fold buffers; buffers
     // double reads them where the scratchpads hold them. Neither copies in transposed order: the
-    // fold's views do the transposing.
-    void load_fold(const plan_step& s) {
+    // fold's views (stationary_mapping::set_fold) do the transposing.
+    fold_operands load_fold(const plan_step& s) {
         const tile& t = *s.where;
         using operand_type = typename Format::operand_type;
         constexpr std::uint64_t osz = sizeof(operand_type);
-        if (m_buffered) {
-            const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
-            set_fold(s, &m_a_pad[t.r0 * k + s.k0], k, &m_b_pad[s.k0 * p + t.c0], p);
-            if (m_first_load) stall_for(m_mem.wait_operands());
-        } else {
-            const sc_core::sc_time mark = now();
-            m_fold_a.resize(t.rows * s.kc);
-            m_fold_b.resize(s.kc * t.cols);
-            check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
-                                   m_fold_a.data(), s.kc * osz, "A"));
-            check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
-                                   m_fold_b.data(), t.cols * osz, "B"));
-            set_fold(s, m_fold_a.data(), s.kc, m_fold_b.data(), t.cols);
-            if (m_first_load) m_prefetch_none = cycles(now() - mark);
-        }
+        const sc_core::sc_time mark = now();
+        m_fold_a.resize(t.rows * s.kc);
+        m_fold_b.resize(s.kc * t.cols);
+        check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
+                               m_fold_a.data(), s.kc * osz, "A"));
+        check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
+                               m_fold_b.data(), t.cols * osz, "B"));
+        if (m_first_load) m_prefetch_none = cycles(now() - mark);
         m_first_load = false;
+        return {m_fold_a.data(), s.kc, m_fold_b.data(), t.cols};
     }
-
-    // The fold over A(t.r0, k0) and B(k0, t.c0), whose rows are a_stride and b_stride apart.
-    void set_fold(const plan_step& s, const typename Format::operand_type* a, std::size_t a_stride,
-                  const typename Format::operand_type* b, std::size_t b_stride) {
+    fold_operands load_fold_buffered(const plan_step& s) {
         const tile& t = *s.where;
-        fold_type& f = m_fold;
-        f = fold_type{};
-        f.t = stream_length();
-        f.l = s.kc;
-        f.n = stationary_cols(t);
-        f.combine = !s.fresh;
-        f.acc = m_fold_acc.data();
-        if (m_job.dataflow == dataflow_kind::ws) {  // s(m, i) = A(m, k0 + i), w(i, j) = B(k0 + i, c0 + j)
-            f.stream = a, f.stream_t = a_stride, f.stream_i = 1;
-            f.weight = b, f.weight_i = b_stride, f.weight_j = 1;
-            f.acc_t = m_array.cols(), f.acc_j = 1;
-        } else {  // s(p, i) = B(k0 + i, p), w(i, j) = A(r0 + j, k0 + i)
-            f.stream = b, f.stream_t = 1, f.stream_i = b_stride;
-            f.weight = a, f.weight_i = 1, f.weight_j = a_stride;
-            f.acc_t = 1, f.acc_j = stream_length();
-        }
+        const std::uint64_t k = m_job.shape.k, p = m_job.shape.p;
+        if (m_first_load) stall_for(m_mem.wait_operands());
+        m_first_load = false;
+        return {&m_a_pad[t.r0 * k + s.k0], k, &m_b_pad[s.k0 * p + t.c0], p};
     }
 
     // The fold's stationary block into the PEs, R edges.
     // Buffers double: the fold's unit starts here, so the array waits for its blocks before the
     // preload (plan step + 1 is the fold's advance, where plan_buffers put its unit).
     void preload(const plan_step& s, engine_type& eng, std::size_t step) {
-        if (m_buffered) start_unit(s, eng, step + 1);
+        m_buffers->start_unit(s, eng, step + 1);
         const std::uint64_t edges = m_hooks->edges(s, s.edges);
         const std::uint64_t before = eng.edges();
         edge_relay relay{*this, s, now(), eng};
@@ -322,9 +452,8 @@ private:
     // The fold's stream edges, in slices of at most one quantum, then the watchdog: every PE must
     // have consumed T terms per fold so far.
     void advance_fold(const plan_step& s, engine_type& eng) {
-        const tile& t = *s.where;
         const std::uint64_t edges = m_hooks->edges(s, s.edges);
-        const std::size_t n = stationary_cols(t);
+        const std::size_t n = m_fold.n;  // the tile's stationary columns
         const std::uint64_t edges_before = eng.edges(), macs_before = eng.macs(),
                             real_before = eng.macs_in(s.kc, n);
         edge_relay relay{*this, s, now(), eng};
@@ -340,7 +469,7 @@ private:
         }
         // The preload and the stream are one window of the array's work for the channel: the
         // next fold's blocks, issued as the preload began, arrive over both.
-        if (m_buffered) m_mem.advance(m_preloaded + edges);
+        m_buffers->advanced(m_preloaded + edges);
         count_advance(eng, edges_before, macs_before, eng.macs_in(s.kc, n) - real_before);
         watchdog(s, eng, eng.edges() - edges_before);
     }
@@ -348,7 +477,7 @@ private:
     void clear(engine_type& eng) {
         eng.clear();
         m_qk.inc(m_cfg.clock_period);
-        if (m_buffered) m_mem.clear(1);
+        m_buffers->cleared();
         sync_if_needed();
     }
 
@@ -506,7 +635,7 @@ private:
     // The advance edge where the next unit of this step begins (a streamed tile's next segment),
     // or `edges` when none does.
     std::uint64_t next_boundary(std::size_t step, std::uint64_t edges) const {
-        if (!m_buffered || m_next_unit >= m_bplan.units.size()) return edges;
+        if (m_next_unit >= m_bplan.units.size()) return edges;
         const buffer_unit& b = m_bplan.units[m_next_unit];
         return b.step == step && !b.first_of_step ? std::min(b.edge0, edges) : edges;
     }
@@ -557,7 +686,7 @@ private:
     void close_tile_window() {
         const std::uint64_t bytes = dram_bytes(m_dma.traffic());
         const std::uint64_t c = cycles(now() - m_tile_mark);
-        if (!m_buffered && c)
+        if (c)  // read only with buffers none
             m_peak_none = std::max(m_peak_none, double(bytes - m_tile_mark_bytes) / double(c));
         m_tile_mark = now();
         m_tile_mark_bytes = bytes;
@@ -574,28 +703,34 @@ private:
         r.a.dram = t.a_read;
         r.b.dram = t.b_read;
         r.c.dram = t.c_written + t.partials();
-        if (m_buffered) {
-            r.a.array = m_a_array;
-            r.b.array = m_b_array;
-            r.c.array = m_c_array;
-            r.stall_cycles = m_mem.stall_cycles();
-            r.prefetch_cycles = m_mem.prefetch_cycles();
-            r.total_cycles = m_mem.now();
-            r.peak_bandwidth = m_mem.peak_bandwidth();
-            r.zero_stall_bandwidth = m_mem.zero_stall_bandwidth();
-            r.streamed_tiles = m_bplan.streamed_tiles;
-            r.stream_k_chunk = m_bplan.stream_k_chunk;
-        } else {
-            close_tile_window();
-            r.a.array = t.a_read;
-            r.b.array = t.b_read;
-            r.c.array = t.c_written + t.partials_written;
-            r.prefetch_cycles = m_prefetch_none;
-            r.total_cycles = cycles(m_result.end - m_result.start);
-            r.peak_bandwidth = m_peak_none;
-        }
+        m_buffers->report(r);
         if (r.total_cycles)
             r.average_bandwidth = double(r.a.dram + r.b.dram + r.c.dram) / double(r.total_cycles);
+    }
+
+    // Buffers none: the bus moved the operands to the array, and the job's time is the keeper's.
+    void report_unbuffered(memory_report& r) {
+        const memory_traffic& t = m_result.traffic;
+        close_tile_window();
+        r.a.array = t.a_read;
+        r.b.array = t.b_read;
+        r.c.array = t.c_written + t.partials_written;
+        r.prefetch_cycles = m_prefetch_none;
+        r.total_cycles = cycles(m_result.end - m_result.start);
+        r.peak_bandwidth = m_peak_none;
+    }
+    // Buffers double: the scratchpads fed the array, and the job's time is the DRAM channel's.
+    void report_buffers(memory_report& r) {
+        r.a.array = m_a_array;
+        r.b.array = m_b_array;
+        r.c.array = m_c_array;
+        r.stall_cycles = m_mem.stall_cycles();
+        r.prefetch_cycles = m_mem.prefetch_cycles();
+        r.total_cycles = m_mem.now();
+        r.peak_bandwidth = m_mem.peak_bandwidth();
+        r.zero_stall_bandwidth = m_mem.zero_stall_bandwidth();
+        r.streamed_tiles = m_bplan.streamed_tiles;
+        r.stream_k_chunk = m_bplan.stream_k_chunk;
     }
 
     // The chunk's advance edges, in slices of at most one quantum so that other processes run on
@@ -612,21 +747,21 @@ private:
             std::max<std::uint64_t>(1, tlm::tlm_global_quantum::instance().get() / m_cfg.clock_period);
         std::uint64_t segment = 0;  // where the current unit's edges began
         for (std::uint64_t e = 0; e < edges;) {
-            if (m_buffered && e == next_boundary(step, edges)) {
-                // A streamed tile's next K segment: the array may wait for it.
-                m_mem.advance(e - segment);
+            if (e == m_buffers->next_boundary(step, edges)) {
+                // A streamed tile's next K segment (buffers double only): the array may wait for it.
+                m_buffers->advanced(e - segment);
                 segment = e;
                 const sc_core::sc_time before = now();
                 begin_unit(s, eng);
                 relay.start += now() - before;
             }
-            const std::uint64_t count = std::min({slice, edges - e, next_boundary(step, edges) - e});
+            const std::uint64_t count = std::min({slice, edges - e, m_buffers->next_boundary(step, edges) - e});
             eng.advance(m_feeder, t, e, count, after);
             m_qk.inc(m_cfg.clock_period * double(count));
             sync_if_needed();
             e += count;
         }
-        if (m_buffered) m_mem.advance(edges - segment);
+        m_buffers->advanced(edges - segment);
         count_advance(eng, edges_before, macs_before, eng.macs_in(t.rows, t.cols) - real_before);
         watchdog(s, eng, eng.edges() - edges_before);
     }
@@ -646,49 +781,38 @@ private:
         m_result.macs_real += real;
     }
 
+    // The dataflow says which accumulators hold the tile's outputs, the buffer mode how they reach
+    // DRAM.
     void drain(const plan_step& s, engine_type& eng) {
-        const tile& t = *s.where;
-        std::size_t rows = t.rows, cols = t.cols;
-        std::uint64_t slots = m_array.rows() * m_array.cols();  // the PE results the mask chooses from
-        const accumulator_type* acc = eng.accumulators();
-        std::size_t stride = m_array.cols();
-        if (m_folds) {
-            // The tile's T x C accumulators: ws has T = M rows of C, is C rows of T = P.
-            const bool ws = m_job.dataflow == dataflow_kind::ws;
-            stride = ws ? m_array.cols() : stream_length();
-            acc = m_fold_acc.data();
-            slots = stream_length() * m_array.cols();
-            m_hooks->drain_block(s, ws ? t.rows : m_array.cols(), ws ? m_array.cols() : t.cols, rows, cols);
-            m_result.overflows += eng.overflows_in(m_array.rows(), stationary_cols(t));
-            m_result.partial_overflows += eng.partial_overflows();
-        } else {
-            m_hooks->drain_block(s, m_array.rows(), m_array.cols(), rows, cols);
-            m_result.overflows += eng.overflows_in(t.rows, t.cols);
-        }
+        const drained_block b = m_mapping->drained(s, eng);
         drain_counts d;
-        dma_status st;
-        if (m_buffered) {
-            // Into the C scratchpad, and from there to DRAM on the channel's time.
-            const std::uint64_t latency =
-                deferred([&] { return m_output.drain(m_job, s, acc, stride, rows, cols, m_dma, d); }, st);
-            if (st.ok()) {
-                m_c_array += c_block_bytes(t);
-                tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND,
-                     m_job.c.address(t.r0, t.c0), "C", false);
-            }
-        } else {
-            st = m_output.drain(m_job, s, acc, stride, rows, cols, m_dma, d);
-        }
+        const dma_status st = m_buffers->write(s, b, d);
         tile_report& rep = m_result.tiles.back();
         rep.real_outputs += d.real_outputs;
         m_result.partial_overflows += d.partial_overflows;
         m_result.saturated_outputs += d.saturated_outputs;
         check(st);
         if (s.last_chunk) {
-            rep.masked_outputs = slots - rep.real_outputs;
+            rep.masked_outputs = b.slots - rep.real_outputs;
             m_result.real_outputs += rep.real_outputs;
             m_result.masked_outputs += rep.masked_outputs;
         }
+    }
+
+    dma_status write_unbuffered(const plan_step& s, const drained_block& b, drain_counts& d) {
+        return m_output.drain(m_job, s, b.acc, b.stride, b.rows, b.cols, m_dma, d);
+    }
+    // Into the C scratchpad, and from there to DRAM on the channel's time.
+    dma_status write_buffered(const plan_step& s, const drained_block& b, drain_counts& d) {
+        const tile& t = *s.where;
+        dma_status st;
+        const std::uint64_t latency = deferred([&] { return write_unbuffered(s, b, d); }, st);
+        if (st.ok()) {
+            m_c_array += c_block_bytes(t);
+            tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND, m_job.c.address(t.r0, t.c0),
+                 "C", false);
+        }
+        return st;
     }
 
     // A chunk may drain only once every PE has consumed all the terms so far.
@@ -769,9 +893,16 @@ private:
 
     void invalidate_direct_mem_ptr(sc_dt::uint64 start, sc_dt::uint64 end) { m_dma.invalidate(start, end); }
 
+    // The job's dataflow and buffer mode, chosen once when it starts.
+    os_mapping m_os{*this};
+    stationary_mapping<dataflow_kind::ws> m_ws{*this};
+    stationary_mapping<dataflow_kind::is> m_is{*this};
+    mapping* m_mapping = &m_os;
+    buffers_none m_buffers_none{*this};
+    buffers_double m_buffers_double{*this};
+    buffers* m_buffers = &m_buffers_none;
+
     // Weight and input stationary: the fold's operands and the tile's accumulators.
-    using fold_type = typename engine_type::fold_type;
-    bool m_folds = false;
     fold_type m_fold{};
     std::uint64_t m_preloaded = 0;  // the fold's preload edges, for the DRAM channel's clock
     aligned_vector<typename Format::operand_type> m_fold_a, m_fold_b;  // buffers none: the fold's blocks
@@ -780,7 +911,6 @@ private:
     // Buffers double: the job's units, the DRAM channel, the scratchpads' contents (every block read
     // so far, where it sits in A and in B: a block held is never read again, and the memory does
     // not change under a job) and where the job is.
-    bool m_buffered = false;
     buffer_plan m_bplan;
     memory_timeline m_mem;
     const tile_plan* m_read_plan = nullptr;
