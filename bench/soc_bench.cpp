@@ -60,8 +60,8 @@ double children_cpu_seconds() {
            1e-6 * double(r.ru_utime.tv_usec + r.ru_stime.tv_usec);
 }
 
-const char* isa_name(soc::isa arch) {
-    return arch == soc::isa::rv32 ? "rv32" : "rv64";
+const char* isa_name(components::isa arch) {
+    return arch == components::isa::rv32 ? "rv32" : "rv64";
 }
 
 std::uint32_t read_u32(const std::uint8_t* p) {
@@ -76,9 +76,9 @@ class hart_rig {
 public:
     rate_tally tally;
 
-    hart_rig(soc::isa arch, const std::string& elf)
+    hart_rig(components::isa arch, const std::string& elf)
         : m_arch(arch), m_platform((std::string("soc_") + isa_name(arch)).c_str(), platform_config(arch)) {
-        m_platform.load(soc::read_elf(elf, arch, soc::platform::cpu_ram(arch)));
+        m_platform.load(components::read_elf(elf, arch, soc::platform::cpu_ram(arch)));
         // The platform ends the simulation when its hart stops; here a stop is a failure of this
         // rig alone, which the checks report.
         m_platform.cpu.on_stop([] {});
@@ -88,7 +88,7 @@ public:
         }
     }
 
-    soc::isa arch() const { return m_arch; }
+    components::isa arch() const { return m_arch; }
     bool found_thread() const { return m_thread.valid(); }
 
     // Runs the hart for `window` of simulated time; false if it stopped (a fault).
@@ -113,13 +113,13 @@ public:
     }
 
 private:
-    static soc::platform::config platform_config(soc::isa arch) {
+    static soc::platform::config platform_config(components::isa arch) {
         soc::platform::config c;
         c.arch = arch;
         return c;
     }
 
-    soc::isa m_arch;
+    components::isa m_arch;
     soc::platform m_platform;
     sc_core::sc_process_handle m_thread;
 };
@@ -131,19 +131,20 @@ class unicorn_alone {
 public:
     rate_tally tally;
 
-    unicorn_alone(soc::isa arch, const std::string& elf) : m_arch(arch) {
-        const soc::elf_image image = soc::read_elf(elf, arch, soc::platform::cpu_ram(arch));
+    unicorn_alone(components::isa arch, const std::string& elf) : m_arch(arch) {
+        const components::elf_image image = components::read_elf(elf, arch, soc::platform::cpu_ram(arch));
         void* ram = ::mmap(nullptr, SOC_RAM_SIZE, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
         if (ram == MAP_FAILED) throw std::runtime_error("unicorn_alone: no host memory for the RAM");
         m_ram = static_cast<std::uint8_t*>(ram);
-        for (const soc::elf_segment& s : image.segments)
+        for (const components::elf_segment& s : image.segments)
             if (s.address >= SOC_RAM_BASE && s.address + s.size <= SOC_RAM_BASE + std::uint64_t{SOC_RAM_SIZE})
                 std::memcpy(m_ram + (s.address - SOC_RAM_BASE), s.bytes.data(), s.bytes.size());
-        check(uc_open(UC_ARCH_RISCV, arch == soc::isa::rv32 ? UC_MODE_RISCV32 : UC_MODE_RISCV64, &m_uc),
-              "uc_open");
+        check(
+            uc_open(UC_ARCH_RISCV, arch == components::isa::rv32 ? UC_MODE_RISCV32 : UC_MODE_RISCV64, &m_uc),
+            "uc_open");
         // The hart's own CPU models (hart_core.cpp): RV32IMAC and RV64IMAC.
-        check(uc_ctl_set_cpu_model(m_uc, arch == soc::isa::rv32 ? int(UC_CPU_RISCV32_SIFIVE_E31)
-                                                                : int(UC_CPU_RISCV64_SIFIVE_E51)),
+        check(uc_ctl_set_cpu_model(m_uc, arch == components::isa::rv32 ? int(UC_CPU_RISCV32_SIFIVE_E31)
+                                                                       : int(UC_CPU_RISCV64_SIFIVE_E51)),
               "uc_ctl_set_cpu_model");
         check(uc_mem_map_ptr(m_uc, SOC_RAM_BASE, SOC_RAM_SIZE, UC_PROT_ALL, m_ram), "uc_mem_map_ptr");
         check(uc_mmio_map(m_uc, SOC_TIMER_BASE, SOC_TIMER_SIZE, &zero_read, nullptr, &ignore_write, nullptr),
@@ -157,7 +158,7 @@ public:
     unicorn_alone(const unicorn_alone&) = delete;
     unicorn_alone& operator=(const unicorn_alone&) = delete;
 
-    soc::isa arch() const { return m_arch; }
+    components::isa arch() const { return m_arch; }
     std::uint32_t rounds() const { return read_u32(m_ram + (HART_LOOP_ROUNDS_ADDRESS - SOC_RAM_BASE)); }
 
     // Runs for about `us` microseconds of wall time, then stops where it is. Stopped by a thread of
@@ -215,7 +216,7 @@ private:
             throw std::runtime_error(std::string("unicorn_alone: ") + what + ": " + uc_strerror(e));
     }
 
-    soc::isa m_arch;
+    components::isa m_arch;
     std::uint8_t* m_ram = nullptr;
     uc_engine* m_uc = nullptr;
     std::uint64_t m_pc = 0;
@@ -331,8 +332,8 @@ void bench_gpt2(benchmark::State& state, const std::string& soc, const std::stri
 }  // namespace
 
 void build_soc_rigs() {
-    for (auto [arch, elf] : {std::pair{soc::isa::rv32, SYSTOLIC_HART_LOOP_RV32},
-                             std::pair{soc::isa::rv64, SYSTOLIC_HART_LOOP_RV64}}) {
+    for (auto [arch, elf] : {std::pair{components::isa::rv32, SYSTOLIC_HART_LOOP_RV32},
+                             std::pair{components::isa::rv64, SYSTOLIC_HART_LOOP_RV64}}) {
         loop_pair p;
         p.elf = elf;
         p.hart = std::make_unique<hart_rig>(arch, elf);

@@ -1,5 +1,5 @@
-// libFuzzer target: systolic-soc's ELF loader (parse_elf) on arbitrary bytes, for --isa rv32 and
-// rv64 against the RAM each hart sees. Every input must either give an image the platform can load
+// libFuzzer target: the hart's ELF loader (components/elf_loader.h, parse_elf) on arbitrary bytes, for --isa
+// rv32 and rv64 against the RAM each hart sees. Every input must either give an image the platform can load
 // as it is (at least one segment, each inside one RAM range, with no more file bytes than memory
 // bytes) or be refused with an elf_error on one line that starts with the file's name and holds no
 // control characters; anything else is a bug. Seeds: fuzz/corpus/elf (the project's firmware,
@@ -15,7 +15,9 @@
 
 namespace {
 
-using namespace systolic::soc;
+using namespace systolic::components;
+using systolic::soc::soc_region;
+using systolic::soc::soc_regions;
 
 // The RAM a hart of `arch` reaches, as platform::cpu_ram gives it (platform.cpp runs SystemC, so
 // the rule is repeated here from the same table): RV32 only what lies below 4 GiB.

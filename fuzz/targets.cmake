@@ -16,9 +16,9 @@ set(SYSTOLIC_FUZZ_LIBS_job_file systolic_run_records systolic_run_topology systo
     systolic_model_rules)
 # systolic-run --config's SCALE-Sim .cfg reader (with the topology reader).
 set(SYSTOLIC_FUZZ_LIBS_scale_config systolic_run_topology systolic_verify_faults systolic_model_rules)
-# systolic-soc's ELF loader, against the memory map's RAM (soc_regions.h names the model's
-# register block).
-set(SYSTOLIC_FUZZ_LIBS_elf systolic_soc_elf systolic_model_rules)
+# The hart's ELF loader (components/), against systolic-soc's memory map's RAM (soc_regions.h names
+# the model's register block).
+set(SYSTOLIC_FUZZ_LIBS_elf systolic_components_elf systolic_soc_map systolic_model_rules)
 # systolic-run --expect's files (expect_files.h, header only) and its layers.
 set(SYSTOLIC_FUZZ_LIBS_expect systolic_run_topology systolic_model_rules)
 # systolic-tb's --scale-file and --zero-point-file, then the model's requantization.

@@ -11,19 +11,16 @@ platform::platform(const sc_core::sc_module_name& name, const cpu::config& cc, c
     : sc_core::sc_module(name),
       bus("bus"),
       ram("ram", memory::config{0, cc.ram_size}),
-      accel("accel", ac),
-      checks("checks", accel, cc.ram_base, cc.ram_size),
-      cpu("cpu", cc, std::move(script), checks.environments, out),
+      accel("accel", ac, cc.ram_base, cc.ram_size),
+      cpu("cpu", cc, std::move(script), accel.checks.environments, out),
       cpu_checker("cpu_checker"),
       irq("irq") {
     cpu.initiator_socket.bind(cpu_checker.target_socket);
     cpu_checker.initiator_socket.bind(bus.target_socket);
-    accel.dma.bind(checks.dma_target_socket);
-    checks.dma_initiator_socket.bind(bus.target_socket);
-    checks.initiator_socket.bind(accel.regs);
+    accel.dma.bind(bus.target_socket);
     cpu_checker.on_violation([this](const std::string& v) { violations.push_back(v); });
-    bus.initiator_socket.bind(ram.target_socket);     // port 0
-    bus.initiator_socket.bind(checks.target_socket);  // port 1: the accelerator's registers
+    bus.initiator_socket.bind(ram.target_socket);  // port 0
+    bus.initiator_socket.bind(accel.regs);         // port 1
     bus.map(cc.ram_base, cc.ram_size, 0, "ram");
     bus.map(cc.regs_base, SYSTOLIC_REGS_SIZE, 1, "accel.regs");
     accel.irq.bind(irq);

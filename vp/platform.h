@@ -1,8 +1,6 @@
-// The example virtual platform's parts and wiring (systolic_vp.cpp draws it): a CPU running a job
-// script and the accelerator on one bus with the RAM. The passive checker sits in front of the
-// accelerator's registers and in its DMA path: the accelerator reaches the bus through the
-// environments' protocol checker and bus monitor, which check every job the CPU starts; the CPU
-// reaches it through a protocol checker of its own.
+// The example virtual platform's bus map (systolic_vp.cpp draws it): a CPU running a job script and
+// the checked accelerator (checked_accelerator.h: every job the CPU starts is checked) on one
+// router with the RAM. The CPU reaches the bus through a protocol checker of its own.
 #pragma once
 
 #include <ostream>
@@ -10,22 +8,21 @@
 #include <systemc>
 #include <vector>
 
+#include "checked_accelerator.h"
 #include "cpu.h"
 #include "job_script.h"
 #include "router.h"
 #include "systolic/accelerator.h"
 #include "systolic/memory.h"
 #include "systolic/observe/vcd_writer.h"
-#include "systolic/verify/passive_checker.h"
 #include "systolic/verify/protocol_checker.h"
 
 namespace systolic::vp {
 
 struct platform : sc_core::sc_module {
-    router bus;
+    components::router bus;
     memory ram;
-    accelerator accel;
-    verify::passive_checker checks;
+    components::checked_accelerator accel;
     vp::cpu cpu;
     verify::protocol_checker cpu_checker;
     sc_core::sc_signal<bool> irq;

@@ -118,19 +118,19 @@ int sc_main(int argc, char* argv[]) {
         return 2;
     }
     if (vcd || trace)
-        waves.emplace(vp.accel, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
+        waves.emplace(vp.accel.dut, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
                       trace.get());
     if (vcd) {
         vp.trace_irq(*vcd);
         vcd->end_definitions();
     }
     sc_core::sc_start();
-    vp.checks.finish();
+    vp.accel.finish();
     if (waves) waves->finish(sc_core::sc_time_stamp());
     waves.reset();
     for (const auto& v : vp.violations)
         std::cout << "protocol violation: " << v << "\n";
-    for (const auto& line : vp.checks.failures())
+    for (const auto& line : vp.accel.failures())
         std::cout << "FAIL passive check: " << io::printable(line) << "\n";
 
     const auto& jobs = vp.cpu.jobs();
@@ -141,13 +141,13 @@ int sc_main(int argc, char* argv[]) {
     }
     const std::uint64_t violations = vp.violations.size() + vp.cpu.dma_protocol_violations();
     // The script's failures and the passive checker's (a START the script wrote itself).
-    const std::uint64_t failures = std::uint64_t(vp.cpu.failures()) + vp.checks.failures().size();
+    const std::uint64_t failures = std::uint64_t(vp.cpu.failures()) + vp.accel.failures().size();
     const bool pass = vp.cpu.finished() && failures == 0 && vp.cpu.checks() > 0 && violations == 0;
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << failures << " failures, simulated time "
               << tb::format_time(sc_core::sc_time_stamp()) << ", "
-              << vp.cpu_checker.checked() + vp.checks.transactions_checked() << " bus transactions checked, "
-              << violations << " protocol violations\n"
+              << vp.cpu_checker.checked() + vp.accel.bus_transactions_checked()
+              << " bus transactions checked, " << violations << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {

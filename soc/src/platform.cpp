@@ -1,6 +1,5 @@
 #include "platform.h"
 
-#include <initializer_list>
 #include <stdexcept>
 #include <utility>
 
@@ -9,19 +8,14 @@
 
 namespace systolic::soc {
 
+using namespace components;
+
 namespace {
 
-// Register names for the trace, from the declarations: the accelerator's map, and soc_map.h's.
+// Register names for the trace, from the declarations: the accelerator's map, and the devices'.
 std::string accel_register(std::uint64_t offset) {
     for (const regmap::reg& r : regmap::registers)
         if (r.offset == offset) return r.name;
-    return "";
-}
-
-std::string named_offset(std::uint64_t offset,
-                         std::initializer_list<std::pair<std::uint64_t, const char*>> regs) {
-    for (const auto& [at, name] : regs)
-        if (offset == at) return name;
     return "";
 }
 
@@ -39,18 +33,11 @@ hart::config platform::hart_config(const config& cfg) {
         hart::range d{r.base, r.size, r.name, {}};
         if (r.base == SOC_ACCEL_BASE) d.register_name = accel_register;
         if (r.base == SOC_UART_BASE)
-            d.register_name = [](std::uint64_t o) {
-                return named_offset(o, {{SOC_UART_TX, "TX"}, {SOC_UART_STATUS, "STATUS"}});
-            };
+            d.register_name = [](std::uint64_t o) { return register_name(uart::registers, o); };
         if (r.base == SOC_TIMER_BASE)
-            d.register_name = [](std::uint64_t o) {
-                return named_offset(o, {{SOC_TIMER_MTIMECMP, "MTIMECMP"},
-                                        {SOC_TIMER_MTIMECMP + 4, "MTIMECMP_HI"},
-                                        {SOC_TIMER_MTIME, "MTIME"},
-                                        {SOC_TIMER_MTIME + 4, "MTIME_HI"}});
-            };
+            d.register_name = [](std::uint64_t o) { return register_name(timer::registers, o); };
         if (r.base == SOC_FINISHER_BASE)
-            d.register_name = [](std::uint64_t o) { return named_offset(o, {{SOC_FINISHER_CODE, "CODE"}}); };
+            d.register_name = [](std::uint64_t o) { return register_name(finisher::registers, o); };
         hc.devices.push_back(std::move(d));
     }
     return hc;
@@ -76,8 +63,7 @@ platform::platform(const sc_core::sc_module_name& name, const config& cfg)
       bus("bus"),
       ram("ram", memory::config{0, SOC_RAM_SIZE}),
       high_ram("high_ram", memory::config{0, SOC_HIGH_RAM_SIZE}),
-      accel("accel", accel_config(cfg)),
-      checks("checks", accel, SOC_RAM_BASE, SOC_RAM_SIZE),
+      accel("accel", accel_config(cfg), SOC_RAM_BASE, SOC_RAM_SIZE),
       cpu("cpu", hart_config(cfg)),
       cpu_checker("cpu_checker"),
       uart("uart"),
@@ -88,13 +74,11 @@ platform::platform(const sc_core::sc_module_name& name, const config& cfg)
     cpu.initiator_socket.bind(cpu_checker.target_socket);
     cpu_checker.initiator_socket.bind(bus.target_socket);
     cpu_checker.on_violation([this](const std::string& v) { m_cpu_violations.push_back(v); });
-    accel.dma.bind(checks.dma_target_socket);
-    checks.dma_initiator_socket.bind(bus.target_socket);
-    checks.initiator_socket.bind(accel.regs);
+    accel.dma.bind(bus.target_socket);
     // In soc_regions' order, which is soc_port's.
     bus.initiator_socket.bind(ram.target_socket);
     bus.initiator_socket.bind(high_ram.target_socket);
-    bus.initiator_socket.bind(checks.target_socket);  // the accelerator's registers
+    bus.initiator_socket.bind(accel.regs);
     bus.initiator_socket.bind(uart.target_socket);
     bus.initiator_socket.bind(timer.target_socket);
     bus.initiator_socket.bind(finisher.target_socket);
@@ -128,21 +112,13 @@ void platform::load(const elf_image& image) {
 }
 
 std::uint64_t platform::bus_transactions_checked() const {
-    return cpu_checker.checked() + checks.transactions_checked();
-}
-
-std::vector<std::string> platform::accelerator_errors() const {
-    std::vector<std::string> lines;
-    for (const verify::passive_checker::job_report& j : checks.jobs())
-        if (j.pass && !j.error.empty())
-            lines.push_back("job " + std::to_string(j.index) + " (" + j.job + "): " + j.error);
-    return lines;
+    return cpu_checker.checked() + accel.bus_transactions_checked();
 }
 
 std::vector<std::string> platform::protocol_violations() const {
     std::vector<std::string> all = m_cpu_violations;
-    for (const std::string& v : checks.protocol_violations())
-        all.push_back("DMA: " + v);
+    for (const std::string& v : accel.protocol_violations())
+        all.push_back(v);
     return all;
 }
 

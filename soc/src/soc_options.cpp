@@ -96,7 +96,7 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
     if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-soc", usage_status))
         return status;
     try {
-        o.arch = isa_name == "rv64" ? isa::rv64 : isa::rv32;
+        o.arch = isa_name == "rv64" ? components::isa::rv64 : components::isa::rv32;
         if (!(o.cpu_clock > 0) || !std::isfinite(o.cpu_clock))
             throw tb::usage_error("--cpu-clock must be a frequency above zero");
         if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw tb::usage_error("--cpi must be above zero");

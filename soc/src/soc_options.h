@@ -13,7 +13,7 @@
 namespace systolic::soc {
 
 struct soc_options {
-    isa arch = isa::rv32;
+    components::isa arch = components::isa::rv32;
     double cpu_clock = 1e9, cpi = 1;
     std::size_t array = 16;  // N: an N x N array
     engine_kind engine = engine_kind::cycle;

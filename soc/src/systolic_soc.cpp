@@ -41,16 +41,16 @@ int sc_main(int argc, char* argv[]) {
     pc.array_size = o.array;
     pc.engine = o.engine;
     const sc_core::sc_time timeout = o.timeout;
-    soc::elf_image image;
+    components::elf_image image;
     io::output_set files;
     try {
-        image = soc::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
+        image = components::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
         files.add_input({"firmware", o.firmware});
         // Every output name through output_set's checks, an empty one included.
         if (o.uart) files.add({"--uart", *o.uart});
         if (o.vcd_file) files.add({"--vcd", *o.vcd_file});
         if (o.trace) files.add({"--trace", *o.trace});
-    } catch (const soc::elf_error& e) {
+    } catch (const components::elf_error& e) {
         std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
         return exit_usage;
     } catch (const std::exception& e) {  // io_error
@@ -93,7 +93,7 @@ int sc_main(int argc, char* argv[]) {
         });
     if (trace) chip.cpu.set_trace(trace.get());
     if (vcd || trace)
-        waves.emplace(chip.accel, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
+        waves.emplace(chip.accel.dut, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
                       trace.get());
     if (vcd) {
         chip.trace_irq(*vcd);

@@ -1,19 +1,19 @@
 #include "timer.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
-timer::timer(const sc_core::sc_module_name& name) : mmio_device(name, SOC_TIMER_SIZE), irq("irq") {
+timer::timer(const sc_core::sc_module_name& name) : mmio_device(name, size), irq("irq") {
     SC_METHOD(update);
     sensitive << m_update;
 }
 
 bool timer::read(std::uint64_t offset, unsigned char* data, unsigned length, const sc_core::sc_time& at) {
     std::uint64_t reg = 0, value = 0;
-    if (within(offset, length, SOC_TIMER_MTIME, 8)) {
-        reg = SOC_TIMER_MTIME;
+    if (within(offset, length, mtime_offset, 8)) {
+        reg = mtime_offset;
         value = mtime_at(at);
-    } else if (within(offset, length, SOC_TIMER_MTIMECMP, 8)) {
-        reg = SOC_TIMER_MTIMECMP;
+    } else if (within(offset, length, mtimecmp_offset, 8)) {
+        reg = mtimecmp_offset;
         value = m_cmp;
     } else {
         return false;
@@ -25,9 +25,9 @@ bool timer::read(std::uint64_t offset, unsigned char* data, unsigned length, con
 
 bool timer::write(std::uint64_t offset, const unsigned char* data, unsigned length,
                   const sc_core::sc_time& at) {
-    if (!within(offset, length, SOC_TIMER_MTIMECMP, 8)) return false;
+    if (!within(offset, length, mtimecmp_offset, 8)) return false;
     for (unsigned i = 0; i < length; ++i) {
-        const unsigned shift = 8 * unsigned(offset - SOC_TIMER_MTIMECMP + i);
+        const unsigned shift = 8 * unsigned(offset - mtimecmp_offset + i);
         m_cmp = (m_cmp & ~(std::uint64_t{0xff} << shift)) | std::uint64_t(data[i]) << shift;
     }
     m_update.notify(at - sc_core::sc_time_stamp());
@@ -45,4 +45,4 @@ void timer::update() {
         m_update.notify(sc_core::sc_time::from_value(m_cmp * units - now.value()));
 }
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

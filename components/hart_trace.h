@@ -18,7 +18,7 @@
 
 #include "systolic/observe/trace_observer.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 class hart_trace {
 public:
@@ -76,4 +76,4 @@ private:
     std::string m_inside;  // the open handler's spans
 };
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

@@ -9,7 +9,7 @@
 
 #include "io/text.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 namespace {
 
@@ -490,4 +490,4 @@ int hart_core::take_interrupt(std::uint64_t pending) {
     return cause;
 }
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

@@ -11,7 +11,7 @@
 #include "io/text.h"
 #include "systolic/log.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 namespace {
 
@@ -248,4 +248,4 @@ void hart::run() {
     sc_core::wait(m_never);
 }
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

@@ -30,7 +30,7 @@
 
 struct uc_struct;
 
-namespace systolic::soc {
+namespace systolic::components {
 
 enum class isa { rv32, rv64 };
 
@@ -149,4 +149,4 @@ private:
     std::exception_ptr m_error;  // thrown by the bus inside a run, rethrown after it
 };
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

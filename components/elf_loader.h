@@ -14,7 +14,7 @@
 
 #include "hart_core.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 class elf_error : public std::runtime_error {
 public:
@@ -43,4 +43,4 @@ elf_image parse_elf(const std::string& name, const std::string& file, isa arch,
 // The file read as every input is (io/input_file.h), then parsed.
 elf_image read_elf(const std::string& path, isa arch, const std::vector<memory_range>& ram);
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

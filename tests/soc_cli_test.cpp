@@ -1,4 +1,4 @@
-// systolic-soc run as a user runs it, on the small firmware of soc/tests/firmware built for both
+// systolic-soc run as a user runs it, on the small firmware of tests/soc_firmware built for both
 // ISAs: the UART, the finisher's codes, faults with their pc, the timeout, the timer interrupt and
 // wfi, time from instructions and device accesses, the accelerator with its interrupt, the trace and
 // the waveform, the accelerator's refusals in the summary, and every bad ELF file and usage (times

@@ -1,4 +1,4 @@
-// The shell of the platform's small devices (uart.h, timer.h, finisher.h): a TLM target of `size`
+// The shell of the platforms' small devices (uart.h, timer.h, finisher.h): a TLM target of `size`
 // bytes of registers that the router reaches with offsets. Each access is 1 to 8 bytes, no byte
 // enables, no streaming, inside the window, and is handed to the device's read() or write() with
 // the time it happens at (the kernel's plus the initiator's offset); an access the device refuses,
@@ -10,10 +10,26 @@
 #include <tlm_utils/simple_target_socket.h>
 
 #include <cstdint>
+#include <string>
 #include <systemc>
 #include <tlm>
 
-namespace systolic::soc {
+namespace systolic::components {
+
+// One register of a device, by its offset in the device's window, for traces and logs. Each device
+// lists its own (uart::registers, ...); a platform's C header re-exports the offsets for firmware.
+struct mmio_register {
+    std::uint64_t offset;
+    const char* name;
+};
+
+// The name of the register at `offset` ("" when none starts there).
+template <std::size_t N>
+std::string register_name(const mmio_register (&registers)[N], std::uint64_t offset) {
+    for (const mmio_register& r : registers)
+        if (r.offset == offset) return r.name;
+    return "";
+}
 
 class mmio_device : public sc_core::sc_module {
 public:
@@ -73,4 +89,4 @@ private:
     std::uint64_t m_size;
 };
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

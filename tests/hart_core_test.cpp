@@ -1,4 +1,4 @@
-// The hart's plain core (soc/src/hart_core.h) on hand-written programs, for RV32 and RV64: how it
+// The hart's plain core (components/hart_core.h) on hand-written programs, for RV32 and RV64: how it
 // counts instructions and ends runs, its bus, the faults and their pcs, and interrupt delivery
 // through the trap CSRs.
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@
 
 namespace {
 
-using namespace systolic::soc;
-using namespace systolic::soc::testing;
+using namespace systolic::components;
+using namespace systolic::components::testing;
 
 constexpr std::uint64_t ram_base = 0x80000000, ram_size = 0x10000, io_base = 0x10000000;
 

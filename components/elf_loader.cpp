@@ -9,7 +9,7 @@
 #include "io/input_file.h"
 #include "io/text.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 namespace {
 
@@ -125,4 +125,4 @@ elf_image read_elf(const std::string& path, isa arch, const std::vector<memory_r
     return parse_elf(path, in.read_all(file_limit), arch, ram);
 }
 
-}  // namespace systolic::soc
+}  // namespace systolic::components

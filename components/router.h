@@ -1,4 +1,4 @@
-// A plain TLM-2.0 interconnect for the example platform: initiators bind to target_socket, targets
+// A plain TLM-2.0 interconnect for the platforms (vp, soc): initiators bind to target_socket, targets
 // to initiator_socket (in the order of their map() entries' ports), and each access is routed by
 // address to the target whose range holds all of it, with the range's base subtracted (targets see
 // offsets). DMI grants and invalidations are translated both ways. An address no range holds gets
@@ -15,7 +15,7 @@
 #include <tlm>
 #include <vector>
 
-namespace systolic::vp {
+namespace systolic::components {
 
 class router : public sc_core::sc_module {
 public:
@@ -104,4 +104,4 @@ private:
     std::vector<range> m_map;
 };
 
-}  // namespace systolic::vp
+}  // namespace systolic::components

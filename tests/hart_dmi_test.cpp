@@ -18,10 +18,11 @@
 namespace {
 
 using namespace systolic;
-using namespace systolic::soc;
-using namespace systolic::soc::testing;
+using namespace systolic::components;
+using namespace systolic::components::testing;
 
 constexpr std::uint64_t ram_base = 0x80000000, data_base = 0x90000000, ram_size = 0x10000;
+constexpr std::uint64_t finisher_base = 0x00100000;
 
 // Forwards everything to the memory behind it; revoke() invalidates every grant and refuses DMI
 // from then on, counting the b_transports that come instead.
@@ -58,11 +59,11 @@ private:
 };
 
 struct bench : sc_core::sc_module {
-    vp::router bus{"bus"};
+    router bus{"bus"};
     dmi_switch dmi{"dmi"};
     memory ram{"ram", memory::config{0, ram_size}};
     memory data{"data", memory::config{0, ram_size}};
-    soc::finisher finisher{"finisher"};
+    components::finisher finisher{"finisher"};
     sc_core::sc_signal<bool> low{"low"};
     hart cpu;
 
@@ -75,7 +76,7 @@ struct bench : sc_core::sc_module {
         bus.initiator_socket.bind(finisher.target_socket);
         bus.map(ram_base, ram_size, 0, "ram");
         bus.map(data_base, ram_size, 1, "data");
-        bus.map(SOC_FINISHER_BASE, SOC_FINISHER_SIZE, 2, "finisher");
+        bus.map(finisher_base, finisher::size, 2, "finisher");
         cpu.irq_external.bind(low);
         cpu.irq_timer.bind(low);
         finisher.on_finish([this](std::uint32_t, const sc_core::sc_time&) { cpu.halt(); });
@@ -86,7 +87,7 @@ struct bench : sc_core::sc_module {
         hart::config c;
         c.ram.push_back({ram_base, ram_size, "ram", {}});
         c.ram.push_back({data_base, ram_size, "data", {}});
-        c.devices.push_back({SOC_FINISHER_BASE, SOC_FINISHER_SIZE, "finisher", {}});
+        c.devices.push_back({finisher_base, finisher::size, "finisher", {}});
         return c;
     }
     void revoke_later() {
@@ -107,7 +108,7 @@ TEST(HartDmi, ARevokedGrantFallsBackToTransactionsAndTheProgramRunsOn) {
         .op(rv::lw(rv::a1, rv::s0, 0))
         .op(rv::addi(rv::t0, rv::t0, -1))
         .op(rv::bne(rv::t0, rv::zero, -16))
-        .op(rv::lui(rv::t1, SOC_FINISHER_BASE >> 12))
+        .op(rv::lui(rv::t1, finisher_base >> 12))
         .op(rv::sw(rv::a1, rv::t1, 0))
         .op(rv::wfi);
     p.copy_to(b.ram.core().data());

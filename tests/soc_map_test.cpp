@@ -1,5 +1,7 @@
 // The memory map is declared once, in <systolic/soc_map.h>: docs/soc.md's tables and soc.ld's RAM
-// say the same, and the platform's table (soc_regions.h) is built from it.
+// say the same, and the platform's table (soc_regions.h) is built from it. The devices' registers
+// are declared by the components themselves (uart.h, timer.h, finisher.h, hart_core.h's interrupt
+// numbers); the header re-exports them for firmware and must say the same.
 #include <gtest/gtest.h>
 
 #include <fstream>
@@ -7,8 +9,12 @@
 #include <stdexcept>
 #include <string>
 
+#include "finisher.h"
+#include "hart_core.h"
 #include "soc_regions.h"
 #include "systolic/soc_map.h"
+#include "timer.h"
+#include "uart.h"
 
 namespace {
 
@@ -78,6 +84,22 @@ TEST(SocMap, TheDocsRegisterAndInterruptTablesAreTheHeaders) {
         ASSERT_GE(numbers.size(), 1u) << r.macro;
         EXPECT_EQ(numbers[0], r.value) << r.macro;
     }
+}
+
+TEST(SocMap, TheHeadersDeviceRegistersAreTheComponents) {
+    using namespace systolic::components;
+    EXPECT_EQ(SOC_UART_SIZE, uart::size);
+    EXPECT_EQ(SOC_UART_TX, uart::tx_offset);
+    EXPECT_EQ(SOC_UART_STATUS, uart::status_offset);
+    EXPECT_EQ(SOC_UART_STATUS_READY, uart::status_ready);
+    EXPECT_EQ(SOC_TIMER_SIZE, timer::size);
+    EXPECT_EQ(SOC_TIMER_MTIMECMP, timer::mtimecmp_offset);
+    EXPECT_EQ(SOC_TIMER_MTIME, timer::mtime_offset);
+    EXPECT_EQ(SOC_TIMER_HZ, timer::hz);
+    EXPECT_EQ(SOC_FINISHER_SIZE, finisher::size);
+    EXPECT_EQ(SOC_FINISHER_CODE, finisher::code_offset);
+    EXPECT_EQ(unsigned(SOC_ACCEL_IRQ), csr::external_irq);
+    EXPECT_EQ(unsigned(SOC_TIMER_IRQ), csr::timer_irq);
 }
 
 TEST(SocMap, TheLinkerScriptsRamIsTheHeaders) {

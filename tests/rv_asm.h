@@ -6,7 +6,7 @@
 #include <cstring>
 #include <vector>
 
-namespace systolic::soc::testing {
+namespace systolic::components::testing {
 
 namespace rv {
 enum reg : unsigned {
@@ -99,4 +99,4 @@ private:
     std::vector<std::uint8_t> m_bytes;
 };
 
-}  // namespace systolic::soc::testing
+}  // namespace systolic::components::testing

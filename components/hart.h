@@ -36,7 +36,7 @@
 #include "hart_core.h"
 #include "hart_trace.h"
 
-namespace systolic::soc {
+namespace systolic::components {
 
 class hart : public sc_core::sc_module, private hart_bus {
 public:
@@ -123,4 +123,4 @@ private:
     sc_core::sc_event m_never;
 };
 
-}  // namespace systolic::soc
+}  // namespace systolic::components
