@@ -73,7 +73,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 if (!(s > 0) || !std::isfinite(s)) std::abort();
                 requantize_all(s, 0);
             }
-        } catch (const tb::usage_error& e) {
+        } catch (const cli::usage_error& e) {
             one_line(e.what());
         } catch (const io::npy_error& e) {
             one_line(e.what());
@@ -86,7 +86,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
                 for (const double s : {1.0, 0x1p-60, 0x1p60})
                     requantize_all(s, z);
             }
-        } catch (const tb::usage_error& e) {
+        } catch (const cli::usage_error& e) {
             one_line(e.what());
         } catch (const io::npy_error& e) {
             one_line(e.what());

@@ -189,7 +189,7 @@ py::dtype dtype_of(const std::string& descr) {
 // {"c": C or None, "report": the JSON report's text, "summary": systolic-tb's summary, "pass": bool}.
 py::dict run(const std::vector<std::string>& args, const py::array& a, const py::array& b) {
     const options o = parse(args);
-    set_log_level(*parse_log_level(o.log_level));
+    set_log_level(cli::log_level_of(o.outputs));
     job_reply reply;
     with_format(o.dtype, [&](auto format) {
         using Format = decltype(format);

@@ -4,6 +4,7 @@
 #include "cli_suggest.h"
 #include "io/text.h"
 #include "option_rules.h"
+#include "output_options.h"
 #include "systolic/fabric_geometry.h"
 #include "systolic/log.h"
 
@@ -18,15 +19,15 @@
 namespace systolic::tb {
 namespace {
 
+// The command lines' shared pieces (cli/).
+using cli::add_choice;
+using cli::broken_option_rule;
+using cli::option_rule;
+using cli::option_rules_help;
+using cli::parse_error_text;
+
 std::string quoted(const std::string& text) {
     return "'" + one_line(text) + "'";
-}
-
-bool all_digits(const std::string& s, std::size_t from) {
-    if (from >= s.size()) return false;
-    for (std::size_t i = from; i < s.size(); ++i)
-        if (s[i] < '0' || s[i] > '9') return false;
-    return true;
 }
 
 // The option values as typed, converted after CLI11 has matched them.
@@ -46,9 +47,9 @@ constexpr std::size_t max_fabric = 64;
 const std::vector<option_rule<options>>& tb_option_rules() {
     static const std::vector<option_rule<options>> rules = {
         {"--vcd-pes", "--vcd", "it picks the PEs the waveform traces",
-         [](const options& o) { return bool(o.vcd); }},
+         [](const options& o) { return bool(o.outputs.vcd); }},
         {"--gtkw", "--vcd", "it is the GTKWave save file of that waveform",
-         [](const options& o) { return bool(o.vcd); }},
+         [](const options& o) { return bool(o.outputs.vcd); }},
         {"--threads", "--fabric with more than one array",
          "threads step a fabric's arrays; one array runs on one",
          [](const options& o) { return o.fabric(); }},
@@ -114,9 +115,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     o.threads = parse_int("--threads", raw.threads, 1, 256);
     if (o.c_out && o.c_out->empty()) throw usage_error("--c-out needs a file name, got ''");
     if (o.json && o.json->empty()) throw usage_error("--json needs a file name (or '-' for stdout), got ''");
-    if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");
-    if (o.trace && o.trace->empty()) throw usage_error("--trace needs a file name, got ''");
-    if (o.gtkw && o.gtkw->empty()) throw usage_error("--gtkw needs a file name, got ''");
+    cli::check_output_options(o.outputs);
     if (const auto broken = broken_option_rule(tb_option_rules(), o, given)) throw usage_error(*broken);
     // One scale rule per job: the tensor's or the columns'.
     if (given("--scale-file") && given("--scale"))
@@ -145,102 +144,6 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
 
 }  // namespace
 
-std::string one_line(const std::string& text) {
-    return io::printable(text);
-}
-
-void parse_array_shape(const std::string& option, const std::string& text, std::int64_t& rows,
-                       std::int64_t& cols) {
-    constexpr std::int64_t i64_max = std::numeric_limits<std::int64_t>::max();
-    constexpr std::int64_t i64_min = std::numeric_limits<std::int64_t>::min();
-    const auto x = text.find_first_of("xX");
-    if (x == std::string::npos) {  // N: the square array, as before
-        rows = cols = parse_int(option, text, i64_min, i64_max);
-        return;
-    }
-    if (!all_digits(text.substr(0, x), 0) || !all_digits(text.substr(x + 1), 0))
-        throw usage_error(option + " " + quoted(text) +
-                          " must be N or RxC (rows x columns of PEs, e.g. 16 or 12x14)");
-    rows = parse_int(option, text.substr(0, x), i64_min, i64_max);
-    cols = parse_int(option, text.substr(x + 1), i64_min, i64_max);
-}
-
-std::string array_shape_text(std::int64_t rows, std::int64_t cols) {
-    return rows == cols ? std::to_string(rows) : std::to_string(rows) + "x" + std::to_string(cols);
-}
-
-std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi) {
-    const std::size_t digits = !text.empty() && (text[0] == '-' || text[0] == '+') ? 1 : 0;
-    if (!all_digits(text, digits)) throw usage_error(option + " " + quoted(text) + " is not an integer");
-    errno = 0;
-    char* end = nullptr;
-    const long long v = std::strtoll(text.c_str(), &end, 10);
-    if (errno == ERANGE || v < lo || v > hi) {
-        throw usage_error(option + " " + quoted(text) + " is out of range [" + std::to_string(lo) + ", " +
-                          std::to_string(hi) + "]");
-    }
-    return v;
-}
-
-std::uint64_t parse_uint(const std::string& option, const std::string& text) {
-    constexpr std::uint64_t max = std::numeric_limits<std::uint64_t>::max();
-    const std::size_t digits = !text.empty() && text[0] == '+' ? 1 : 0;
-    if (!text.empty() && text[0] == '-' && all_digits(text, 1))
-        throw usage_error(option + " " + quoted(text) + " is out of range [0, " + std::to_string(max) + "]");
-    if (!all_digits(text, digits))
-        throw usage_error(option + " " + quoted(text) + " is not a non-negative integer");
-    errno = 0;
-    char* end = nullptr;
-    const unsigned long long v = std::strtoull(text.c_str(), &end, 10);
-    if (errno == ERANGE)
-        throw usage_error(option + " " + quoted(text) + " is out of range [0, " + std::to_string(max) + "]");
-    return v;
-}
-
-double parse_real(const std::string& option, const std::string& text) {
-    // strtod also takes hex floats, "inf" and "nan"; the callers reject what they cannot use.
-    if (text.empty() || std::isspace(static_cast<unsigned char>(text[0])))
-        throw usage_error(option + " " + quoted(text) + " is not a number");
-    errno = 0;
-    char* end = nullptr;
-    const double v = std::strtod(text.c_str(), &end);
-    if (end != text.c_str() + text.size())
-        throw usage_error(option + " " + quoted(text) + " is not a number");
-    if (errno == ERANGE && std::isinf(v))
-        throw usage_error(option + " " + quoted(text) + " is out of the range of a double");
-    return v;  // an underflow to zero or a subnormal is a number; a scale of 0 is refused later
-}
-
-std::uint64_t parse_size(const std::string& option, const std::string& text) {
-    std::size_t i = 0;
-    while (i < text.size() && ((text[i] >= '0' && text[i] <= '9') || text[i] == '.'))
-        ++i;
-    const std::string number = text.substr(0, i);
-    std::string suffix = text.substr(i);
-    const bool number_ok = !number.empty() && number.find_first_of("0123456789") != std::string::npos &&
-                           number.find('.') == number.rfind('.');
-    double unit = 1;
-    if (!suffix.empty()) {
-        const char u = static_cast<char>(std::toupper(static_cast<unsigned char>(suffix[0])));
-        const std::string rest = suffix.substr(1);
-        const std::string units = "KMGT";
-        const auto at = units.find(u);
-        if (at != std::string::npos && (rest.empty() || rest == "B" || rest == "iB" || rest == "b")) {
-            unit = std::ldexp(1.0, 10 * int(at + 1));
-            suffix.clear();
-        } else if (suffix == "B") {
-            suffix.clear();
-        }
-    }
-    if (!number_ok || !suffix.empty())
-        throw usage_error(option + " " + quoted(text) + " is not a size (e.g. 512M, 4G, 1048576)");
-    const double bytes = std::strtod(number.c_str(), nullptr) * unit;
-    if (!(bytes < 0x1p64))
-        throw usage_error(option + " " + quoted(text) + " is out of range (at most 16 EiB)");
-    if (bytes < 1) throw usage_error(option + " " + quoted(text) + " must be at least one byte");
-    return static_cast<std::uint64_t>(bytes);
-}
-
 std::uint64_t parse_sram_size(const std::string& option, const std::string& text) {
     return text == "inf" ? 0 : parse_size(option, text);
 }
@@ -267,20 +170,6 @@ std::string bandwidth_text(double bytes_per_cycle) {
     if (bytes_per_cycle == 0) return "inf";
     char text[32];
     std::snprintf(text, sizeof text, "%.4g", bytes_per_cycle);
-    return text;
-}
-
-std::string format_bytes(std::uint64_t bytes) {
-    const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
-    if (bytes < 1024) return std::to_string(bytes) + " bytes";
-    double v = double(bytes);
-    int u = -1;
-    while (v >= 1024 && u < 5) {
-        v /= 1024;
-        ++u;
-    }
-    char text[32];
-    std::snprintf(text, sizeof text, v < 10 ? "%.1f %s" : "%.0f %s", v, units[u]);
     return text;
 }
 
@@ -345,27 +234,15 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
                "What stays in the PEs: os keeps C, ws a block of B, is a block of A's transpose "
                "(docs/dataflows.md)");
     app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
-    app.add_option("--vcd", o.vcd,
-                   "Write a value-change dump (GTKWave) of every advance edge, the phases and the C writes "
-                   "(cycle engine)")
-        ->type_name("FILE");
+    cli::add_output_options(app, o.outputs, {true, true});
     app.add_option(
            "--vcd-pes", o.vcd_pes,
            "PEs traced in the VCD: all, none or R0:R1,C0:C1 (inclusive) [all up to 16x16, none above]")
         ->type_name("SEL");
-    app.add_option("--gtkw", o.gtkw,
-                   "Write a GTKWave save file for the --vcd: every row named by its PE, zoomed on the first "
-                   "tile, markers at its first and last advance edge")
-        ->type_name("FILE");
-    app.add_option("--trace", o.trace,
-                   "Write a Chrome/Perfetto trace-event timeline: tiles, chunks, phases and DMA transfers")
-        ->type_name("FILE");
     app.add_flag(
         "--progress", raw.progress,
         "Show a progress bar on stderr [on when stderr is a terminal and the job takes over a second]");
     app.add_flag("--no-progress", raw.no_progress, "Never show the progress bar");
-    app.add_option("--log-level", o.log_level, "Model log level: " + log_level_help())
-        ->check(CLI::IsMember(names(log_level_names)));
     app.add_flag("--packed", o.packed, "Pack matrix rows back to back, with no guard bytes or row padding");
     app.add_option("--fabric", raw.fabric,
                    "A fabric of R x C (x D) arrays of --array N that pass A east, B south and partial sums "

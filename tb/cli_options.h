@@ -1,14 +1,15 @@
-// systolic-tb's command line as plain C++: the options, their parsing with CLI11, and the strict
-// conversion of numbers and sizes. Numbers are read as text and converted here, so that a value out
-// of range is an error quoting what the user typed, never a silently clamped or wrapped value.
-// No SystemC, so the parser can be fuzzed on its own (fuzz/cli_fuzz.cpp).
+// systolic-tb's command line as plain C++: the options and their parsing with CLI11. Numbers are
+// read as text and converted with the command lines' strict conversions (cli/cli_values.h), so that
+// a value out of range is an error quoting what the user typed, never a silently clamped or wrapped
+// value. No SystemC, so the parser can be fuzzed on its own (fuzz/cli_fuzz.cpp).
 #pragma once
 
 #include <cstdint>
 #include <optional>
-#include <stdexcept>
 #include <string>
 
+#include "cli_values.h"
+#include "output_options.h"
 #include "systolic/job_names.h"
 #include "systolic/memory_system.h"
 #include "systolic/number_format.h"
@@ -18,10 +19,16 @@
 
 namespace systolic::tb {
 
-// Bad usage or bad input: one line on stderr, exit status 2.
-struct usage_error : std::runtime_error {
-    using std::runtime_error::runtime_error;
-};
+// The strict conversions, which tb's code names unqualified (cli_values.h).
+using cli::array_shape_text;
+using cli::format_bytes;
+using cli::one_line;
+using cli::parse_array_shape;
+using cli::parse_int;
+using cli::parse_real;
+using cli::parse_size;
+using cli::parse_uint;
+using cli::usage_error;
 
 struct options {
     // --array N (N x N) or RxC: R rows of C PEs. Range-checked later, with its own message.
@@ -31,7 +38,6 @@ struct options {
     std::optional<std::string> c_out, json;  // set (possibly to "") when the option was given
     std::uint64_t seed = 1;
     tile_order order = tile_order::row_major;
-    std::string log_level = "warn";
     bool packed = false;
     systolic::dtype dtype = systolic::dtype::int32;
     std::optional<std::int64_t> k_tile;
@@ -48,10 +54,11 @@ struct options {
     verify::fault inject = verify::fault::none;
     engine_kind engine = engine_kind::cycle;
     dataflow_kind dataflow = dataflow_kind::os;
-    std::optional<std::string> vcd, vcd_pes, trace;  // waveform, traced PEs, Perfetto timeline
-    std::optional<std::string> gtkw;                 // the waveform's GTKWave save file
-    std::optional<bool> progress;                    // unset: on when stderr is a terminal
-    std::optional<std::uint64_t> max_memory;         // bytes; unset: the default share of physical memory
+    // --vcd, --trace, --gtkw and --log-level, as every executable declares them.
+    cli::output_options outputs;
+    std::optional<std::string> vcd_pes;       // the PEs the waveform traces
+    std::optional<bool> progress;             // unset: on when stderr is a terminal
+    std::optional<std::uint64_t> max_memory;  // bytes; unset: the default share of physical memory
     // --fabric RxC[xD]: R x C x D arrays of --array N (docs/fabric.md); 1x1x1 is one array.
     std::int64_t fabric_rows = 1, fabric_cols = 1, fabric_depth = 1;
     std::int64_t link_latency = 1;  // --link-latency L, in edges
@@ -73,15 +80,6 @@ struct parse_result {
 
 parse_result parse_command_line(int argc, const char* const* argv, options& o);
 
-// Strict decimal integers: optional sign, digits only, in [lo, hi]. The message quotes `text`.
-std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi);
-std::uint64_t parse_uint(const std::string& option, const std::string& text);
-// A finite double written in full (no trailing text); overflow is an error quoting `text`.
-double parse_real(const std::string& option, const std::string& text);
-// A size in bytes: digits with an optional binary suffix K, M, G, T (optionally followed by "iB" or
-// "B"), e.g. "1G", "512MiB", "1048576". Fractions such as "1.5G" are accepted.
-std::uint64_t parse_size(const std::string& option, const std::string& text);
-
 // A scratchpad's size (--a-sram ...): parse_size's sizes, or "inf" (0: large enough for any job).
 std::uint64_t parse_sram_size(const std::string& option, const std::string& text);
 // --dram-bandwidth: bytes per clock cycle, a positive finite number, or "inf" (0: unlimited).
@@ -90,19 +88,5 @@ double parse_bandwidth(const std::string& option, const std::string& text);
 std::string sram_text(std::uint64_t bytes);
 // A bandwidth as the options spell it: "inf" for 0, else the bytes per cycle.
 std::string bandwidth_text(double bytes_per_cycle);
-
-// --array as typed: "N" (rows = cols = N) or "RxC", each an integer (range-checked later). Any
-// other form ("4x", "x", "4x4x4") is a usage_error quoting the text.
-void parse_array_shape(const std::string& option, const std::string& text, std::int64_t& rows,
-                       std::int64_t& cols);
-// "N" for a square array, "RxC" otherwise.
-std::string array_shape_text(std::int64_t rows, std::int64_t cols);
-
-// text with control characters (a newline typed into an argument) shown as \xNN, so that an error
-// message quoting it stays on one line: io::printable, under the name the command lines use.
-std::string one_line(const std::string& text);
-
-// Bytes as "1.5 GiB", "300 MiB", "12 KiB" or "512 bytes".
-std::string format_bytes(std::uint64_t bytes);
 
 }  // namespace systolic::tb

@@ -38,7 +38,7 @@ int sc_main(int argc, char* argv[]) {
             if (!parsed.out.empty()) io::write_stdout(parsed.out);
             return parsed.exit_status;
         }
-        set_log_level(*parse_log_level(o.log_level));
+        set_log_level(cli::log_level_of(o.outputs));
         return dispatch(o);
     } catch (const std::exception& e) {  // usage_error, npy_error, out_of_memory, an unwritable output
         std::cerr << "systolic-tb: error: " << one_line(e.what()) << "\n";

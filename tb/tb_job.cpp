@@ -20,17 +20,16 @@
 #include "io/output_set.h"
 #include "io/process.h"
 #include "memory_estimate.h"
+#include "observer_outputs.h"
 #include "progress_bar.h"
 #include "report.h"
 #include "systolic/log.h"
 #include "systolic/memory_system.h"
 #include "systolic/number_format.h"
-#include "systolic/observe/file_sink.h"
 #include "systolic/observe/observer_fanout.h"
 #include "systolic/observe/pe_selection.h"
 #include "systolic/observe/trace_observer.h"
 #include "systolic/observe/vcd_observer.h"
-#include "systolic/observe/vcd_writer.h"
 #include "systolic/quantize.h"
 #include "systolic/verify/memory_plan.h"
 #include "systolic/verify/problem.h"
@@ -41,6 +40,7 @@ namespace systolic::tb {
 
 using namespace systolic::observe;
 using namespace systolic::verify;
+using cli::format_time;
 
 namespace {
 
@@ -119,7 +119,7 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.packed = o.packed;
     mj.json_report = bool(o.json);
     describe_engine<Format>(mj, std::uint64_t(o.link_latency));
-    if (o.vcd)
+    if (o.outputs.vcd)
         mj.vcd_signals =
             6 * parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols)).count();
     const memory_estimate est = estimate_memory(mj);
@@ -366,9 +366,6 @@ std::vector<io::named_path> planned_outputs(const options& o) {
     std::vector<io::named_path> outputs;
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
-    if (o.vcd) outputs.push_back({"--vcd", *o.vcd});
-    if (o.gtkw) outputs.push_back({"--gtkw", *o.gtkw});
-    if (o.trace) outputs.push_back({"--trace", *o.trace});
     return outputs;
 }
 
@@ -427,7 +424,7 @@ void check_options(const options& o) {
     if (o.array_rows <= 0 || o.array_rows > max_array || o.array_cols <= 0 || o.array_cols > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
                           array_shape_text(o.array_rows, o.array_cols));
-    if (o.vcd && o.engine == engine_kind::functional)
+    if (o.outputs.vcd && o.engine == engine_kind::functional)
         throw usage_error(
             "--vcd needs --engine cycle: the functional engine computes a chunk without "
             "stepping the array, so there are no edges to dump");
@@ -479,6 +476,8 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     if (!o.zero_point_file.empty()) files.add_input({"--zero-point-file", o.zero_point_file});
     for (const io::named_path& out : planned_outputs(o))
         files.add(out);
+    cli::observer_outputs waves(o.outputs, "systolic-tb");
+    waves.plan(files);
     memory_estimate estimate;
     if (operands) {
         const problem_shape& s = operands->shape;
@@ -523,17 +522,12 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     // Waveform, timeline and progress bar: observers of the controller, set only when asked for.
     // The VCD and the trace stream into temporaries that are renamed into place with the other outputs.
     observer_fanout<Format> observers;
-    std::unique_ptr<file_sink> vcd_file, trace_sink;
-    std::unique_ptr<vcd_writer> vcd;
     std::unique_ptr<vcd_observer<Format>> vcd_obs;
-    std::string save_file;  // --gtkw
-    std::unique_ptr<trace_file> trace;
     std::unique_ptr<trace_observer<Format>> trace_obs;
-    std::unique_ptr<progress_observer<Format>> bar_obs;
+    std::unique_ptr<cli::progress_observer<Format>> bar_obs;
     const std::string controller_name = bench->controller.name();
-    if (o.vcd) {
-        vcd_file = std::make_unique<file_sink>(files.stream(*o.vcd), *o.vcd);
-        vcd = std::make_unique<vcd_writer>(*vcd_file);
+    waves.open(files);
+    if (vcd_writer* vcd = waves.vcd()) {
         const auto clock = bench->controller.cfg().clock_period;
         vcd_obs = bench->fabric_module()
                       ? std::make_unique<vcd_observer<Format>>(*vcd, *bench->fabric_module(), controller_name,
@@ -543,16 +537,14 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
         vcd->end_definitions();
         observers.add(vcd_obs.get());
     }
-    if (o.trace) {
-        trace_sink = std::make_unique<file_sink>(files.stream(*o.trace), *o.trace);
-        trace = std::make_unique<trace_file>(*trace_sink, "systolic-tb");
+    if (trace_file* trace = waves.trace()) {
         trace_obs = std::make_unique<trace_observer<Format>>(*trace, controller_name);
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
         const auto counts = bench->expected_counts(pr.shape, ro.k_tile, ro.dataflow);
-        bar_obs = std::make_unique<progress_observer<Format>>(
-            o.progress ? progress_bar::mode::forced : progress_bar::mode::automatic, counts.tiles,
+        bar_obs = std::make_unique<cli::progress_observer<Format>>(
+            o.progress ? cli::progress_bar::mode::forced : cli::progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);
         observers.add(bar_obs.get());
     }
@@ -568,19 +560,10 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     // The observers closed the job when it ended; one that did not end stops where the simulation did.
     const bool ended = out.result.status != job_status::running;
     if (bar_obs) bar_obs->finish();
-    if (vcd_obs) {
-        if (!ended) vcd_obs->finish(sc_core::sc_time_stamp());
-        if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
-        if (o.gtkw) {
-            save_file = vcd_obs->save_file(*o.vcd);  // as given: GTKWave opens it from the working directory
-            files.set(*o.gtkw, {save_file});
-        }
-    }
-    if (trace_obs) {
-        if (!ended) trace_obs->finish(sc_core::sc_time_stamp());
-        trace->finish();
-        if (const std::string err = trace_sink->finish(); !err.empty()) throw std::runtime_error(err);
-    }
+    if (vcd_obs && !ended) vcd_obs->finish(sc_core::sc_time_stamp());
+    if (trace_obs && !ended) trace_obs->finish(sc_core::sc_time_stamp());
+    // The save file names the VCD as given: GTKWave opens it from the working directory.
+    waves.finish(files, vcd_obs && o.outputs.gtkw ? vcd_obs->save_file(*o.outputs.vcd) : std::string());
 
     std::ostringstream summary;
     print_summary(summary, o, out);

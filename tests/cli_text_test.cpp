@@ -9,6 +9,7 @@
 #include <cstdio>
 #include <cstdlib>
 
+#include <map>
 #include <string>
 #include <vector>
 
@@ -20,7 +21,7 @@
 
 namespace {
 
-using namespace systolic::tb;
+using namespace systolic::cli;
 
 TEST(format_time_test, ThreeSignificantDigitsInTheUnitThatSuits) {
     EXPECT_EQ(format_time_ps(0), "0 s");
@@ -187,6 +188,33 @@ TEST_F(SystolicRegs, UnknownCommandSuggestsTheNearestOne) {
     EXPECT_EQ(r.status, 2);
     EXPECT_EQ(r.err, "systolic-regs: error: unknown command frobnicate (systolic-regs c-header|markdown)\n");
     EXPECT_EQ(run_tool(regs, "markdown").status, 0);
+}
+
+// The option group every simulating executable declares through cli::add_output_options: each of
+// its options has one help line, the same in systolic-tb, systolic-vp and systolic-soc (where
+// built); systolic-run shares --log-level.
+using OutputOptions = cli_fixture;
+
+TEST_F(OutputOptions, EveryExecutableShowsTheSameHelpLine) {
+    std::map<std::string, std::string> tools = {{"systolic-tb", SYSTOLIC_TB}, {"systolic-vp", SYSTOLIC_VP}};
+#ifdef SYSTOLIC_SOC
+    tools["systolic-soc"] = SYSTOLIC_SOC;
+#endif
+    for (const std::string option : {"--vcd ", "--trace ", "--log-level "}) {
+        std::map<std::string, std::string> lines;
+        auto with_run = tools;
+        if (option == "--log-level ") with_run["systolic-run"] = SYSTOLIC_RUN;
+        for (const auto& [name, tool] : with_run) {
+            const auto r = run_tool("exec " + tool, "--help");
+            ASSERT_EQ(r.status, 0) << name << ": " << r.err;
+            const std::size_t at = r.out.find("\n  " + option);
+            ASSERT_NE(at, std::string::npos) << name << " has no " << option << "in --help:\n" << r.out;
+            lines[name] = r.out.substr(at + 1, r.out.find('\n', at + 1) - at - 1);
+        }
+        for (const auto& [name, line] : lines)
+            EXPECT_EQ(line, lines.at("systolic-tb"))
+                << name << "'s " << option << "differs from systolic-tb's";
+    }
 }
 
 }  // namespace

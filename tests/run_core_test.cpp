@@ -27,7 +27,7 @@ template <class F>
 std::string usage_error_of(F&& f) {
     try {
         f();
-    } catch (const systolic::tb::usage_error& e) {
+    } catch (const systolic::cli::usage_error& e) {
         return e.what();
     }
     return "no error";
@@ -835,7 +835,7 @@ TEST(ScaleConfig, DocsListEveryKeyAsTheReaderTakesIt) {
 // systolic-run's line on the executables' one bar: the share done, the time left, the label, and
 // cut to the terminal's width.
 TEST(RunProgress, LineSaysTheShareTheTimeLeftAndTheLabel) {
-    systolic::tb::progress_state s{25, 100, std::nullopt, 3.0, false, 0};
+    systolic::cli::progress_state s{25, 100, std::nullopt, 3.0, false, 0};
     EXPECT_EQ(progress_line(s, "job 1/4"), "[#######.......................]  25% 3 s left  job 1/4");
     s.seconds_left = std::nullopt;
     s.done = 250;  // past the total: a full bar

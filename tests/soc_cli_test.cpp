@@ -257,8 +257,20 @@ TEST_P(SocCli, TheTimerInterruptsAreOnTheTimelineToo) {
     EXPECT_NE(t.find("\"write timer MTIMECMP"), std::string::npos);
 }
 
+// --vcd FILE writes FILE, as in every executable: no extension is added (systolic-soc wrote
+// FILE.vcd before the option group was shared).
+TEST_P(SocCli, TheWaveformGoesToTheFileNamed) {
+    std::filesystem::create_directory(path("out"));
+    const auto r = soc("accel_smoke", "--array 2 --vcd out/x.vcd --trace out/t.json");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(path("out/x.vcd")));
+    EXPECT_FALSE(std::filesystem::exists(path("out/x.vcd.vcd")));
+    EXPECT_TRUE(std::filesystem::is_regular_file(path("out/t.json")));
+    EXPECT_NE(slurp(path("out/x.vcd")).find("$version\n    systolic-soc\n$end"), std::string::npos);
+}
+
 TEST_P(SocCli, TheWaveformHasTheInterruptLines) {
-    const auto r = soc("accel_smoke", "--array 2 --vcd " + p("w"));
+    const auto r = soc("accel_smoke", "--array 2 --vcd " + p("w.vcd"));
     ASSERT_EQ(r.status, 0) << r.err;
     // Read back as GTKWave reads it: through its own vcd2fst and fst2vcd.
     ASSERT_FALSE(std::string(SYSTOLIC_VCD2FST).empty() || std::string(SYSTOLIC_FST2VCD).empty())

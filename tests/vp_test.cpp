@@ -16,6 +16,7 @@
 #include <string>
 
 #include "cli_harness.h"
+#include "cli_values.h"
 #include "io/npy.h"
 #include "job_script.h"
 #include "vcd_reader.h"
@@ -47,11 +48,11 @@ TEST(JobScript, ParsesCommandsOptionsAndComments) {
     EXPECT_FALSE(vp::register_value(SYSTOLIC_REG_DTYPE, "START"));
     EXPECT_EQ(vp::value_name(SYSTOLIC_REG_ERROR, SYSTOLIC_ERR_DMA), "ERR_DMA");
     EXPECT_EQ(*vp::parse_number("-1", true), ~std::uint64_t{0});
-    EXPECT_EQ(*vp::parse_time("250ns"), 250000u);
-    EXPECT_EQ(*vp::parse_time("18446744s"), 18446744000000000000u);
-    EXPECT_FALSE(vp::parse_time("18446745s"));  // past 2^64 - 1 ps
-    EXPECT_FALSE(vp::parse_time("10"));
-    EXPECT_FALSE(vp::parse_time("-1ns"));
+    EXPECT_EQ(*systolic::cli::parse_time("250ns"), 250000u);
+    EXPECT_EQ(*systolic::cli::parse_time("18446744s"), 18446744000000000000u);
+    EXPECT_FALSE(systolic::cli::parse_time("18446745s"));  // past 2^64 - 1 ps
+    EXPECT_FALSE(systolic::cli::parse_time("10"));
+    EXPECT_FALSE(systolic::cli::parse_time("-1ns"));
     EXPECT_FALSE(vp::parse_number("12abc"));
     EXPECT_FALSE(vp::parse_number(" 12"));
     EXPECT_FALSE(vp::parse_number("0x"));
@@ -125,6 +126,18 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     EXPECT_EQ(r.err, "");
 }
 
+// --vcd FILE writes FILE, as in every executable: no extension is added (systolic-vp wrote
+// FILE.vcd before the option group was shared).
+TEST_F(VpCli, TheWaveformGoesToTheFileNamed) {
+    std::filesystem::create_directory(path("out"));
+    const auto r = run_tool(k_vp, "--vcd out/x.vcd --trace out/t.json");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_TRUE(std::filesystem::is_regular_file(path("out/x.vcd")));
+    EXPECT_FALSE(std::filesystem::exists(path("out/x.vcd.vcd")));
+    EXPECT_TRUE(std::filesystem::is_regular_file(path("out/t.json")));
+    EXPECT_NE(slurp(path("out/x.vcd")).find("$version\n    systolic-vp\n$end"), std::string::npos);
+}
+
 // --vcd and --trace show the accelerator's work, not only the interrupt line: read back by GTKWave's
 // own vcd2fst and fst2vcd, each format's controller pulses once per advance edge the jobs of that
 // format counted in their registers, goes through every phase and ends idle; its PEs are there and
@@ -133,7 +146,7 @@ TEST_F(VpCli, TheDefaultRunPasses) {
 // The timeline holds one tile span per tile of every job, on that job's controller's track.
 TEST_F(VpCli, TheWaveformAndTimelineShowEachJobOnItsController) {
     ASSERT_FALSE(std::string(SYSTOLIC_VCD2FST).empty()) << "vcd2fst not found when configuring (gtkwave)";
-    const auto r = run_tool(k_vp, "--json r.json --vcd w --trace t.json");
+    const auto r = run_tool(k_vp, "--json r.json --vcd w.vcd --trace t.json");
     ASSERT_EQ(r.status, 0) << r.out << r.err;
     const auto conv = run_tool(SYSTOLIC_VCD2FST, p("w.vcd") + " " + p("w.fst"));
     ASSERT_EQ(conv.status, 0) << "vcd2fst refused the file: " << conv.err << conv.out;

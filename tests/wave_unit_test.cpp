@@ -21,6 +21,7 @@
 namespace {
 
 using namespace systolic::tb;
+using systolic::cli::progress_line;
 using namespace systolic::observe;
 using systolic::tb::testing::parse_vcd;
 

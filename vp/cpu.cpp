@@ -317,7 +317,7 @@ void cpu::run_job(const command& c, job_record& rec) {
                  100
           << "%)\n";
     m_out << "cycles: " << m_dut.cycles() << " (" << (spec.use_irq ? "interrupt " : "seen done ")
-          << tb::format_time(m_dut.took()) << " after systolic_start())\n";
+          << cli::format_time(m_dut.took()) << " after systolic_start())\n";
     m_out << "checked: " << matches << " of " << s.m * s.p << " elements of C match the reference, "
           << (out.scoreboard.untouched_ok ? "the rest of RAM untouched" : "RAM outside C changed") << "\n";
     for (const auto& e : out.scoreboard.errors)

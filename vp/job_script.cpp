@@ -11,6 +11,7 @@
 #include <limits>
 #include <sstream>
 
+#include "cli_values.h"
 #include "io/text.h"
 #include "systolic/accelerator_map.h"
 #include "systolic/counting.h"
@@ -179,7 +180,7 @@ bool read_wait(job_spec& j, std::string_view s) {
 }
 
 bool read_timeout(job_spec& j, std::string_view s) {
-    j.timeout_ps = parse_time(s);
+    j.timeout_ps = cli::parse_time(s);
     return j.timeout_ps.has_value();
 }
 
@@ -460,7 +461,7 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
             return *v;
         };
         const auto time = [&](const std::string& s) {
-            const auto t = parse_time(s);
+            const auto t = cli::parse_time(s);
             if (!t)
                 lp.fail("bad time '" + io::printable(s) +
                         "' (a whole number with ps, ns, us, ms or s, at most 2^64 - 1 ps)");
@@ -470,10 +471,11 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
         if (c.verb == "read" && a.size() == 3) c.value = value(a[2]);
         if (c.verb == "poll") {
             const auto mask = register_value(c.reg, a[1]), want = register_value(c.reg, a[2]);
-            if (!mask || !want || (a.size() == 4 && !parse_time(a[3]))) lp.fail("bad mask, value or timeout");
+            if (!mask || !want || (a.size() == 4 && !cli::parse_time(a[3])))
+                lp.fail("bad mask, value or timeout");
             c.mask = *mask;
             c.value = *want;
-            if (a.size() == 4) c.time_ps = parse_time(a[3]);
+            if (a.size() == 4) c.time_ps = cli::parse_time(a[3]);
         }
         if ((c.verb == "wait-irq" && !a.empty()) || c.verb == "delay") c.time_ps = time(a[0]);
         if (c.verb == "mem" || c.verb == "expect-mem") lp.memory(c, ram);
@@ -508,22 +510,6 @@ std::optional<std::uint64_t> parse_number(std::string_view s, bool allow_negativ
         v = v * base + d;
     }
     return neg ? std::uint64_t(0) - v : v;
-}
-
-std::optional<std::uint64_t> parse_time(std::string_view s) {
-    static const std::pair<const char*, std::uint64_t> units[] = {
-        {"ps", 1}, {"ns", 1000}, {"us", 1000000}, {"ms", 1000000000}, {"s", 1000000000000}};
-    for (const auto& [suffix, ps] : units) {
-        const std::string_view u = suffix;
-        if (s.size() <= u.size() || s.substr(s.size() - u.size()) != u) continue;
-        const std::string_view num = s.substr(0, s.size() - u.size());
-        if (!std::isdigit(static_cast<unsigned char>(num.back()))) continue;  // "10ms" is not 10m + "s"
-        const auto v = parse_number(num);
-        if (!v) return std::nullopt;
-        if (*v > ~std::uint64_t{0} / ps) return std::nullopt;
-        return *v * ps;
-    }
-    return std::nullopt;
 }
 
 std::optional<std::uint32_t> register_offset(std::string_view s) {

@@ -90,9 +90,6 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
 // A whole number: decimal digits, or 0x and hex digits; with `allow_negative`, optionally preceded
 // by '-' (the result is then the number's two's complement).
 std::optional<std::uint64_t> parse_number(std::string_view s, bool allow_negative = false);
-// A time: a whole number (decimal) with a unit, ps, ns, us, ms or s, as picoseconds. A time past
-// 2^64 - 1 ps (about 213 days), SystemC's range at its 1 ps resolution, is not one.
-std::optional<std::uint64_t> parse_time(std::string_view s);
 
 // A register by name (ID, CTRL, ..., as in SYSTOLIC_REG_<name>) or a numeric offset.
 std::optional<std::uint32_t> register_offset(std::string_view s);

@@ -17,7 +17,7 @@
 #include <optional>
 #include <systemc>
 
-#include "cli_options.h"
+#include "cli_values.h"
 #include "io/input_file.h"
 #include "io/job_json.h"
 #include "io/npy.h"
@@ -25,13 +25,9 @@
 #include "io/process.h"
 #include "io/text.h"
 #include "job_script.h"
+#include "observer_outputs.h"
 #include "platform.h"
-#include "report.h"
 #include "systolic/log.h"
-#include "systolic/observe/accelerator_observers.h"
-#include "systolic/observe/file_sink.h"
-#include "systolic/observe/trace_observer.h"
-#include "systolic/observe/vcd_writer.h"
 #include "time_text.h"
 #include "vp_options.h"
 
@@ -50,10 +46,10 @@ void plan_c_files(const std::vector<vp::command>& script, const std::string& scr
         const std::string where =
             script_name + ":" + std::to_string(c.line) + ": job name '" + io::printable(name) + "'";
         if (name.find_first_of(std::string("/\0", 2)) != std::string::npos)
-            throw tb::usage_error(where + " cannot name a file under --c-out (it holds a '/' or a NUL)");
+            throw cli::usage_error(where + " cannot name a file under --c-out (it holds a '/' or a NUL)");
         if (!lines.emplace(name, c.line).second)
-            throw tb::usage_error(where + " is also on line " + std::to_string(lines[name]) +
-                                  "; --c-out names each job's file after its job");
+            throw cli::usage_error(where + " is also on line " + std::to_string(lines[name]) +
+                                   "; --c-out names each job's file after its job");
         files.add({"--c-out", (std::filesystem::path(dir) / (name + ".npy")).string()});
     }
 }
@@ -70,7 +66,7 @@ int sc_main(int argc, char* argv[]) {
     cc.array_size = o.array;
     std::vector<vp::command> script;
     io::output_set files;
-    const std::string vcd_file = o.vcd_path.empty() ? "" : o.vcd_path + ".vcd";  // NAME without its extension
+    cli::observer_outputs waves(o.outputs, "systolic-vp");
     try {
         const vp::ram_window ram{cc.ram_base, cc.ram_size};
         script = o.script_path.empty()
@@ -82,13 +78,12 @@ int sc_main(int argc, char* argv[]) {
             plan_c_files(script, o.script_path.empty() ? "default.vps" : o.script_path, o.c_dir, files);
         }
         if (!o.json_path.empty()) files.add({"--json", o.json_path});
-        if (!vcd_file.empty()) files.add({"--vcd", vcd_file});
-        if (!o.trace_path.empty()) files.add({"--trace", o.trace_path});
+        waves.plan(files);
     } catch (const vp::script_error& e) {
         std::cerr << "systolic-vp: " << e.what() << "\n";
         return 2;
     } catch (const std::exception& e) {  // io_error, usage_error
-        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-vp: error: " << cli::one_line(e.what()) << "\n";
         return 2;
     }
 
@@ -99,35 +94,16 @@ int sc_main(int argc, char* argv[]) {
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"
               << cc.regs_base << std::dec << ", " << o.array << "x" << o.array << " array\n";
     // The waveform and the timeline stream into their temporaries while the platform runs.
-    std::unique_ptr<observe::file_sink> vcd_sink, trace_sink;
-    std::unique_ptr<observe::vcd_writer> vcd;
-    std::unique_ptr<observe::trace_file> trace;
-    std::optional<observe::accelerator_observers> waves;
     try {
-        if (!vcd_file.empty()) {
-            vcd_sink = std::make_unique<observe::file_sink>(files.stream(vcd_file), vcd_file);
-            vcd = std::make_unique<observe::vcd_writer>(*vcd_sink);
-            vcd->set_version("systolic-vp");
-        }
-        if (!o.trace_path.empty()) {
-            trace_sink = std::make_unique<observe::file_sink>(files.stream(o.trace_path), o.trace_path);
-            trace = std::make_unique<observe::trace_file>(*trace_sink, "systolic-vp");
-        }
+        waves.open(files);
     } catch (const std::exception& e) {  // io_error
-        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-vp: error: " << cli::one_line(e.what()) << "\n";
         return 2;
     }
-    if (vcd || trace)
-        waves.emplace(vp.accel.dut, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
-                      trace.get());
-    if (vcd) {
-        vp.trace_irq(*vcd);
-        vcd->end_definitions();
-    }
+    waves.watch(vp.accel.dut, o.array, [&](observe::vcd_writer& w) { vp.trace_irq(w); });
     sc_core::sc_start();
     vp.accel.finish();
-    if (waves) waves->finish(sc_core::sc_time_stamp());
-    waves.reset();
+    waves.stop(sc_core::sc_time_stamp());
     for (const auto& v : vp.violations)
         std::cout << "protocol violation: " << v << "\n";
     for (const auto& line : vp.accel.failures())
@@ -145,18 +121,13 @@ int sc_main(int argc, char* argv[]) {
     const bool pass = vp.cpu.finished() && failures == 0 && vp.cpu.checks() > 0 && violations == 0;
     std::cout << "systolic-vp: " << jobs.size() << " jobs (" << refusals << " expected to fail), "
               << vp.cpu.checks() << " checks, " << failures << " failures, simulated time "
-              << tb::format_time(sc_core::sc_time_stamp()) << ", "
+              << cli::format_time(sc_core::sc_time_stamp()) << ", "
               << vp.cpu_checker.checked() + vp.accel.bus_transactions_checked()
               << " bus transactions checked, " << violations << " protocol violations\n"
               << (pass ? "PASS" : "FAIL") << std::endl;
 
     try {
-        if (vcd)
-            if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
-        if (trace) {
-            trace->finish();
-            if (const std::string err = trace_sink->finish(); !err.empty()) throw std::runtime_error(err);
-        }
+        waves.finish(files);
         std::string report;
         std::deque<std::string> c_headers;  // stable: files holds views of them
         if (!o.c_dir.empty())
@@ -191,7 +162,7 @@ int sc_main(int argc, char* argv[]) {
         io::flush_stdout();
         files.commit();
     } catch (const std::exception& e) {
-        std::cerr << "systolic-vp: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-vp: error: " << cli::one_line(e.what()) << "\n";
         return 2;
     }
     return pass ? 0 : 1;

@@ -5,13 +5,16 @@
 #include <optional>
 #include <string>
 
+#include "output_options.h"
+
 namespace systolic::vp {
 
 extern const char* const default_script;  // vp/scripts/default.vps, built in
 
 struct vp_options {
-    std::string script_path, json_path, c_dir, vcd_path, trace_path;
-    std::size_t array = 2;  // N: the accelerator's arrays are N x N
+    std::string script_path, json_path, c_dir;
+    cli::output_options outputs;  // --vcd, --trace, --log-level
+    std::size_t array = 2;        // N: the accelerator's arrays are N x N
     bool print_default = false;
 };
 

@@ -9,11 +9,10 @@
 #include <iostream>
 
 #include "cli_choice.h"
-#include "cli_options.h"
 #include "cli_parse.h"
-#include "job_script.h"
+#include "cli_values.h"
+#include "output_options.h"
 #include "systolic/log.h"
-#include "time_text.h"
 
 namespace systolic::soc {
 
@@ -21,10 +20,10 @@ namespace {
 
 // A time option as an sc_time: a whole number with ps, ns, us, ms or s, and more than zero.
 sc_core::sc_time time_option(const std::string& option, const std::string& text) {
-    const auto ps = vp::parse_time(text);
+    const auto ps = cli::parse_time(text);
     if (!ps || *ps == 0)
-        throw tb::usage_error(option + " " + tb::one_line(text) +
-                              ": not a time (a whole number above zero with ps, ns, us, ms or s)");
+        throw cli::usage_error(option + " " + cli::one_line(text) +
+                               ": not a time (a whole number above zero with ps, ns, us, ms or s)");
     return sc_core::sc_time::from_value(*ps);  // the kernel keeps its 1 ps resolution
 }
 
@@ -43,11 +42,11 @@ void check_instruction_time(const soc_options& o) {
     const double ps = o.cpi * 1e12 / o.cpu_clock;
     const std::string timing = "--cpu-clock " + number(o.cpu_clock) + " Hz at --cpi " + number(o.cpi);
     if (!(ps >= 1))
-        throw tb::usage_error(timing + ": an instruction would take " + number(ps) +
-                              " ps, less than the simulation's resolution of 1 ps");
+        throw cli::usage_error(timing + ": an instruction would take " + number(ps) +
+                               " ps, less than the simulation's resolution of 1 ps");
     if (!(ps <= longest_ps))
-        throw tb::usage_error(timing + ": an instruction would take " + number(ps) +
-                              " ps, more than the hour the simulation allows one");
+        throw cli::usage_error(timing + ": an instruction would take " + number(ps) +
+                               " ps, more than the hour the simulation allows one");
 }
 
 }  // namespace
@@ -55,8 +54,7 @@ void check_instruction_time(const soc_options& o) {
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
     CLI::App app{
         "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart, trace, vcd,
-                log_level = name_of(log_level_names, default_log_level);
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart;
     app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
         ->check(CLI::IsMember({"rv32", "rv64"}));
     app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
@@ -71,47 +69,32 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
                    "the global quantum, the hart's slice: interrupts are taken at most one quantum late "
                    "(default 1us; at most --timeout)")
         ->type_name("TIME");
-    const CLI::Option* trace_option =
-        app.add_option(
-               "--trace", trace,
-               "write a Chrome/Perfetto trace-event timeline: the CPU's device accesses, interrupts and "
-               "sleeps beside each job's tiles, chunks, phases and DMA transfers")
-            ->type_name("FILE");
-    const CLI::Option* vcd_option =
-        app.add_option(
-               "--vcd", vcd,
-               "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
-               "(all up to 16x16) and the interrupt lines")
-            ->type_name("NAME");
+    cli::add_output_options(app, o.outputs);
     app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
         ->check(CLI::Range(1, 1024))
         ->type_name("N");
-    tb::add_choice(app, "--engine", o.engine, engine_kind_names,
-                   "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
-                   "modelled)");
-    app.add_option("--log-level", log_level, log_level_help());
+    cli::add_choice(app, "--engine", o.engine, engine_kind_names,
+                    "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
+                    "modelled)");
     app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
         ->required()
         ->type_name("FIRMWARE.elf");
-    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-soc", usage_status))
+    if (const auto status = cli::parse_command_line(app, argc, argv, "systolic-soc", usage_status))
         return status;
     try {
         o.arch = isa_name == "rv64" ? components::isa::rv64 : components::isa::rv32;
         if (!(o.cpu_clock > 0) || !std::isfinite(o.cpu_clock))
-            throw tb::usage_error("--cpu-clock must be a frequency above zero");
-        if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw tb::usage_error("--cpi must be above zero");
+            throw cli::usage_error("--cpu-clock must be a frequency above zero");
+        if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw cli::usage_error("--cpi must be above zero");
         o.timeout = time_option("--timeout", timeout);
         // A slice longer than the timeout would run the hart past it: the timeout bounds the quantum.
         o.quantum = std::min(time_option("--quantum", quantum), o.timeout);
         check_instruction_time(o);
         if (uart_option->count()) o.uart = uart;
-        if (trace_option->count()) o.trace = trace;
-        if (vcd_option->count()) o.vcd_file = vcd.empty() ? "" : vcd + ".vcd";  // NAME without its extension
-        const auto level = parse_log_level(log_level);
-        if (!level) throw tb::usage_error("--log-level " + tb::one_line(log_level) + ": not a log level");
-        set_log_level(*level);
-    } catch (const tb::usage_error& e) {
-        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        cli::check_output_options(o.outputs);
+        set_log_level(cli::log_level_of(o.outputs));
+    } catch (const cli::usage_error& e) {
+        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
         return usage_status;
     }
     return std::nullopt;

@@ -8,6 +8,7 @@
 #include <systemc>
 
 #include "hart_core.h"
+#include "output_options.h"
 #include "systolic/job_names.h"
 
 namespace systolic::soc {
@@ -18,8 +19,9 @@ struct soc_options {
     std::size_t array = 16;  // N: an N x N array
     engine_kind engine = engine_kind::cycle;
     sc_core::sc_time timeout, quantum;  // the quantum at most the timeout
-    // Set when the option was given ("" too, which io::output_set refuses); vcd_file with its .vcd.
-    std::optional<std::string> uart, trace, vcd_file;
+    // Set when the option was given ("" too, which io::output_set refuses).
+    std::optional<std::string> uart;
+    cli::output_options outputs;  // --vcd, --trace, --log-level
     std::string firmware;
 };
 

@@ -10,16 +10,14 @@
 #include <string>
 #include <systemc>
 
-#include "cli_options.h"
+#include "cli_values.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
+#include "observer_outputs.h"
 #include "platform.h"
 #include "soc_options.h"
-#include "systolic/observe/accelerator_observers.h"
 #include "systolic/observe/file_sink.h"
-#include "systolic/observe/trace_observer.h"
-#include "systolic/observe/vcd_writer.h"
 #include "time_text.h"
 
 namespace {
@@ -43,18 +41,18 @@ int sc_main(int argc, char* argv[]) {
     const sc_core::sc_time timeout = o.timeout;
     components::elf_image image;
     io::output_set files;
+    cli::observer_outputs waves(o.outputs, "systolic-soc");
     try {
         image = components::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
         files.add_input({"firmware", o.firmware});
         // Every output name through output_set's checks, an empty one included.
         if (o.uart) files.add({"--uart", *o.uart});
-        if (o.vcd_file) files.add({"--vcd", *o.vcd_file});
-        if (o.trace) files.add({"--trace", *o.trace});
+        waves.plan(files);
     } catch (const components::elf_error& e) {
-        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
         return exit_usage;
     } catch (const std::exception& e) {  // io_error
-        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
         return exit_usage;
     }
 
@@ -64,23 +62,12 @@ int sc_main(int argc, char* argv[]) {
     soc::platform chip("soc", pc);
     chip.load(image);
     // The UART, the waveform and the timeline stream into their temporaries while the platform runs.
-    std::unique_ptr<observe::file_sink> uart_sink, vcd_sink, trace_sink;
-    std::unique_ptr<observe::vcd_writer> vcd;
-    std::unique_ptr<observe::trace_file> trace;
-    std::optional<observe::accelerator_observers> waves;
+    std::unique_ptr<observe::file_sink> uart_sink;
     try {
         if (o.uart) uart_sink = std::make_unique<observe::file_sink>(files.stream(*o.uart), *o.uart);
-        if (o.vcd_file) {
-            vcd_sink = std::make_unique<observe::file_sink>(files.stream(*o.vcd_file), *o.vcd_file);
-            vcd = std::make_unique<observe::vcd_writer>(*vcd_sink);
-            vcd->set_version("systolic-soc");
-        }
-        if (o.trace) {
-            trace_sink = std::make_unique<observe::file_sink>(files.stream(*o.trace), *o.trace);
-            trace = std::make_unique<observe::trace_file>(*trace_sink, "systolic-soc");
-        }
+        waves.open(files);
     } catch (const std::exception& e) {  // io_error
-        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
         return exit_usage;
     }
     bool line_open = false;  // the UART's output on stdout does not end with a newline
@@ -91,22 +78,15 @@ int sc_main(int argc, char* argv[]) {
             std::cout.put(c);
             line_open = c != '\n';
         });
-    if (trace) chip.cpu.set_trace(trace.get());
-    if (vcd || trace)
-        waves.emplace(chip.accel.dut, vcd.get(), observe::parse_pe_selection(std::nullopt, o.array, o.array),
-                      trace.get());
-    if (vcd) {
-        chip.trace_irq(*vcd);
-        vcd->end_definitions();
-    }
+    if (waves.trace()) chip.cpu.set_trace(waves.trace());
+    waves.watch(chip.accel.dut, o.array, [&](observe::vcd_writer& w) { chip.trace_irq(w); });
 
     const auto wall_begin = std::chrono::steady_clock::now();
     sc_core::sc_start(timeout);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
     const sc_core::sc_time end = sc_core::sc_time_stamp();
     chip.finish_checks();
-    if (waves) waves->finish(end);
-    waves.reset();
+    waves.stop(end);
     chip.cpu.finish_trace(end);
 
     // The verdict: a fault, then the timeout, then the firmware's code, then the checks. The hart
@@ -123,7 +103,7 @@ int sc_main(int argc, char* argv[]) {
                   << " (mcause " << io::hex(fault->cause) << ", address " << io::hex(fault->address) << ")\n";
         status = exit_fault;
     } else if (!code || late) {
-        std::cerr << "systolic-soc: timeout: the firmware did not finish within " << tb::format_time(timeout)
+        std::cerr << "systolic-soc: timeout: the firmware did not finish within " << cli::format_time(timeout)
                   << " of simulated time (--timeout)\n";
         status = exit_timeout;
     } else if (*code != 0) {
@@ -144,7 +124,7 @@ int sc_main(int argc, char* argv[]) {
     const double mips = wall > 0 ? double(chip.cpu.retired()) / wall / 1e6 : 0;
     char mips_text[32];
     std::snprintf(mips_text, sizeof mips_text, "%.1f", mips);
-    std::cout << "systolic-soc: " << chip.cpu.retired() << " instructions retired, " << tb::format_time(end)
+    std::cout << "systolic-soc: " << chip.cpu.retired() << " instructions retired, " << cli::format_time(end)
               << " simulated, " << mips_text << " MIPS, " << chip.jobs_checked() << " jobs checked, "
               << failures.size() << " failures, " << chip.bus_transactions_checked()
               << " bus transactions checked, " << violations.size() << " protocol violations\n";
@@ -152,17 +132,12 @@ int sc_main(int argc, char* argv[]) {
     try {
         if (uart_sink)
             if (const std::string err = uart_sink->finish(); !err.empty()) throw std::runtime_error(err);
-        if (vcd)
-            if (const std::string err = vcd->finish(); !err.empty()) throw std::runtime_error(err);
-        if (trace) {
-            trace->finish();
-            if (const std::string err = trace_sink->finish(); !err.empty()) throw std::runtime_error(err);
-        }
+        waves.finish(files);
         files.prepare();
         io::flush_stdout();
         files.commit();
     } catch (const std::exception& e) {
-        std::cerr << "systolic-soc: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
         return exit_usage;
     }
     return status;

@@ -67,8 +67,8 @@ struct rule_inputs {
 };
 
 // Options that change nothing without another (README's "Options that need another" lists them).
-const std::vector<tb::option_rule<rule_inputs>>& partition_option_rules() {
-    static const std::vector<tb::option_rule<rule_inputs>> rules = {
+const std::vector<cli::option_rule<rule_inputs>>& partition_option_rules() {
+    static const std::vector<cli::option_rule<rule_inputs>> rules = {
         {"--seed", "--order random", "it seeds only the random block order",
          [](const rule_inputs& v) { return v.order == tile_order::random; }},
         {"--edges", "--json", "the crossing edges are listed in the JSON report only",
@@ -108,21 +108,22 @@ int main(int argc, char* argv[]) {
     app.add_option("--dep", deps,
                    "Another dependence: NAME:di,dj,dk (point reads point + offset) or NAME:reduce-i|j|k "
                    "(reads its whole line along that axis, a collective); repeatable");
-    tb::add_choice(app, "--order", order, tile_order_names,
-                   "systolic-tb's tile order for the block schedule");
+    cli::add_choice(app, "--order", order, tile_order_names,
+                    "systolic-tb's tile order for the block schedule");
     app.add_option("--seed", seed, "Seed for --order random");
-    tb::add_choice(app, "--method", method, count_method_names,
-                   "auto: enumerate up to ~10^7 points, closed forms beyond");
+    cli::add_choice(app, "--method", method, count_method_names,
+                    "auto: enumerate up to ~10^7 points, closed forms beyond");
     app.add_option("--json", json, "Write the report as JSON to FILE ('-' for stdout)");
     app.add_flag("--edges", edges, "List every crossing edge in the JSON (for drawing; small spaces only)");
-    app.footer(tb::option_rules_help(partition_option_rules()));
+    app.footer(cli::option_rules_help(partition_option_rules()));
 
-    if (const auto status = tb::parse_command_line(app, argc, argv, "systolic-partition", exit_usage))
+    if (const auto status = cli::parse_command_line(app, argc, argv, "systolic-partition", exit_usage))
         return *status;
 
     try {
-        if (const auto broken = tb::broken_option_rule(partition_option_rules(), rule_inputs{order, json},
-                                                       [&](const char* name) { return app.count(name) > 0; }))
+        if (const auto broken =
+                cli::broken_option_rule(partition_option_rules(), rule_inputs{order, json},
+                                        [&](const char* name) { return app.count(name) > 0; }))
             throw usage_error(*broken);
         // The --json file is checked, and its temporary created, before anything runs.
         const bool json_to_stdout = json == "-";

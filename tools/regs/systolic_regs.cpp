@@ -160,7 +160,8 @@ const std::vector<std::string> verbs = {"check", "write"};
 // A word that is none of ours, with the nearest one: one line, as every executable says it.
 int unknown(const std::string& word, std::vector<std::string> names) {
     std::cerr << "systolic-regs: error: "
-              << systolic::tb::unknown_name_message("command", word, names, "systolic-regs c-header|markdown")
+              << systolic::cli::unknown_name_message("command", word, names,
+                                                     "systolic-regs c-header|markdown")
               << "\n";
     return 2;
 }

@@ -1,5 +1,5 @@
 // systolic-run's progress line on a terminal: the share of the run's work done, the time left and
-// what runs now, drawn by the executables' one progress bar (tb/progress_bar.h), e.g.
+// what runs now, drawn by the executables' one progress bar (cli/progress_bar.h), e.g.
 //   [#########.....................]  30% 12 s left  job 3/6: layer 2 Linear2 on 128x128, tile 57/104
 // Off when stderr is not a terminal, so logs and pipes never see it. Plain C++.
 #pragma once
@@ -24,11 +24,11 @@ public:
 
 private:
     std::string m_label;
-    std::optional<tb::progress_bar> m_bar;
+    std::optional<cli::progress_bar> m_bar;
 };
 
 // The line for `done` of `total` with `label`, at most `columns` - 1 characters (0: no limit).
-std::string progress_line(const tb::progress_state& s, const std::string& label);
+std::string progress_line(const cli::progress_state& s, const std::string& label);
 
 // True when stderr is a terminal.
 bool stderr_is_terminal();

@@ -6,16 +6,17 @@
 #include <cstdio>
 #include <sstream>
 
-#include "cli_options.h"
 #include "cli_suggest.h"
+#include "cli_values.h"
 #include "io/input_file.h"
 #include "option_rules.h"
+#include "output_options.h"
 #include "systolic/log.h"
 #include "systolic/verify/fault.h"
 
 namespace systolic::run {
 
-using tb::usage_error;
+using cli::usage_error;
 
 namespace {
 
@@ -27,8 +28,8 @@ struct raw {
 };
 
 // Options that change nothing without another (README's "Options that need another" lists them).
-const std::vector<tb::option_rule<run_cli>>& run_option_rules() {
-    static const std::vector<tb::option_rule<run_cli>> rules = {
+const std::vector<cli::option_rule<run_cli>>& run_option_rules() {
+    static const std::vector<cli::option_rule<run_cli>> rules = {
         {"--job", "--job-out", "the one job's record goes to that file",
          [](const run_cli& o) { return bool(o.job_out); }},
         {"--job-out", "--job", "it is the file of the one job --job runs",
@@ -81,34 +82,34 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                    "RxC:DF:ID: run only layer ID on the RxC array in dataflow DF (with --job-out)");
     app.add_option("--job-out", o.job_out, "the job file --job writes");
     app.add_option("--max-memory", r.max_memory, "refuse jobs estimated to need more (e.g. 4G)");
-    app.add_option("--log-level", o.log_level, log_level_help());
+    cli::add_log_level_option(app, o.log_level);
     app.add_flag("--no-progress", o.no_progress, "no progress bar even on a terminal");
     app.add_option(
         "--inject", r.inject,
         "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
         "global-skew, skip-advance, extra-advance, skip-preload (ws, is)");
-    app.footer(tb::option_rules_help(run_option_rules()));
+    app.footer(cli::option_rules_help(run_option_rules()));
     try {
         app.parse(argc, argv);
         // Each value first, then how the options combine, then what is missing: the first error
         // reported is the first the user can fix, not a required --out behind a mistyped value.
-        o.seed = tb::parse_uint("--seed", r.seed);
-        const std::int64_t jobs = tb::parse_int("--jobs", r.jobs, 1, 1024);
+        o.seed = cli::parse_uint("--seed", r.seed);
+        const std::int64_t jobs = cli::parse_int("--jobs", r.jobs, 1, 1024);
         o.jobs = std::uint64_t(jobs);
-        if (app.count("--max-memory")) o.max_memory = tb::parse_size("--max-memory", r.max_memory);
+        if (app.count("--max-memory")) o.max_memory = cli::parse_size("--max-memory", r.max_memory);
         const auto dtype = parse_dtype(r.dtype);
         if (!dtype)
             throw usage_error("--dtype must be " + names_text(dtype_names) + ", got '" +
-                              tb::one_line(r.dtype) + "'");
+                              cli::one_line(r.dtype) + "'");
         o.dtype = *dtype;
         const auto engine = parse_engine_kind(r.engine);
         if (!engine)
             throw usage_error("--engine must be " + names_text(engine_kind_names) + ", got '" +
-                              tb::one_line(r.engine) + "'");
+                              cli::one_line(r.engine) + "'");
         o.engine = *engine;
         o.dataflows = parse_dataflow_list(r.dataflow, "--dataflow");
         const auto f = verify::parse_fault(r.inject);
-        if (!f) throw usage_error("--inject: unknown fault '" + tb::one_line(r.inject) + "'");
+        if (!f) throw usage_error("--inject: unknown fault '" + cli::one_line(r.inject) + "'");
         o.inject = *f;
         if (*f == verify::fault::clear_between_k)
             throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
@@ -121,8 +122,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                     "--merge reads job files only: no --topology, --config, --emit-jobs, --job, --job-out, "
                     "--data or --expect");
         }
-        if (const auto broken = tb::broken_option_rule(run_option_rules(), o,
-                                                       [&](const char* name) { return app.count(name) > 0; }))
+        if (const auto broken = cli::broken_option_rule(
+                run_option_rules(), o, [&](const char* name) { return app.count(name) > 0; }))
             throw usage_error(*broken);
         if (o.merge) return res;
         if (app.count("--array") && o.sweep) throw usage_error("--array and --sweep do not go together");
@@ -140,11 +141,11 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     } catch (const CLI::ParseError& e) {
         res.run = false;
         res.exit_status = 2;
-        res.err = "systolic-run: error: " + tb::one_line(tb::parse_error_text(app, e)) + "\n";
+        res.err = "systolic-run: error: " + cli::one_line(cli::parse_error_text(app, e)) + "\n";
     } catch (const usage_error& e) {
         res.run = false;
         res.exit_status = 2;
-        res.err = "systolic-run: error: " + tb::one_line(e.what()) + "\n";
+        res.err = "systolic-run: error: " + cli::one_line(e.what()) + "\n";
     }
     return res;
 }
@@ -155,7 +156,7 @@ std::vector<array_shape> parse_array_list(const std::string& text, const std::st
     std::istringstream in(text);
     auto side = [&](const std::string& s, const std::string& whole) -> std::uint64_t {
         if (s.empty() || s.size() > 7 || s.find_first_not_of("0123456789") != std::string::npos)
-            throw usage_error(what + ": '" + tb::one_line(whole) + "' is not an array size (N or RxC)");
+            throw usage_error(what + ": '" + cli::one_line(whole) + "' is not an array size (N or RxC)");
         const std::uint64_t v = std::stoull(s);
         if (v < 1 || v > max_array)
             throw usage_error(what + ": array side " + s + " is out of range [1, " +
@@ -174,7 +175,7 @@ std::vector<array_shape> parse_array_list(const std::string& text, const std::st
         out.push_back({side(item.substr(0, x), item), side(item.substr(x + 1), item)});
     }
     if (out.empty() || (!text.empty() && text.back() == ','))
-        throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of array sizes");
+        throw usage_error(what + ": '" + cli::one_line(text) + "' is not a list of array sizes");
     for (std::size_t i = 0; i < out.size(); ++i)
         for (std::size_t j = 0; j < i; ++j)
             if (out[i] == out[j])
@@ -220,13 +221,13 @@ std::vector<dataflow_kind> parse_dataflow_list(const std::string& text, const st
         const auto df = parse_dataflow_kind(item);
         if (!df)
             throw usage_error(what + " must be " + names_text(dataflow_kind_names) +
-                              " (or a comma list of them), got '" + tb::one_line(item) + "'");
+                              " (or a comma list of them), got '" + cli::one_line(item) + "'");
         if (std::find(out.begin(), out.end(), *df) != out.end())
             throw usage_error(what + ": dataflow " + item + " is given twice");
         out.push_back(*df);
     }
     if (out.empty() || text.back() == ',' || text.front() == ',' || text.find(",,") != std::string::npos)
-        throw usage_error(what + ": '" + tb::one_line(text) + "' is not a list of dataflows (" +
+        throw usage_error(what + ": '" + cli::one_line(text) + "' is not a list of dataflows (" +
                           names_text(dataflow_kind_names) + ")");
     return out;
 }
@@ -240,7 +241,9 @@ std::string job_id(const array_shape& a, dataflow_kind df, std::uint64_t layer_i
 }
 
 job_ref parse_job(const std::string& text) {
-    auto bad = [&] { return usage_error("--job '" + tb::one_line(text) + "' is not RxC:DF:ID (or RxC:ID)"); };
+    auto bad = [&] {
+        return usage_error("--job '" + cli::one_line(text) + "' is not RxC:DF:ID (or RxC:ID)");
+    };
     const auto first = text.find(':'), last = text.rfind(':');
     if (first == std::string::npos) throw bad();
     job_ref j;
@@ -248,7 +251,7 @@ job_ref parse_job(const std::string& text) {
     if (first != last) {
         const auto df = parse_dataflow_kind(text.substr(first + 1, last - first - 1));
         if (!df)
-            throw usage_error("--job '" + tb::one_line(text) + "': the dataflow must be " +
+            throw usage_error("--job '" + cli::one_line(text) + "': the dataflow must be " +
                               names_text(dataflow_kind_names));
         j.dataflow = *df;
     }

@@ -46,7 +46,7 @@ namespace {
 namespace fs = std::filesystem;
 using namespace systolic;
 using namespace systolic::run;
-using tb::usage_error;
+using cli::usage_error;
 
 constexpr int exit_pass = 0;
 constexpr int exit_fail = 1;
@@ -146,10 +146,10 @@ plan make_plan(const run_cli& o) {
         for (const auto& l : p.topo.layers) {
             if (l.name.find('/') != std::string::npos)
                 throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
-                                  tb::one_line(l.name) + "' cannot name a file under --data");
+                                  cli::one_line(l.name) + "' cannot name a file under --data");
             if (!names.emplace(l.name, l.line).second)
                 throw usage_error(o.topology + ":" + std::to_string(l.line) + ": layer name '" +
-                                  tb::one_line(l.name) + "' is also on line " +
+                                  cli::one_line(l.name) + "' is also on line " +
                                   std::to_string(names[l.name]) + "; --data names files by layer");
         }
     }
@@ -210,7 +210,7 @@ void check_memory(const plan& p, const run_cli& o, bool one_process) {
         mj.accumulator_bytes = mj.output_bytes = sizeof(typename Format::accumulator_type);
         tb::describe_engine<Format>(mj, 1);
         const auto est = tb::estimate_memory(mj);
-        const std::string what = "layer " + std::to_string(j.l->id) + " (" + tb::one_line(j.l->name) +
+        const std::string what = "layer " + std::to_string(j.l->id) + " (" + cli::one_line(j.l->name) +
                                  ") on " + array_name(j.array);
         budget.estimate = est.total;
         if (const std::string refusal = tb::memory_refusal(what, "", budget); !refusal.empty())
@@ -302,7 +302,7 @@ void check_jobs(const plan& p, const run_cli& o, bool one_process) {
                     systolic::check_memory(opt.memory, job, j.array.rows, j.array.cols, operand, acc);
                 !bad.empty())
                 throw usage_error("--config " + *o.config + ": layer " + std::to_string(j.l->id) + " (" +
-                                  tb::one_line(j.l->name) + ") on " + array_name(j.array) + " in " +
+                                  cli::one_line(j.l->name) + ") on " + array_name(j.array) + " in " +
                                   to_string(j.dataflow) + ": " + bad);
         }
     if (!p.settings.data_dir.empty())
@@ -507,7 +507,7 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
             const std::string why =
                 WIFEXITED(status) ? first_line_of(scratch.path + "/job-" + std::to_string(i) + ".stderr")
                                   : "killed by signal " + std::to_string(WTERMSIG(status));
-            failure = "job " + id_of(j) + " (" + tb::one_line(j.l->name) + ") failed: " + tb::one_line(why);
+            failure = "job " + id_of(j) + " (" + cli::one_line(j.l->name) + ") failed: " + cli::one_line(why);
         }
     }
     bar.finish();
@@ -575,7 +575,7 @@ std::string summary(std::vector<layer_record> records) {
                       "%-9s %-2s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges%s, %llu tiles, overall util "
                       "%.2f%%%s, %s\n",
                       r.array_name().c_str(), r.dataflow.c_str(), static_cast<unsigned long long>(r.layer_id),
-                      tb::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
+                      cli::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
                       static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
                       static_cast<unsigned long long>(r.advance_edges + r.preload_edges), preload.c_str(),
                       static_cast<unsigned long long>(r.tiles), f.overall_util, stalls.c_str(),
@@ -717,7 +717,7 @@ int sc_main(int argc, char* argv[]) {
         set_log_level(*level);
         return tb::allocating("running the jobs", [&] { return run_main(o); });
     } catch (const std::exception& e) {
-        std::cerr << "systolic-run: error: " << tb::one_line(e.what()) << "\n";
+        std::cerr << "systolic-run: error: " << cli::one_line(e.what()) << "\n";
         return exit_usage;
     }
 }

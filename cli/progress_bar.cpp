@@ -6,7 +6,7 @@
 #include <cmath>
 #include <utility>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 std::string progress_line(std::uint64_t tiles_done, std::uint64_t tiles, std::uint64_t edges_done,
                           std::uint64_t edges, std::optional<double> rate, std::optional<double> seconds_left,
@@ -98,4 +98,4 @@ void progress_bar::clear() {
     m_drawn = false;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

@@ -8,7 +8,7 @@
 #include <cstdio>
 #include <cstdlib>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 void rate_estimator::add(double seconds, double done) {
     if (m_last && done <= m_last->done) return;  // no progress: nothing to learn
@@ -63,4 +63,4 @@ std::string fit_width(std::string line, std::size_t columns) {
     return line;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

@@ -4,7 +4,7 @@
 #include <cstdio>
 #include <systemc>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 std::string format_time_ps(double ps) {
     if (!(ps > 0)) return "0 s";
@@ -34,4 +34,4 @@ std::string format_time(const sc_core::sc_time& t) {
     return format_time_ps(t.to_seconds() * 1e12);
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

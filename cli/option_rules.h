@@ -8,7 +8,7 @@
 #include <string>
 #include <vector>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 template <class Options>
 struct option_rule {
@@ -43,4 +43,4 @@ std::string option_rules_help(const std::vector<option_rule<Options>>& rules) {
     return text;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

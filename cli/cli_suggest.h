@@ -9,7 +9,7 @@
 #include <string>
 #include <vector>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 // Edits (insert, delete, replace, swap of two neighbours) that turn `a` into `b`.
 inline std::size_t edit_distance(const std::string& a, const std::string& b) {
@@ -78,4 +78,4 @@ std::string parse_error_text(const App& app, const Error& e) {
     return std::string(e.what()) + " (see --help)";
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

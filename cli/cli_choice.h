@@ -9,7 +9,7 @@
 
 #include "systolic/names.h"
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 template <class Enum, std::size_t N>
 CLI::Option* add_choice(CLI::App& app, const std::string& name, Enum& value, const name_table<Enum, N>& table,
@@ -26,4 +26,4 @@ CLI::Option* add_choice(CLI::App& app, const std::string& name, Enum& value, con
     return option;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

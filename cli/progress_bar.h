@@ -16,7 +16,7 @@
 #include "progress_meter.h"
 #include "systolic/edge_observer.h"
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 // What a line can show: `done` of `total` units of work (any unit), the rate in units per second
 // (the recent rate while running, the average on the last line) and the seconds left (left out on
@@ -90,4 +90,4 @@ private:
     progress_bar m_bar;
 };
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

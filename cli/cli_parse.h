@@ -1,6 +1,6 @@
 // Every executable's command-line parse: --help printed (stdout flushed, so that a closed stdout is
 // reported), or a parse error as one line on stderr with the nearest option's name. Header-only,
-// like cli_suggest.h, for the executables that do not link systolic::tb.
+// like cli_suggest.h, for the executables that link no more of systolic::cli (systolic-partition).
 #pragma once
 
 #include <CLI/CLI.hpp>
@@ -12,7 +12,7 @@
 #include "io/process.h"
 #include "io/text.h"
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 // The status to exit with now (help given: 0; a bad command line: `usage_status`), or nothing to
 // go on with the options parsed.
@@ -36,4 +36,4 @@ inline std::optional<int> parse_command_line(CLI::App& app, int argc, char** arg
     return std::nullopt;
 }
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

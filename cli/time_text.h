@@ -9,10 +9,10 @@ namespace sc_core {
 class sc_time;
 }
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 // A time of `ps` picoseconds (non-negative); "0 s" for zero.
 std::string format_time_ps(double ps);
 std::string format_time(const sc_core::sc_time& t);
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli

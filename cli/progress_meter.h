@@ -8,7 +8,7 @@
 #include <optional>
 #include <string>
 
-namespace systolic::tb {
+namespace systolic::cli {
 
 // Work per second over the last `window` seconds of progress. The time before the first progress
 // (a job's set-up, a first tile still running) is not counted, and older progress drops out of the
@@ -43,4 +43,4 @@ std::size_t terminal_width(int fd);
 // column, where the terminal would wrap it and leave a copy behind at every redraw.
 std::string fit_width(std::string line, std::size_t columns);
 
-}  // namespace systolic::tb
+}  // namespace systolic::cli
