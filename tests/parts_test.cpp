@@ -417,6 +417,48 @@ TEST(Engines, CycleEngineCallsBackAfterEveryEdge) {
     ASSERT_NE(e.array(), nullptr);
 }
 
+// One cycle engine runs an os job, a ws job and an os job again: the dataflow each job sets (once,
+// by set_dataflow) decides which stepped grid clear() clears and the counters read, and array().
+TEST(Engines, CycleEngineFollowsEachJobsDataflow) {
+    cycle_engine<int32_format> e(2);
+    feeder<int32_format> f(2);
+    const tile t{0, 0, 0, 2, 2};
+    f.plan(t);
+    f.begin_chunk(3);
+    const auto os_job = [&] {
+        e.set_dataflow(dataflow_kind::os);
+        e.clear();
+        e.advance(f, t, 0, 5, nullptr);  // 3 + 2 + 2 - 2 edges
+        EXPECT_EQ(e.edges(), 5u);
+        EXPECT_EQ(e.macs(), 4u * 3);
+        EXPECT_TRUE(e.complete(3));
+        EXPECT_EQ(e.partial_overflows(), 0u);
+        EXPECT_NE(e.array(), nullptr);
+    };
+    os_job();
+
+    // A ws fold: T = 3 rows of A (L = 2 terms each) stream past the 2 x 2 identity block of B.
+    const std::vector<std::int32_t> a{1, 2, 3, 4, 5, 6}, b{1, 0, 0, 1};
+    std::vector<int32_format::accumulator_type> acc(3 * 2);
+    engine<int32_format>::fold_type fold;
+    fold.stream = a.data(), fold.stream_t = 2, fold.stream_i = 1;
+    fold.weight = b.data(), fold.weight_i = 2, fold.weight_j = 1;
+    fold.t = 3, fold.l = 2, fold.n = 2;
+    fold.acc = acc.data(), fold.acc_t = 2, fold.acc_j = 1;
+    e.set_dataflow(dataflow_kind::ws);
+    e.clear();
+    e.preload(fold, 0, 2, nullptr);
+    e.stream(fold, 0, 5, nullptr);  // 3 + 2 + 2 - 2 edges
+    EXPECT_EQ(e.edges(), 2u + 5);
+    EXPECT_EQ(e.macs(), 4u * 3);  // every PE consumed T terms
+    EXPECT_TRUE(e.complete(3));
+    EXPECT_EQ(e.array(), nullptr);
+    ASSERT_NE(e.stationary_array(), nullptr);
+    EXPECT_EQ(acc, (std::vector<int32_format::accumulator_type>{1, 2, 3, 4, 5, 6}));
+
+    os_job();  // the counters are the output-stationary array's again
+}
+
 TEST(Engines, FunctionalCountersFollowTheCountingRule) {
     functional_engine<int32_format> e(4);
     feeder<int32_format> f(4);

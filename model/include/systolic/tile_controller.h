@@ -183,7 +183,7 @@ private:
         virtual void start_unit(const plan_step&, engine_type&, std::size_t /*step*/) {}
         // The edge of an advance step where its next unit begins, or `edges` when none does.
         virtual std::uint64_t next_boundary(std::size_t /*step*/, std::uint64_t edges) const { return edges; }
-        virtual void cleared() {}                        // a clear edge
+        virtual void cleared() {}                          // a clear edge
         virtual void advanced(std::uint64_t /*edges*/) {}  // the array's edges since the last call
         virtual void before_drain(const plan_step&, engine_type&) {}
         virtual dma_status write(const plan_step& s, const drained_block& b, drain_counts& d) = 0;
@@ -257,7 +257,9 @@ private:
         std::uint64_t stream_length() const { return ws ? ctrl.m_job.shape.m : ctrl.m_job.shape.p; }
         std::size_t stationary_cols(const tile& t) const { return ws ? t.cols : t.rows; }
 
-        void begin_tile(const tile&) override { ctrl.m_fold_acc.resize(stream_length() * ctrl.m_array.cols()); }
+        void begin_tile(const tile&) override {
+            ctrl.m_fold_acc.resize(stream_length() * ctrl.m_array.cols());
+        }
         void load(const plan_step& s, engine_type&) override { set_fold(s, ctrl.m_buffers->load_fold(s)); }
         void advance(const plan_step& s, engine_type& eng, std::size_t) override {
             ctrl.timed(s, eng, ctrl.m_result.phases.advance, [&] { ctrl.advance_fold(s, eng); });
@@ -755,7 +757,8 @@ private:
                 begin_unit(s, eng);
                 relay.start += now() - before;
             }
-            const std::uint64_t count = std::min({slice, edges - e, m_buffers->next_boundary(step, edges) - e});
+            const std::uint64_t count =
+                std::min({slice, edges - e, m_buffers->next_boundary(step, edges) - e});
             eng.advance(m_feeder, t, e, count, after);
             m_qk.inc(m_cfg.clock_period * double(count));
             sync_if_needed();
