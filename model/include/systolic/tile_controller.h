@@ -92,19 +92,19 @@ public:
                                       sizeof(typename Format::accumulator_type));
         if (!err.empty()) throw std::invalid_argument(err);
         const auto mem_err =
-            check_memory(job.memory, job, m_array.rows(), m_array.cols(),
+            check_memory(job.run.memory, job, m_array.rows(), m_array.cols(),
                          sizeof(typename Format::operand_type), sizeof(typename Format::accumulator_type));
         if (!mem_err.empty()) throw std::invalid_argument(mem_err);
-        if (!m_array.engine_for(job.engine).supports(job.dataflow))  // throws for a missing engine
+        if (!m_array.engine_for(job.run.engine).supports(job.run.dataflow))  // throws for a missing engine
             throw std::invalid_argument(std::string(name()) + ": this array runs dataflow os only, not " +
-                                        to_string(job.dataflow));
+                                        to_string(job.run.dataflow));
         m_job = job;
         m_busy = true;
         m_abort = false;
         m_result = job_result{};
         m_result.status = job_status::running;
-        m_result.engine = job.engine;
-        m_result.dataflow = job.dataflow;
+        m_result.engine = job.run.engine;
+        m_result.dataflow = job.run.dataflow;
         if (sc_core::sc_get_status() != sc_core::SC_ELABORATION &&
             sc_core::sc_get_status() != sc_core::SC_BEFORE_END_OF_ELABORATION) {
             m_start_event.notify(sc_core::SC_ZERO_TIME);
@@ -170,15 +170,15 @@ private:
     }
 
     void run_job() {
-        engine_type& eng = m_array.engine_for(m_job.engine);
-        eng.set_dataflow(m_job.dataflow);
-        m_folds = is_stationary(m_job.dataflow);
+        engine_type& eng = m_array.engine_for(m_job.run.engine);
+        eng.set_dataflow(m_job.run.dataflow);
+        m_folds = is_stationary(m_job.run.dataflow);
         const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
-        eng.set_overflow(m_job.overflow);
+        eng.set_overflow(m_job.run.overflow);
         m_result.k_chunks = plan.chunks();
-        m_buffered = m_job.memory.buffers == buffer_mode::double_buffered;
-        m_dma.set_bandwidth(m_buffered ? 0 : m_job.memory.dram_bandwidth, m_cfg.clock_period);
+        m_buffered = m_job.run.memory.buffers == buffer_mode::double_buffered;
+        m_dma.set_bandwidth(m_buffered ? 0 : m_job.run.memory.dram_bandwidth, m_cfg.clock_period);
         m_first_load = true;
         m_tile_mark = now();
         m_tile_mark_bytes = 0;
@@ -186,8 +186,9 @@ private:
         if (m_buffered) begin_buffers(plan);
         m_log->info(
             "job M={} K={} P={} on {}x{} array, {} engine, dataflow {}: {} tiles, {} chunk(s), order {}",
-            m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(), to_string(m_job.engine),
-            to_string(m_job.dataflow), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
+            m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
+            to_string(m_job.run.engine), to_string(m_job.run.dataflow), plan.tiles().size(), plan.chunks(),
+            to_string(m_job.run.order));
         for (std::size_t i = 0; i < plan.size(); ++i) {
             const plan_step s = plan[i];
             if (m_abort)
@@ -247,10 +248,10 @@ private:
 
     // Weight and input stationary: the stream's length T, and a tile's stationary columns n.
     std::uint64_t stream_length() const {
-        return m_job.dataflow == dataflow_kind::is ? m_job.shape.p : m_job.shape.m;
+        return m_job.run.dataflow == dataflow_kind::is ? m_job.shape.p : m_job.shape.m;
     }
     std::uint64_t stationary_cols(const tile& t) const {
-        return m_job.dataflow == dataflow_kind::is ? t.rows : t.cols;
+        return m_job.run.dataflow == dataflow_kind::is ? t.rows : t.cols;
     }
 
     // A fold's operands are the tile's A rows and B columns over the fold's terms, as for os: ws
@@ -291,7 +292,7 @@ private:
         f.n = stationary_cols(t);
         f.combine = !s.fresh;
         f.acc = m_fold_acc.data();
-        if (m_job.dataflow == dataflow_kind::ws) {  // s(m, i) = A(m, k0 + i), w(i, j) = B(k0 + i, c0 + j)
+        if (m_job.run.dataflow == dataflow_kind::ws) {  // s(m, i) = A(m, k0 + i), w(i, j) = B(k0 + i, c0 + j)
             f.stream = a, f.stream_t = a_stride, f.stream_i = 1;
             f.weight = b, f.weight_i = b_stride, f.weight_j = 1;
             f.acc_t = m_array.cols(), f.acc_j = 1;
@@ -405,12 +406,12 @@ private:
     // The job's units, the scratchpads' contents and the first unit's reads, issued at once.
     void begin_buffers(const tile_plan& plan) {
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
-        m_bplan = plan_buffers(m_job.memory, plan, osz);
+        m_bplan = plan_buffers(m_job.run.memory, plan, osz);
         // The cycle engine steps the DRAM channel as it steps the array; the functional engine,
         // which steps nothing, times it by the event rules. The engine cross-check compares them.
         m_mem = memory_timeline(
-            m_job.memory.dram_bandwidth, m_job.memory.c_sram,
-            m_job.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
+            m_job.run.memory.dram_bandwidth, m_job.run.memory.c_sram,
+            m_job.run.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
         // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
         m_a_pad.resize(m_job.shape.m * m_job.shape.k);
         m_fed_a.reset();
@@ -522,7 +523,7 @@ private:
     }
 
     std::uint64_t c_block_bytes(const tile& t) const {
-        return t.rows * t.cols * output_size(m_job.quant, sizeof(typename Format::accumulator_type));
+        return t.rows * t.cols * output_size(m_job.run.quant, sizeof(typename Format::accumulator_type));
     }
 
     // The last outputs' write ends the job.
@@ -654,7 +655,7 @@ private:
         std::size_t stride = m_array.cols();
         if (m_folds) {
             // The tile's T x C accumulators: ws has T = M rows of C, is C rows of T = P.
-            const bool ws = m_job.dataflow == dataflow_kind::ws;
+            const bool ws = m_job.run.dataflow == dataflow_kind::ws;
             stride = ws ? m_array.cols() : stream_length();
             acc = m_fold_acc.data();
             slots = stream_length() * m_array.cols();
