@@ -283,13 +283,13 @@ public:
 
     bool run_job(run_mode mode) override {
         const run_kind kind = mode.kind;
-        m_job.engine = kind == run_kind::functional || kind == run_kind::functional_buffered
-                           ? engine_kind::functional
-                           : engine_kind::cycle;
-        m_job.memory.buffers = kind == run_kind::buffered || kind == run_kind::functional_buffered
-                                   ? buffer_mode::double_buffered
-                                   : buffer_mode::none;
-        m_job.dataflow = mode.dataflow;
+        m_job.run.engine = kind == run_kind::functional || kind == run_kind::functional_buffered
+                               ? engine_kind::functional
+                               : engine_kind::cycle;
+        m_job.run.memory.buffers = kind == run_kind::buffered || kind == run_kind::functional_buffered
+                                       ? buffer_mode::double_buffered
+                                       : buffer_mode::none;
+        m_job.run.dataflow = mode.dataflow;
         controller.set_observer(kind == run_kind::observed ? &m_observer : nullptr);
         controller.start(m_job);
         sc_core::sc_start(m_limit[std::size_t(mode.dataflow)], sc_core::SC_EXIT_ON_STARVATION);
@@ -315,8 +315,8 @@ public:
     std::string check_against_reference() const override {
         const auto& s = m_shape;
         const auto want = verify::encode_c<Format>(
-            verify::reference_gemm<Format>(s, m_problem.a, m_problem.b, options()), m_job.quant);
-        const std::uint64_t elem = output_size(m_job.quant, sizeof(accumulator_type));
+            verify::reference_gemm<Format>(s, m_problem.a, m_problem.b, options()), m_job.run.quant);
+        const std::uint64_t elem = output_size(m_job.run.quant, sizeof(accumulator_type));
         std::vector<std::uint8_t> row(s.p * elem);
         for (std::uint64_t r = 0; r < s.m; ++r) {
             mem.core().read(m_job.c.address(r, 0), row.data(), row.size());
@@ -332,7 +332,7 @@ public:
     }
 
     void poison_c() override {
-        const std::uint64_t elem = output_size(m_job.quant, sizeof(accumulator_type));
+        const std::uint64_t elem = output_size(m_job.run.quant, sizeof(accumulator_type));
         const std::vector<std::uint8_t> row(m_shape.p * elem, 0xa5);
         for (std::uint64_t r = 0; r < m_shape.m; ++r)
             mem.core().write(m_job.c.address(r, 0), row.data(), row.size());
@@ -349,10 +349,10 @@ private:
     // (all at their defaults here, so one unbroken, wrapping, k-ordered sum per output).
     verify::reference_options options() const {
         verify::reference_options opt;
-        opt.k_tile = m_job.k_tile;
-        opt.policy = m_job.policy;
-        opt.overflow = m_job.overflow;
-        opt.quant = m_job.quant;
+        opt.k_tile = m_job.run.k_tile;
+        opt.policy = m_job.run.policy;
+        opt.overflow = m_job.run.overflow;
+        opt.quant = m_job.run.quant;
         return opt;
     }
 
@@ -368,7 +368,8 @@ private:
     static memory::config memory_config(const matmul_job& job) {
         memory::config cfg;
         cfg.base = 0;
-        cfg.size = job.c.base + job.shape.m * job.shape.p * output_size(job.quant, sizeof(accumulator_type));
+        cfg.size =
+            job.c.base + job.shape.m * job.shape.p * output_size(job.run.quant, sizeof(accumulator_type));
         return cfg;
     }
 };

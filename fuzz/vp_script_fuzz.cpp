@@ -28,17 +28,17 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         for (const vp::command& c : vp::parse_script(text, "fuzz.vps", ram)) {
             for (const char ch : c.text)
                 if (static_cast<unsigned char>(ch) < 0x20 || ch == 0x7f) std::abort();
-            if (c.verb == "mem" || c.verb == "expect-mem") {
+            if (c.verb == vp::verb::mem || c.verb == vp::verb::expect_mem) {
                 if (c.bytes.empty() ||
                     !in_ram(ram, {c.address, address_range::wide{c.address} + c.bytes.size()}))
                     std::abort();
-            } else if (c.verb == "job") {
+            } else if (c.verb == vp::verb::job) {
                 const vp::job_layout& l = c.job.layout;
                 if (l.scratch > ram.size) std::abort();
-                if (c.job.expected == "ok")
+                if (c.job.expected.ok())
                     for (const matrix_layout* m : {&l.a, &l.b, &l.c, &l.partial})
                         if (!m->range().empty() && !in_ram(ram, m->range())) std::abort();
-            } else if ((c.verb == "delay") && !c.time_ps) {
+            } else if (c.verb == vp::verb::delay && !c.time_ps) {
                 std::abort();
             }
         }

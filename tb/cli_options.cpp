@@ -56,32 +56,32 @@ const std::vector<option_rule<options>>& tb_option_rules() {
         {"--link-latency", "--fabric with more than one array",
          "it is the latency of the links between arrays", [](const options& o) { return o.fabric(); }},
         {"--k-policy", "--k-tile", "without a K split each tile is one chunk, which both policies run alike",
-         [](const options& o) { return bool(o.k_tile); }},
+         [](const options& o) { return o.run.k_tile != 0; }},
         {"--quantize-partials", "--k-policy partials", "only that policy combines partial sums in memory",
-         [](const options& o) { return o.k_policy == k_policy::partials; }},
+         [](const options& o) { return o.run.policy == k_policy::partials; }},
         {"--quantize-partials", "--out-dtype int8", "it quantizes each partial as int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--scale", "--out-dtype int8", "it scales the accumulators into int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--zero-point", "--out-dtype int8", "it offsets the int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--scale-file", "--out-dtype int8", "it scales the accumulators into int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--zero-point-file", "--out-dtype int8", "it offsets the int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--rounding", "--out-dtype int8", "it rounds the accumulators into int8 output",
-         [](const options& o) { return o.out_dtype == output_dtype::int8; }},
+         [](const options& o) { return o.run.quant.enabled; }},
         {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
          [](const options& o) { return o.dtype == dtype::int8 || o.dtype == dtype::int32; }},
         {"--a-sram", "--buffers double", "it sizes the A scratchpad, and buffers none has none",
-         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
+         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
         {"--b-sram", "--buffers double", "it sizes the B scratchpad, and buffers none has none",
-         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
+         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
         {"--c-sram", "--buffers double", "it sizes the C scratchpad, and buffers none has none",
-         [](const options& o) { return o.memory.buffers == buffer_mode::double_buffered; }},
+         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
         {"--seed", "random data (--m --k --p) or --order random",
          "it seeds the random A and B and the random order",
-         [](const options& o) { return (o.m && o.a_path.empty()) || o.order == tile_order::random; }},
+         [](const options& o) { return (o.m && o.a_path.empty()) || o.run.order == tile_order::random; }},
     };
     return rules;
 }
@@ -96,14 +96,21 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     if (given("--k")) o.k = parse_int("--k", raw.k, i64_min, i64_max);
     if (given("--p")) o.p = parse_int("--p", raw.p, i64_min, i64_max);
     o.seed = parse_uint("--seed", raw.seed);
-    if (given("--k-tile")) o.k_tile = parse_int("--k-tile", raw.k_tile, i64_min, i64_max);
-    if (given("--scale")) o.scale = parse_real("--scale", raw.scale);
-    if (given("--zero-point")) o.zero_point = parse_int("--zero-point", raw.zero_point, i64_min, i64_max);
+    o.run.order_seed = o.seed;
+    if (given("--k-tile")) {
+        const std::int64_t k_tile = parse_int("--k-tile", raw.k_tile, i64_min, i64_max);
+        if (k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(k_tile));
+        o.run.k_tile = std::uint64_t(k_tile);
+    }
+    quantization& q = o.run.quant;
+    if (given("--scale")) q.scale = parse_real("--scale", raw.scale);
+    const std::int64_t zero_point =
+        given("--zero-point") ? parse_int("--zero-point", raw.zero_point, i64_min, i64_max) : 0;
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
-    o.memory.a_sram = parse_sram_size("--a-sram", raw.a_sram);
-    o.memory.b_sram = parse_sram_size("--b-sram", raw.b_sram);
-    o.memory.c_sram = parse_sram_size("--c-sram", raw.c_sram);
-    o.memory.dram_bandwidth = parse_bandwidth("--dram-bandwidth", raw.dram_bandwidth);
+    o.run.memory.a_sram = parse_sram_size("--a-sram", raw.a_sram);
+    o.run.memory.b_sram = parse_sram_size("--b-sram", raw.b_sram);
+    o.run.memory.c_sram = parse_sram_size("--c-sram", raw.c_sram);
+    o.run.memory.dram_bandwidth = parse_bandwidth("--dram-bandwidth", raw.dram_bandwidth);
     const auto fabric = parse_fabric_shape(raw.fabric);
     if (!fabric || fabric->rows > max_fabric || fabric->cols > max_fabric || fabric->depth > max_fabric)
         throw usage_error("--fabric wants RxC or RxCxD, arrays along rows, columns and depth, each 1 to " +
@@ -125,10 +132,20 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
         throw usage_error(
             "--zero-point-file and --zero-point exclude each other: one zero point per column, or one for "
             "all");
-    if (o.quantize_partials && (given("--scale-file") || given("--zero-point-file")))
+    if (q.per_partial && (given("--scale-file") || given("--zero-point-file")))
         throw usage_error(
             "--quantize-partials takes one scale and zero point: per-column files quantize the complete sum "
             "only");
+    if (q.enabled) {
+        if (!(q.scale > 0) || !std::isfinite(q.scale))
+            throw usage_error("--scale must be a positive finite number");
+        if (zero_point < -128 || zero_point > 127)
+            throw usage_error("--zero-point must be in [-128, 127], got " + std::to_string(zero_point));
+        q.zero_point = static_cast<std::int32_t>(zero_point);
+        // The vectors' values come with the operands, their place from plan_memory.
+        if (given("--scale-file") || given("--zero-point-file"))
+            q.columns = column_vectors{0, given("--zero-point-file")};
+    }
     // acc, int8, or the accumulators' own dtype by name (int32 for int8, ...).
     const char* accumulator_name =
         with_format(o.dtype, [](auto format) { return decltype(format)::accumulator_name; });
@@ -193,22 +210,22 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->check(CLI::ExistingFile);
     app.add_option("--c-out", o.c_out, "Write C to this .npy file (accumulator dtype, or int8)");
     app.add_option("--seed", raw.seed, "Seed for random data and for --order random")->type_name("UINT");
-    add_choice(app, "--order", o.order, tile_order_names, "Tile order");
+    add_choice(app, "--order", o.run.order, tile_order_names, "Tile order");
     app.add_option("--k-tile", raw.k_tile, "Split each tile's reduction into chunks of KT terms")
         ->type_name("INT");
-    add_choice(app, "--k-policy", o.k_policy, k_policy_names,
+    add_choice(app, "--k-policy", o.run.policy, k_policy_names,
                "preserve: keep accumulators between chunks; partials: combine wide "
                "partial sums in memory");
-    add_choice(app, "--overflow", o.overflow, overflow_mode_names, "Integer accumulator overflow");
+    add_choice(app, "--overflow", o.run.overflow, overflow_mode_names, "Integer accumulator overflow");
     app.add_option_function<std::string>(
            "--out-dtype",
            [&](const std::string& typed) {
                raw.out_dtype = typed;
-               o.out_dtype = typed == to_string(output_dtype::int8) ? output_dtype::int8 : output_dtype::acc;
+               o.run.quant.enabled = typed == to_string(output_dtype::int8);
            },
            "C's dtype: acc (the accumulators) or int8 (requantized)")
         ->type_name("TEXT")
-        ->default_str(to_string(o.out_dtype));
+        ->default_str(to_string(output_dtype::acc));
     app.add_option("--scale", raw.scale, "int8 output: q = saturate(round(acc * scale) + zero_point) [1]")
         ->type_name("FLOAT");
     app.add_option("--zero-point", raw.zero_point, "int8 output zero point [0]")->type_name("INT");
@@ -219,18 +236,21 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
                    "int8 output: one zero point per column of C, a 1-D .npy file of P int32 or int64")
         ->check(CLI::ExistingFile);
     app.add_option_function<std::string>(
-           "--rounding", [&](const std::string& typed) { o.rounding = parse_rounding_mode(typed); },
+           "--rounding",
+           [&](const std::string& typed) {
+               if (const auto mode = parse_rounding_mode(typed)) o.run.quant.rounding = *mode;
+           },
            std::string("int8 output rounding [") + to_string(rounding_mode::nearest_even) + "]")
         ->check(CLI::IsMember(names(rounding_mode_names)))
         ->type_name("TEXT");
-    app.add_flag("--quantize-partials", o.quantize_partials,
+    app.add_flag("--quantize-partials", o.run.quant.per_partial,
                  "Quantize each K chunk's partial before combining (the seeds' warning, for study)");
     add_choice(app, "--inject", o.inject, verify::fault_names,
                "Plant a known defect to see the testbench catch it");
-    add_choice(app, "--engine", o.engine, engine_kind_names,
+    add_choice(app, "--engine", o.run.engine, engine_kind_names,
                "cycle: step the array one advance edge at a time; functional: compute each chunk "
                "with a blocked loop nest (same C, counters modelled)");
-    add_choice(app, "--dataflow", o.dataflow, dataflow_kind_names,
+    add_choice(app, "--dataflow", o.run.dataflow, dataflow_kind_names,
                "What stays in the PEs: os keeps C, ws a block of B, is a block of A's transpose "
                "(docs/dataflows.md)");
     app.add_option("--json", o.json, "Write the JSON report to FILE ('-' for stdout)");
@@ -253,7 +273,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->type_name("L");
     app.add_option("--threads", raw.threads, "Threads that step a fabric's arrays, in groups of L edges [1]")
         ->type_name("T");
-    add_choice(app, "--buffers", o.memory.buffers, buffer_mode_names,
+    add_choice(app, "--buffers", o.run.memory.buffers, buffer_mode_names,
                "none: no scratchpads, each tile's phases in sequence; double: scratchpads with reuse, "
                "the next tile's operands prefetched while this one advances (docs/memory.md)");
     app.add_option("--a-sram", raw.a_sram, "With --buffers double: the A scratchpad's size (e.g. 64k, 1M)")

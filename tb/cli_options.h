@@ -10,6 +10,7 @@
 
 #include "cli_values.h"
 #include "output_options.h"
+#include "systolic/job.h"
 #include "systolic/job_names.h"
 #include "systolic/memory_system.h"
 #include "systolic/number_format.h"
@@ -36,24 +37,18 @@ struct options {
     std::optional<std::int64_t> m, k, p;
     std::string a_path, b_path;
     std::optional<std::string> c_out, json;  // set (possibly to "") when the option was given
-    std::uint64_t seed = 1;
-    tile_order order = tile_order::row_major;
+    std::uint64_t seed = 1;                  // the random A and B; also run.order_seed
+    // How the job runs (--order, --k-tile, --k-policy, --overflow, --out-dtype int8 and its
+    // quantization options, --engine, --dataflow, the memory options), as parsing fills it: checked
+    // there apart from the rules that need the job's shape (check_run_options).
+    run_options run;
     bool packed = false;
     systolic::dtype dtype = systolic::dtype::int32;
-    std::optional<std::int64_t> k_tile;
-    systolic::k_policy k_policy = systolic::k_policy::preserve;
-    overflow_mode overflow = overflow_mode::wrap;
-    output_dtype out_dtype = output_dtype::acc;  // --out-dtype acc, int8 or the accumulators' dtype
-    std::optional<double> scale;
-    std::optional<std::int64_t> zero_point;
     // --scale-file / --zero-point-file: per-column (per output channel) requantization, 1-D .npy
-    // files of P scales (float64 or float32) and P zero points (int32 or int64).
+    // files of P scales (float64 or float32) and P zero points (int32 or int64); run.quant.columns
+    // says that the job has them.
     std::string scale_file, zero_point_file;
-    std::optional<rounding_mode> rounding;
-    bool quantize_partials = false;
     verify::fault inject = verify::fault::none;
-    engine_kind engine = engine_kind::cycle;
-    dataflow_kind dataflow = dataflow_kind::os;
     // --vcd, --trace, --gtkw and --log-level, as every executable declares them.
     cli::output_options outputs;
     std::optional<std::string> vcd_pes;       // the PEs the waveform traces
@@ -63,9 +58,6 @@ struct options {
     std::int64_t fabric_rows = 1, fabric_cols = 1, fabric_depth = 1;
     std::int64_t link_latency = 1;  // --link-latency L, in edges
     std::int64_t threads = 1;       // --threads T, that step a fabric's arrays
-    // --buffers, --a-sram, --b-sram, --c-sram, --dram-bandwidth (docs/memory.md); the default is
-    // the model without scratchpads or a bandwidth limit.
-    memory_config memory;
     bool fabric() const { return fabric_rows * fabric_cols * fabric_depth != 1; }
 };
 

@@ -100,7 +100,7 @@ nlohmann::json make_report(const report_input& in) {
     const job_result& r = *in.result;
     const verify::scoreboard_summary& sb = *in.scoreboard;
     const matmul_job& job = *in.job;
-    const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.k_tile, job.dataflow);
+    const auto counts = count_job(job.shape, array_shape{in.rows, in.cols}, job.run.k_tile, job.run.dataflow);
 
     nlohmann::json tiles = nlohmann::json::array();
     for (const auto& t : r.tiles) {
@@ -116,7 +116,7 @@ nlohmann::json make_report(const report_input& in) {
     }
     auto ns = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e9; };
     const auto per_tile = uniform_edges_per_tile(r);
-    const auto& q = job.quant;
+    const auto& q = job.run.quant;
     nlohmann::json j = io::job_json({job.shape.m, job.shape.k, job.shape.p, r.advance_edges, r.macs_padded,
                                      r.macs_real, r.tiles.size(), std::nullopt, r.masked_outputs,
                                      io::scoreboard_counts{sb.checked, sb.mismatches, sb.errors}});
@@ -137,14 +137,15 @@ nlohmann::json make_report(const report_input& in) {
         {"array_cols", in.cols},
         {"dtype", in.dtype},
         {"accumulator_dtype", in.accumulator_dtype},
-        {"order", to_string(job.order)},
-        {"k_tile", effective_k_tile(job.shape.k, job.k_tile)},
+        {"order", to_string(job.run.order)},
+        {"k_tile", effective_k_tile(job.shape.k, job.run.k_tile)},
         {"k_chunks", counts.k_chunks},
-        {"k_policy", to_string(job.policy)},
+        {"k_policy", to_string(job.run.policy)},
         {"overflow",
-         {{"mode", to_string(job.overflow)},
-          {"wraps", job.overflow == overflow_mode::wrap ? r.overflows + r.partial_overflows : 0},
-          {"saturations", job.overflow == overflow_mode::saturate ? r.overflows + r.partial_overflows : 0}}},
+         {{"mode", to_string(job.run.overflow)},
+          {"wraps", job.run.overflow == overflow_mode::wrap ? r.overflows + r.partial_overflows : 0},
+          {"saturations",
+           job.run.overflow == overflow_mode::saturate ? r.overflows + r.partial_overflows : 0}}},
         {"output",
          {{"dtype", q.enabled ? "int8" : in.accumulator_dtype},
           // Per-column vectors: "per_column" in place of the number (the values are the input files').
@@ -179,7 +180,7 @@ nlohmann::json make_report(const report_input& in) {
         {"error", r.error},
         {"tiles_detail", tiles},
         {"memory_bytes", traffic_json(r.traffic)},
-        {"memory", memory_json(job.memory, r.memory)},
+        {"memory", memory_json(job.run.memory, r.memory)},
         {"fabric", in.fabric ? fabric_json(*in.fabric, r.traffic) : nlohmann::json()},
         {"pass", sb.pass()},
     });

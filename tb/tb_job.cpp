@@ -112,10 +112,10 @@ memory_estimate check_memory(const options& o, const problem_shape& s) {
     mj.operand_bytes = sizeof(typename Format::operand_type);
     mj.file_bytes = o.a_path.empty() ? 0 : (Format::is_integer ? mj.operand_bytes : 4);
     mj.accumulator_bytes = sizeof(typename Format::accumulator_type);
-    mj.output_bytes = o.out_dtype == output_dtype::int8 ? 1 : mj.accumulator_bytes;
-    mj.k_tile = o.k_tile && *o.k_tile > 0 ? std::uint64_t(*o.k_tile) : 0;
-    mj.partial_buffer = o.k_policy == k_policy::partials && mj.k_tile > 0 && mj.k_tile < s.k;
-    mj.per_partial = o.quantize_partials;
+    mj.output_bytes = output_size(o.run.quant, mj.accumulator_bytes);
+    mj.k_tile = o.run.k_tile;
+    mj.partial_buffer = o.run.policy == k_policy::partials && mj.k_tile > 0 && mj.k_tile < s.k;
+    mj.per_partial = o.run.quant.per_partial;
     mj.packed = o.packed;
     mj.json_report = bool(o.json);
     describe_engine<Format>(mj, std::uint64_t(o.link_latency));
@@ -178,54 +178,18 @@ void read_column_files(const options& o, problem<Format>& pr) {
     if (!o.zero_point_file.empty()) {
         pr.column_zero_points = read_column_zero_points(o.zero_point_file, p);
         // Zero points per column and one scale for all: the tensor's scale for every column.
-        if (o.scale_file.empty()) pr.column_scales.assign(p, o.scale.value_or(1.0));
+        if (o.scale_file.empty()) pr.column_scales.assign(p, o.run.quant.scale);
     }
 }
 
-// The run options from the command line, with every combination checked before anything runs.
-template <class Format>
-job_options make_job_options(const options& o, const problem_shape& shape) {
-    job_options ro;
-    ro.order = o.order;
-    ro.order_seed = o.seed;
-    ro.packed = o.packed;
-    ro.policy = o.k_policy;
-    ro.overflow = o.overflow;
-    ro.inject = o.inject;
-    ro.engine = o.engine;
-    ro.dataflow = o.dataflow;
-    ro.memory = o.memory;
-    if (ro.engine == engine_kind::functional && needs_cycle_engine(ro.inject))
-        throw usage_error(std::string("--inject ") + to_string(o.inject) +
-                          " changes how the array is stepped: it needs --engine cycle");
-    if (!fault_applies(ro.inject, ro.dataflow))
-        throw usage_error(std::string("--inject ") + to_string(o.inject) + " does not exist in --dataflow " +
-                          to_string(ro.dataflow));
-    if (o.k_tile) {
-        if (*o.k_tile <= 0) throw usage_error("--k-tile must be positive, got " + std::to_string(*o.k_tile));
-        ro.k_tile = std::uint64_t(*o.k_tile);
-    }
-
-    if (o.out_dtype == output_dtype::int8) {
-        ro.quant.enabled = true;
-        ro.quant.scale = o.scale.value_or(1.0);
-        if (!(ro.quant.scale > 0) || !std::isfinite(ro.quant.scale))
-            throw usage_error("--scale must be a positive finite number");
-        const std::int64_t zp = o.zero_point.value_or(0);
-        if (zp < -128 || zp > 127)
-            throw usage_error("--zero-point must be in [-128, 127], got " + std::to_string(zp));
-        ro.quant.zero_point = static_cast<std::int32_t>(zp);
-        ro.quant.rounding = o.rounding.value_or(rounding_mode::nearest_even);
-        ro.quant.per_partial = o.quantize_partials;
-        if (!o.scale_file.empty() || !o.zero_point_file.empty())
-            ro.quant.columns = column_vectors{0, !o.zero_point_file.empty()};  // placed by plan_memory
-        if (o.quantize_partials && !(ro.policy == k_policy::partials && k_chunks(shape.k, ro.k_tile) > 1))
-            throw usage_error("--quantize-partials needs --k-policy partials and a --k-tile shorter than K");
-    }
-    if (ro.inject == fault::clear_between_k &&
-        (k_chunks(shape.k, ro.k_tile) < 2 || ro.policy != k_policy::preserve))
+// The rules for the run options that need the job's shape (parsing and check_options check the rest).
+void check_run_options(const options& o, const problem_shape& shape) {
+    const run_options& run = o.run;
+    if (run.quant.per_partial && !(run.policy == k_policy::partials && k_chunks(shape.k, run.k_tile) > 1))
+        throw usage_error("--quantize-partials needs --k-policy partials and a --k-tile shorter than K");
+    if (o.inject == fault::clear_between_k &&
+        (k_chunks(shape.k, run.k_tile) < 2 || run.policy != k_policy::preserve))
         throw usage_error("--inject clear-between-k needs --k-policy preserve and a --k-tile shorter than K");
-    return ro;
 }
 
 // Enough digits to tell any two values of the type apart (floats print as they round-trip).
@@ -268,14 +232,14 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
     os << "systolic-tb: C = A*B with M=" << s.m << " K=" << s.k << " P=" << s.p << " on a ";
     if (o.fabric()) os << o.fabric_rows << "x" << o.fabric_cols << "x" << o.fabric_depth << " fabric of ";
     os << o.array_rows << "x" << o.array_cols << (o.fabric() ? " arrays, " : " array, ") << Format::name
-       << " operands, " << Format::accumulator_name << " accumulators, " << to_string(o.order)
+       << " operands, " << Format::accumulator_name << " accumulators, " << to_string(o.run.order)
        << " tile order\n";
     if (o.inject != fault::none) os << "injected fault: " << to_string(o.inject) << "\n";
     if (r.completed()) {
         if (s.m * s.p > max_printed_c) {
             os << "C: " << s.m << "x" << s.p << ", not printed (over " << max_printed_c << " elements); "
                << (o.c_out ? "--c-out " + *o.c_out + " holds it" : "write it with --c-out FILE") << "\n";
-        } else if (job.quant.enabled) {
+        } else if (job.run.quant.enabled) {
             os << "C=" << matrix_to_string(out.template c_as<std::int8_t>(), s.m, s.p) << "\n";
         } else {
             os << "C=" << matrix_to_string(out.template c_as<typename Format::accumulator_type>(), s.m, s.p)
@@ -288,16 +252,16 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
         os << " (" << r.tiles[i].where.r0 << "," << r.tiles[i].where.c0 << ")";
     if (shown < r.tiles.size()) os << " ... (" << r.tiles.size() - shown << " more)";
     os << "\n";
-    if (is_stationary(job.dataflow)) {
-        os << "dataflow " << to_string(job.dataflow) << ": " << out.expected.k_chunks << " fold"
+    if (is_stationary(job.run.dataflow)) {
+        os << "dataflow " << to_string(job.run.dataflow) << ": " << out.expected.k_chunks << " fold"
            << (out.expected.k_chunks == 1 ? "" : "s") << " of up to "
-           << stationary_of(s, {std::uint64_t(o.array_rows), std::uint64_t(o.array_cols)}, job.k_tile,
-                            job.dataflow)
+           << stationary_of(s, {std::uint64_t(o.array_rows), std::uint64_t(o.array_cols)}, job.run.k_tile,
+                            job.run.dataflow)
                   .fold_terms
            << " terms per tile\n";
     } else if (out.expected.k_chunks > 1) {
-        os << "K split: " << out.expected.k_chunks << " chunks of up to " << effective_k_tile(s.k, job.k_tile)
-           << ", policy " << to_string(job.policy) << "\n";
+        os << "K split: " << out.expected.k_chunks << " chunks of up to "
+           << effective_k_tile(s.k, job.run.k_tile) << ", policy " << to_string(job.run.policy) << "\n";
     }
     // Counted, not taken from the counting rule: the scoreboard compares the two.
     const char* how = r.engine == engine_kind::cycle ? "" : " (modelled by the functional engine)";
@@ -329,30 +293,32 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
            << "), C written " << r.traffic.c_written << "\n";
     }
     if (Format::is_integer) {
-        os << "overflow (" << to_string(job.overflow) << "): " << r.overflows + r.partial_overflows << "\n";
+        os << "overflow (" << to_string(job.run.overflow) << "): " << r.overflows + r.partial_overflows
+           << "\n";
     }
-    if (job.quant.enabled) {
-        if (job.quant.columns)
+    if (job.run.quant.enabled) {
+        if (job.run.quant.columns)
             os << "int8 output: scale per column, zero point "
-               << (job.quant.columns->zero_points ? "per column" : std::to_string(job.quant.zero_point));
+               << (job.run.quant.columns->zero_points ? "per column"
+                                                      : std::to_string(job.run.quant.zero_point));
         else
-            os << "int8 output: scale " << job.quant.scale << ", zero point " << job.quant.zero_point;
-        os << ", rounding " << to_string(job.quant.rounding)
-           << (job.quant.per_partial ? ", partials quantized" : "") << ", " << r.saturated_outputs
+            os << "int8 output: scale " << job.run.quant.scale << ", zero point " << job.run.quant.zero_point;
+        os << ", rounding " << to_string(job.run.quant.rounding)
+           << (job.run.quant.per_partial ? ", partials quantized" : "") << ", " << r.saturated_outputs
            << " saturated";
-        if (job.quant.per_partial)
+        if (job.run.quant.per_partial)
             os << ", " << out.differs_from_quantize_once << " differ from quantizing once";
         os << "\n";
     }
     // Without scratchpads or a bandwidth limit nothing overlaps or waits: the lines stay as they were.
-    const bool memory_shown = has_memory_system(job.memory);
+    const bool memory_shown = has_memory_system(job.run.memory);
     os << "simulated time: " << format_time(r.end - r.start) << " (clear " << format_time(r.phases.clear)
        << ", load " << format_time(r.phases.load);
     if (is_stationary(r.dataflow)) os << ", preload " << format_time(r.phases.preload);
     os << ", advance " << format_time(r.phases.advance) << ", drain " << format_time(r.phases.drain);
     if (memory_shown) os << ", stall " << format_time(r.phases.stall);
     os << ")\n";
-    if (memory_shown) os << memory_summary(job.memory, r.memory);
+    if (memory_shown) os << memory_summary(job.run.memory, r.memory);
     os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
        << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";
@@ -378,7 +344,7 @@ void write_outputs(const options& o, const job_check<Format>& out, const std::st
     std::string c_header;
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
     if (o.c_out && out.result.completed()) {
-        const char* descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
+        const char* descr = out.job.run.quant.enabled ? "|i1" : Format::accumulator_descr;
         c_header = io::npy_header(*o.c_out, descr, out.job.shape.m, out.job.shape.p);
         files.set(*o.c_out,
                   {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
@@ -424,20 +390,26 @@ void check_options(const options& o) {
     if (o.array_rows <= 0 || o.array_rows > max_array || o.array_cols <= 0 || o.array_cols > max_array)
         throw usage_error("--array must be between 1 and " + std::to_string(max_array) + ", got " +
                           array_shape_text(o.array_rows, o.array_cols));
-    if (o.outputs.vcd && o.engine == engine_kind::functional)
+    if (o.run.engine == engine_kind::functional && needs_cycle_engine(o.inject))
+        throw usage_error(std::string("--inject ") + to_string(o.inject) +
+                          " changes how the array is stepped: it needs --engine cycle");
+    if (!fault_applies(o.inject, o.run.dataflow))
+        throw usage_error(std::string("--inject ") + to_string(o.inject) + " does not exist in --dataflow " +
+                          to_string(o.run.dataflow));
+    if (o.outputs.vcd && o.run.engine == engine_kind::functional)
         throw usage_error(
             "--vcd needs --engine cycle: the functional engine computes a chunk without "
             "stepping the array, so there are no edges to dump");
-    if (is_stationary(o.dataflow)) {
-        const char* df = to_string(o.dataflow);
+    if (is_stationary(o.run.dataflow)) {
+        const char* df = to_string(o.run.dataflow);
         if (o.fabric())
             throw usage_error(std::string("--dataflow ") + df +
                               " needs one array (no --fabric): the fabric's links carry os operands");
-        if (o.k_policy == k_policy::partials)
+        if (o.run.policy == k_policy::partials)
             throw usage_error(std::string("--dataflow ") + df +
                               " combines its folds in the accumulators: --k-policy partials is for os");
     }
-    if (o.fabric() && o.engine == engine_kind::functional)
+    if (o.fabric() && o.run.engine == engine_kind::functional)
         throw usage_error(
             "--fabric needs --engine cycle: the functional engine does not step arrays, so "
             "it could not count what crosses the links");
@@ -447,7 +419,7 @@ void check_options(const options& o) {
             array_shape_text(o.array_rows, o.array_cols));
     parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
-    if (o.fabric() && has_memory_system(o.memory))
+    if (o.fabric() && has_memory_system(o.run.memory))
         throw usage_error(
             "--buffers double and --dram-bandwidth need one array (no --fabric): a fabric's arrays "
             "pass operands to each other, the memory system feeds one array (docs/memory.md)");
@@ -501,10 +473,14 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     if (operands && column_files) own = *operands;
     if (column_files) read_column_files(o, own);
     const problem<Format>& pr = operands && !column_files ? *operands : own;
-    const job_options ro = make_job_options<Format>(o, pr.shape);
+    check_run_options(o, pr.shape);
+    job_options ro;
+    ro.run = o.run;
+    ro.packed = o.packed;
+    ro.inject = o.inject;
     // Scratchpads too small for one tile of this job: one line, before the array is built.
     if (const std::string err = systolic::check_memory(
-            ro.memory,
+            ro.run.memory,
             plan_memory(pr.shape, ro, 0, sizeof(typename Format::operand_type),
                         sizeof(typename Format::accumulator_type)),
             std::size_t(o.array_rows), std::size_t(o.array_cols), sizeof(typename Format::operand_type),
@@ -533,7 +509,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
                       ? std::make_unique<vcd_observer<Format>>(*vcd, *bench->fabric_module(), controller_name,
                                                                traced, clock)
                       : std::make_unique<vcd_observer<Format>>(*vcd, bench->array(), controller_name, traced,
-                                                               clock, pe_registers_for(o.dataflow));
+                                                               clock, pe_registers_for(o.run.dataflow));
         vcd->end_definitions();
         observers.add(vcd_obs.get());
     }
@@ -542,7 +518,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
         observers.add(trace_obs.get());
     }
     if (o.progress.value_or(::isatty(STDERR_FILENO) == 1)) {
-        const auto counts = bench->expected_counts(pr.shape, ro.k_tile, ro.dataflow);
+        const auto counts = bench->expected_counts(pr.shape, ro.run.k_tile, ro.run.dataflow);
         bar_obs = std::make_unique<cli::progress_observer<Format>>(
             o.progress ? cli::progress_bar::mode::forced : cli::progress_bar::mode::automatic, counts.tiles,
             counts.advance_edges);
@@ -592,7 +568,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     if (reply) {
         reply->m = out.job.shape.m;
         reply->p = out.job.shape.p;
-        reply->c_descr = out.job.quant.enabled ? "|i1" : Format::accumulator_descr;
+        reply->c_descr = out.job.run.quant.enabled ? "|i1" : Format::accumulator_descr;
         if (out.result.completed()) reply->c = std::move(out.c);
         reply->summary = summary.str();
         reply->report = report;

@@ -104,12 +104,12 @@ TEST(DecodeJob, AGoodRequestBecomesTheJob) {
     EXPECT_EQ(d.job.a.row_stride, 24u);  // packed
     EXPECT_EQ(d.job.c.row_stride, 64u);
     EXPECT_EQ(d.job.c.elem_size, 1u);
-    EXPECT_EQ(d.job.order, tile_order::serpentine);
+    EXPECT_EQ(d.job.run.order, tile_order::serpentine);
     EXPECT_TRUE(d.job.uses_partial_buffer());
     EXPECT_EQ(d.job.partial.base, 0x4000u);
     EXPECT_EQ(d.job.partial.elem_size, 8u);
-    EXPECT_EQ(d.job.quant.zero_point, -5);
-    EXPECT_EQ(d.job.quant.scale, 0.5);
+    EXPECT_EQ(d.job.run.quant.zero_point, -5);
+    EXPECT_EQ(d.job.run.quant.scale, 0.5);
 }
 
 TEST(DecodeJob, TheFirstProblemFoundIsReported) {
@@ -143,12 +143,12 @@ TEST(DecodeJob, TheMemorySystemGoesIntoTheJobOrRefusesIt) {
     auto r = good();
     auto d = decode_job(r, limits);
     ASSERT_TRUE(d.ok()) << d.message;
-    EXPECT_EQ(d.job.memory.buffers, buffer_mode::double_buffered);
-    EXPECT_EQ(d.job.memory.c_sram, 4096u);
-    EXPECT_EQ(d.job.memory.a_sram, 0u);
-    EXPECT_EQ(d.job.memory.dram_bandwidth, 8.0);
+    EXPECT_EQ(d.job.run.memory.buffers, buffer_mode::double_buffered);
+    EXPECT_EQ(d.job.run.memory.c_sram, 4096u);
+    EXPECT_EQ(d.job.run.memory.a_sram, 0u);
+    EXPECT_EQ(d.job.run.memory.dram_bandwidth, 8.0);
     EXPECT_EQ(validate_job(d.job, 4, 8), "");
-    EXPECT_EQ(decode_job(r, job_limits{4}).job.memory.buffers, buffer_mode::none);
+    EXPECT_EQ(decode_job(r, job_limits{4}).job.run.memory.buffers, buffer_mode::none);
 
     r.k_tile = 2;
     r.k_policy = SYSTOLIC_K_POLICY_PARTIALS;
@@ -170,14 +170,14 @@ TEST(DecodeJob, TheMemorySystemGoesIntoTheJobOrRefusesIt) {
 // buffer (PARTIAL) and a misaligned matrix (ALIGN). Double buffering takes either dataflow.
 TEST(DecodeJob, TheDataflowRegisterChoosesTheDataflow) {
     auto r = good();
-    EXPECT_EQ(decode_job(r, job_limits{4}).job.dataflow, dataflow_kind::os);
+    EXPECT_EQ(decode_job(r, job_limits{4}).job.run.dataflow, dataflow_kind::os);
     for (const auto& [code, df] : {std::pair{SYSTOLIC_DATAFLOW_OS, dataflow_kind::os},
                                    std::pair{SYSTOLIC_DATAFLOW_WS, dataflow_kind::ws},
                                    std::pair{SYSTOLIC_DATAFLOW_IS, dataflow_kind::is}}) {
         r.dataflow = code;
         const auto d = decode_job(r, job_limits{4});
         ASSERT_TRUE(d.ok()) << d.message;
-        EXPECT_EQ(d.job.dataflow, df);
+        EXPECT_EQ(d.job.run.dataflow, df);
         EXPECT_EQ(validate_job(d.job, 4, 8), "");
     }
     r.dataflow = 3;
@@ -202,7 +202,7 @@ TEST(DecodeJob, TheDataflowRegisterChoosesTheDataflow) {
         buffered.memory.buffers = buffer_mode::double_buffered;
         d = decode_job(r, buffered);
         ASSERT_TRUE(d.ok()) << d.message;
-        EXPECT_EQ(d.job.memory.buffers, buffer_mode::double_buffered);
+        EXPECT_EQ(d.job.run.memory.buffers, buffer_mode::double_buffered);
         EXPECT_EQ(validate_job(d.job, 4, 8), "");
     }
 }
@@ -216,17 +216,17 @@ TEST(DecodeJob, TheScaleVectorRegisters) {
     r.out_dtype = SYSTOLIC_OUT_DTYPE_INT8;
     auto d = decode_job(r, job_limits{4});
     ASSERT_TRUE(d.ok()) << d.message;
-    EXPECT_FALSE(d.job.quant.columns);
+    EXPECT_FALSE(d.job.run.quant.columns);
     r.scale_vec = 0x5000;
     d = decode_job(r, job_limits{4});
     ASSERT_TRUE(d.ok()) << d.message;
-    ASSERT_TRUE(d.job.quant.columns);
-    EXPECT_EQ(d.job.quant.columns->base, 0x5000u);
-    EXPECT_FALSE(d.job.quant.columns->zero_points);
+    ASSERT_TRUE(d.job.run.quant.columns);
+    EXPECT_EQ(d.job.run.quant.columns->base, 0x5000u);
+    EXPECT_FALSE(d.job.run.quant.columns->zero_points);
     r.zero_point_vec = 1;
     d = decode_job(r, job_limits{4});
     ASSERT_TRUE(d.ok()) << d.message;
-    EXPECT_TRUE(d.job.quant.columns->zero_points);
+    EXPECT_TRUE(d.job.run.quant.columns->zero_points);
     r.zero_point_vec = 2;
     EXPECT_EQ(decode_job(r, {}).error, regmap::error_code::option);
     r.zero_point_vec = 1;

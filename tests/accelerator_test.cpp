@@ -148,12 +148,12 @@ std::vector<std::uint8_t> snapshot() {
 // zero point -3.
 verify::job_options job_options(std::uint32_t k_tile, bool partials, bool int8_out) {
     verify::job_options opt;
-    opt.k_tile = k_tile;
-    opt.policy = partials ? k_policy::partials : k_policy::preserve;
+    opt.run.k_tile = k_tile;
+    opt.run.policy = partials ? k_policy::partials : k_policy::preserve;
     if (int8_out) {
-        opt.quant.enabled = true;
-        opt.quant.scale = 0.25;
-        opt.quant.zero_point = -3;
+        opt.run.quant.enabled = true;
+        opt.run.quant.scale = 0.25;
+        opt.run.quant.zero_point = -3;
     }
     return opt;
 }
@@ -440,8 +440,8 @@ std::optional<verify::job_check<Format>> run_and_check(std::uint32_t dtype, cons
     auto& b = bench();
     verify::job_options opt = job_options(k_tile, partials, int8_out);
     static const tile_order orders[] = {tile_order::row_major, tile_order::col_major, tile_order::serpentine};
-    opt.order = orders[order];
-    opt.dataflow = df;
+    opt.run.order = orders[order];
+    opt.run.dataflow = df;
     opt.guard = k_mem_size;  // the whole memory, not only the job's span
     verify::register_dut::config cfg;
     cfg.array_size = k_n;

@@ -62,13 +62,13 @@ inline std::string describe(const problem_shape& s, std::size_t rows, std::size_
                             std::uint64_t seed) {
     return "seed " + std::to_string(seed) + ": M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
            " P=" + std::to_string(s.p) + " array " + std::to_string(rows) + "x" + std::to_string(cols) +
-           " dataflow " + to_string(o.dataflow) + " k_tile=" + std::to_string(o.k_tile) +
-           " policy=" + to_string(o.policy) + " order=" + to_string(o.order) +
-           " overflow=" + to_string(o.overflow) + (o.quant.enabled ? " int8 out" : "") +
-           (o.memory.buffers == buffer_mode::double_buffered
-                ? " buffers double A " + std::to_string(o.memory.a_sram) + " B " +
-                      std::to_string(o.memory.b_sram) + " C " + std::to_string(o.memory.c_sram) +
-                      " bandwidth " + std::to_string(o.memory.dram_bandwidth)
+           " dataflow " + to_string(o.run.dataflow) + " k_tile=" + std::to_string(o.run.k_tile) +
+           " policy=" + to_string(o.run.policy) + " order=" + to_string(o.run.order) +
+           " overflow=" + to_string(o.run.overflow) + (o.run.quant.enabled ? " int8 out" : "") +
+           (o.run.memory.buffers == buffer_mode::double_buffered
+                ? " buffers double A " + std::to_string(o.run.memory.a_sram) + " B " +
+                      std::to_string(o.run.memory.b_sram) + " C " + std::to_string(o.run.memory.c_sram) +
+                      " bandwidth " + std::to_string(o.run.memory.dram_bandwidth)
                 : "");
 }
 

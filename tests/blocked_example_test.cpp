@@ -53,8 +53,8 @@ problem<int32_format> example() {
 
 job_options split(k_policy policy) {
     job_options o;
-    o.k_tile = 2;
-    o.policy = policy;
+    o.run.k_tile = 2;
+    o.run.policy = policy;
     return o;
 }
 

@@ -33,7 +33,7 @@ TEST(JobValidation, MakeJobLayouts) {
     EXPECT_EQ(job.c.cols, 4u);
     EXPECT_EQ(job.c.elem_size, 8u);
     EXPECT_EQ(job.c.row_stride, 40u);
-    EXPECT_EQ(job.order, tile_order::row_major);
+    EXPECT_EQ(job.run.order, tile_order::row_major);
 }
 
 TEST(JobValidation, WellFormedJobPasses) {
@@ -117,26 +117,26 @@ TEST(JobValidation, AOverlappingBAllowed) {
 // here at 0x300, clear of A (0x0..0x23), B (0x100..0x123) and C (0x200..0x247).
 systolic::matmul_job split_seed_job() {
     auto job = seed_job();
-    job.k_tile = 2;
-    job.policy = k_policy::partials;
+    job.run.k_tile = 2;
+    job.run.policy = k_policy::partials;
     job.partial = systolic::make_layout(0x300, 3, 3, kAcc);
     return job;
 }
 
 TEST(JobValidation, ChunksAndPartialBufferUse) {
     auto job = seed_job();
-    EXPECT_EQ(job.k_tile, 0u);
-    EXPECT_EQ(job.policy, k_policy::preserve);
-    EXPECT_EQ(job.overflow, overflow_mode::wrap);
-    EXPECT_FALSE(job.quant.enabled);
+    EXPECT_EQ(job.run.k_tile, 0u);
+    EXPECT_EQ(job.run.policy, k_policy::preserve);
+    EXPECT_EQ(job.run.overflow, overflow_mode::wrap);
+    EXPECT_FALSE(job.run.quant.enabled);
     EXPECT_EQ(job.chunks(), 1u);
     EXPECT_FALSE(job.uses_partial_buffer());
-    job.k_tile = 2;
+    job.run.k_tile = 2;
     EXPECT_EQ(job.chunks(), 2u);
     EXPECT_FALSE(job.uses_partial_buffer());  // preserve keeps the sums in the PEs
-    job.policy = k_policy::partials;
+    job.run.policy = k_policy::partials;
     EXPECT_TRUE(job.uses_partial_buffer());
-    job.k_tile = 3;  // one chunk: nothing to combine
+    job.run.k_tile = 3;  // one chunk: nothing to combine
     EXPECT_EQ(job.chunks(), 1u);
     EXPECT_FALSE(job.uses_partial_buffer());
 }
@@ -145,12 +145,12 @@ TEST(JobValidation, SplitJobWithPartialBufferPasses) {
     EXPECT_EQ(systolic::validate_job(split_seed_job(), kOp, kAcc), "");
     // Preserve needs no buffer, with or without a split; partials with one chunk neither.
     auto job = seed_job();
-    job.k_tile = 2;
+    job.run.k_tile = 2;
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
-    job.policy = k_policy::partials;
-    job.k_tile = 3;
+    job.run.policy = k_policy::partials;
+    job.run.k_tile = 3;
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
-    job.k_tile = 0;
+    job.run.k_tile = 0;
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
 }
 
@@ -190,22 +190,22 @@ TEST(JobValidation, PartialBufferOverlapsRejected) {
 // Quantized output: C holds one byte per element, whatever the accumulator.
 systolic::matmul_job int8_out_seed_job() {
     auto job = systolic::make_job(problem_shape{3, 3, 3}, kOp, 1, 0x0, 0x100, 0x200);
-    job.quant.enabled = true;
-    job.quant.scale = 0.5;
+    job.run.quant.enabled = true;
+    job.run.quant.scale = 0.5;
     return job;
 }
 
 TEST(JobValidation, Int8OutputElementSize) {
     auto job = int8_out_seed_job();
-    EXPECT_EQ(systolic::output_size(job.quant, kAcc), 1u);
+    EXPECT_EQ(systolic::output_size(job.run.quant, kAcc), 1u);
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
-    job.quant.enabled = false;
-    EXPECT_EQ(systolic::output_size(job.quant, kAcc), kAcc);
+    job.run.quant.enabled = false;
+    EXPECT_EQ(systolic::output_size(job.run.quant, kAcc), kAcc);
     auto err = systolic::validate_job(job, kOp, kAcc);
     EXPECT_NE(err.find("C elements are 1 bytes but the format needs 8"), std::string::npos) << err;
     // Accumulator-sized C with quantization on is wrong the other way.
     auto wide = seed_job();
-    wide.quant.enabled = true;
+    wide.run.quant.enabled = true;
     err = systolic::validate_job(wide, kOp, kAcc);
     EXPECT_NE(err.find("C elements are 8 bytes but the format needs 1"), std::string::npos) << err;
 }
@@ -213,33 +213,33 @@ TEST(JobValidation, Int8OutputElementSize) {
 TEST(JobValidation, NonPositiveScaleRejected) {
     for (double scale : {0.0, -0.5, -1.0, std::nan(""), std::numeric_limits<double>::infinity()}) {
         auto job = int8_out_seed_job();
-        job.quant.scale = scale;
+        job.run.quant.scale = scale;
         const auto err = systolic::validate_job(job, kOp, kAcc);
         EXPECT_NE(err.find("scale must be a positive finite number"), std::string::npos)
             << scale << ": " << err;
     }
     // Without quantization the scale is unused.
     auto job = seed_job();
-    job.quant.scale = 0;
+    job.run.quant.scale = 0;
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
     auto tiny = int8_out_seed_job();
-    tiny.quant.scale = 1e-30;
+    tiny.run.quant.scale = 1e-30;
     EXPECT_EQ(systolic::validate_job(tiny, kOp, kAcc), "");
 }
 
 TEST(JobValidation, QuantizingPartialsNeedsAPartialBuffer) {
     auto job = int8_out_seed_job();
-    job.quant.per_partial = true;
+    job.run.quant.per_partial = true;
     auto err = systolic::validate_job(job, kOp, kAcc);  // no split at all
     EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
-    job.k_tile = 2;  // split, but preserved in the PEs
+    job.run.k_tile = 2;  // split, but preserved in the PEs
     err = systolic::validate_job(job, kOp, kAcc);
     EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
-    job.policy = k_policy::partials;
-    job.k_tile = 3;  // partial sums, but only one chunk
+    job.run.policy = k_policy::partials;
+    job.run.k_tile = 3;  // partial sums, but only one chunk
     err = systolic::validate_job(job, kOp, kAcc);
     EXPECT_NE(err.find("quantizing partials needs"), std::string::npos) << err;
-    job.k_tile = 2;
+    job.run.k_tile = 2;
     job.partial = systolic::make_layout(0x300, 3, 3, kAcc);
     EXPECT_EQ(systolic::validate_job(job, kOp, kAcc), "");
 }

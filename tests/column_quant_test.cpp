@@ -35,8 +35,8 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
 job_options per_column(bool zero_points) {
     job_options o;
-    o.quant.enabled = true;
-    o.quant.columns = column_vectors{0, zero_points};
+    o.run.quant.enabled = true;
+    o.run.quant.columns = column_vectors{0, zero_points};
     return o;
 }
 
@@ -51,8 +51,8 @@ TEST(ColumnQuant, SeedExampleByHand) {
         for (const dataflow_kind df : {dataflow_kind::os, dataflow_kind::ws, dataflow_kind::is}) {
             for (const bool zp : {false, true}) {
                 auto o = per_column(zp);
-                o.engine = e;
-                o.dataflow = df;
+                o.run.engine = e;
+                o.run.dataflow = df;
                 const auto out = b.run(pr, o);
                 const std::string what = std::string(to_string(e)) + " " + to_string(df) + (zp ? " zp" : "");
                 EXPECT_TRUE(out.pass())
@@ -72,9 +72,9 @@ TEST(ColumnQuant, UniformVectorIsPerTensor) {
     const auto pr0 = random_problem<int8_format>({7, 9, 11}, 5);
     auto& b = bench_set<int8_format>::get(3, 3);
     job_options tensor;
-    tensor.quant.enabled = true;
-    tensor.quant.scale = 1.0 / 97;
-    tensor.quant.zero_point = 3;
+    tensor.run.quant.enabled = true;
+    tensor.run.quant.scale = 1.0 / 97;
+    tensor.run.quant.zero_point = 3;
     const auto once = b.run(pr0, tensor);
     ASSERT_TRUE(once.pass());
     auto pr = pr0;
@@ -99,18 +99,19 @@ void random_cases(std::uint64_t first, std::uint64_t count) {
             if (zp) pr.column_zero_points.push_back(std::int32_t(rng() % 41) - 20);
         }
         auto o = per_column(zp);
-        o.quant.rounding = static_cast<rounding_mode>(rng() % 3);
-        o.k_tile = rng() % 2 ? 0 : 1 + rng() % s.k;
-        o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
-        o.order = static_cast<tile_order>(rng() % 4);
-        o.order_seed = rng();
+        o.run.quant.rounding = static_cast<rounding_mode>(rng() % 3);
+        o.run.k_tile = rng() % 2 ? 0 : 1 + rng() % s.k;
+        o.run.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+        o.run.order = static_cast<tile_order>(rng() % 4);
+        o.run.order_seed = rng();
         auto& b = bench_set<Format>::get(rows, cols);
         std::vector<std::uint8_t> first_c;
         for (const dataflow_kind df : {dataflow_kind::os, dataflow_kind::ws, dataflow_kind::is}) {
             for (const engine_kind e : {engine_kind::cycle, engine_kind::functional}) {
-                o.dataflow = df;
-                o.engine = e;
-                if (df != dataflow_kind::os) o.policy = k_policy::preserve;  // stationary: no partial buffer
+                o.run.dataflow = df;
+                o.run.engine = e;
+                if (df != dataflow_kind::os)
+                    o.run.policy = k_policy::preserve;  // stationary: no partial buffer
                 const std::string what = std::string(Format::name) + " " + describe(s, rows, cols, o, seed);
                 const auto out = b.run(pr, o);
                 ASSERT_TRUE(out.pass())
@@ -144,7 +145,7 @@ TEST(ColumnQuant, BusErrorOnTheVector) {
     auto o = per_column(false);
     matmul_job job = b.plan_memory(pr.shape, o);
     b.mem.resize(0x1000);
-    job.quant.columns->base = 0x100000;
+    job.run.quant.columns->base = 0x100000;
     b.controller.start(job);
     sc_core::sc_start(sc_core::sc_time(1, sc_core::SC_MS), sc_core::SC_EXIT_ON_STARVATION);
     ASSERT_FALSE(b.controller.busy());
@@ -162,18 +163,18 @@ TEST(ColumnQuant, BusErrorOnTheVector) {
 // misaligned vector, a vector under C.
 TEST(ColumnQuant, ValidateJob) {
     matmul_job job = make_job({2, 3, 4}, 4, 1, 0x100, 0x200, 0x300);
-    job.quant.enabled = true;
-    job.quant.columns = column_vectors{0x400, true};
+    job.run.quant.enabled = true;
+    job.run.quant.columns = column_vectors{0x400, true};
     EXPECT_EQ(validate_job(job, 4, 4), "");
-    job.quant.columns->base = 0x404;
+    job.run.quant.columns->base = 0x404;
     EXPECT_EQ(validate_job(job, 4, 4), "the per-column scale vector is not 8-byte aligned");
-    job.quant.columns->base = 0x2f8;  // 4 x 12 bytes: runs into C at 0x300
+    job.run.quant.columns->base = 0x2f8;  // 4 x 12 bytes: runs into C at 0x300
     EXPECT_EQ(validate_job(job, 4, 4), "C overlaps the per-column scale vector");
-    job.quant.columns->base = 0x400;
-    job.quant.per_partial = true;
+    job.run.quant.columns->base = 0x400;
+    job.run.quant.per_partial = true;
     EXPECT_EQ(check_columns(job), "per-column scales quantize the complete sum only, not each partial");
-    job.quant.per_partial = false;
-    job.quant.enabled = false;
+    job.run.quant.per_partial = false;
+    job.run.quant.enabled = false;
     job.c = make_layout(0x300, 2, 4, 4);
     EXPECT_EQ(validate_job(job, 4, 4), "per-column scales are for int8 output only");
 }

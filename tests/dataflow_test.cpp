@@ -42,24 +42,24 @@ void compare_dataflows(std::uint64_t seed) {
     const auto [rows, cols] = arrays[rng() % arrays.size()];
     const problem_shape s{1 + rng() % 17, 1 + rng() % 23, 1 + rng() % 17};
     job_options o;
-    o.order = static_cast<tile_order>(rng() % 4);
-    o.order_seed = rng();
-    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-    if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    o.run.order = static_cast<tile_order>(rng() % 4);
+    o.run.order_seed = rng();
+    o.run.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    if (Format::is_integer) o.run.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {
-        o.quant.enabled = true;
-        o.quant.scale = 1.0 / double(1 + rng() % 300);
-        o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+        o.run.quant.enabled = true;
+        o.run.quant.scale = 1.0 / double(1 + rng() % 300);
+        o.run.quant.zero_point = std::int32_t(rng() % 21) - 10;
     }
     // Half the cases double-buffered, with scratchpads unlimited or of a size every dataflow's
     // blocks fit twice at these shapes, and a DRAM channel unlimited or of 1 to 16 bytes per cycle.
     if (rng() % 2) {
         const std::uint64_t sizes[] = {0, 2048, 65536};
-        o.memory.buffers = buffer_mode::double_buffered;
-        o.memory.a_sram = sizes[rng() % 3];
-        o.memory.b_sram = sizes[rng() % 3];
-        o.memory.c_sram = sizes[rng() % 3];
-        o.memory.dram_bandwidth = double(rng() % 17);
+        o.run.memory.buffers = buffer_mode::double_buffered;
+        o.run.memory.a_sram = sizes[rng() % 3];
+        o.run.memory.b_sram = sizes[rng() % 3];
+        o.run.memory.c_sram = sizes[rng() % 3];
+        o.run.memory.dram_bandwidth = double(rng() % 17);
     }
     double range = default_range<Format>();
     if constexpr (Format::is_integer)
@@ -67,18 +67,18 @@ void compare_dataflows(std::uint64_t seed) {
     const auto pr = random_problem<Format>(s, rng(), range);
     auto& b = bench_set<Format>::get(rows, cols);
 
-    o.dataflow = dataflow_kind::os;
+    o.run.dataflow = dataflow_kind::os;
     const auto os = b.run(pr, o);
     ASSERT_TRUE(os.pass()) << describe(s, rows, cols, o, seed);
     std::vector<std::uint8_t> ws_c;
     for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
-        o.dataflow = df;
+        o.run.dataflow = df;
         const std::string what = std::string(Format::name) + " " + describe(s, rows, cols, o, seed);
-        o.engine = engine_kind::cycle;
+        o.run.engine = engine_kind::cycle;
         const auto cyc = b.run(pr, o);
-        o.engine = engine_kind::functional;
+        o.run.engine = engine_kind::functional;
         const auto fun = b.run(pr, o);
-        o.engine = engine_kind::cycle;
+        o.run.engine = engine_kind::cycle;
         ASSERT_TRUE(cyc.pass()) << what << ": "
                                 << (cyc.scoreboard.errors.empty() ? "" : cyc.scoreboard.errors[0]);
         ASSERT_TRUE(fun.pass()) << what << ": "
@@ -90,7 +90,7 @@ void compare_dataflows(std::uint64_t seed) {
         } else {
             EXPECT_EQ(cyc.c, ws_c) << what << ": is differs from ws";
         }
-        if (Format::is_integer && o.overflow == overflow_mode::wrap) {
+        if (Format::is_integer && o.run.overflow == overflow_mode::wrap) {
             EXPECT_EQ(cyc.c, os.c) << what << ": differs from os";
         }
 
@@ -99,7 +99,7 @@ void compare_dataflows(std::uint64_t seed) {
         // fold, T being M (ws) or P (is); T x C output slots per tile.
         const std::uint64_t t_len = df == dataflow_kind::ws ? s.m : s.p;
         const std::uint64_t extent = df == dataflow_kind::ws ? s.p : s.m;
-        const std::uint64_t kt = o.k_tile == 0 || o.k_tile > s.k ? s.k : o.k_tile;
+        const std::uint64_t kt = o.run.k_tile == 0 || o.run.k_tile > s.k ? s.k : o.run.k_tile;
         const std::uint64_t l = std::min<std::uint64_t>(kt, rows);
         const std::uint64_t folds = (s.k + l - 1) / l, tiles = (extent + cols - 1) / cols;
         const auto& r = cyc.result;

@@ -41,11 +41,11 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 template <class Format>
 void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows, std::size_t cols,
                       const problem_shape& s, job_options o) {
-    if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    if (Format::is_integer) o.run.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {
-        o.quant.enabled = true;
-        o.quant.scale = 1.0 / double(1 + rng() % 300);
-        o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+        o.run.quant.enabled = true;
+        o.run.quant.scale = 1.0 / double(1 + rng() % 300);
+        o.run.quant.zero_point = std::int32_t(rng() % 21) - 10;
     }
     // Integer operands near the format's limits a quarter of the time, so overflows happen.
     double range = default_range<Format>();
@@ -55,9 +55,9 @@ void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows
     const std::string what = std::string(Format::name) + " " + describe(s, rows, cols, o, seed);
 
     auto& b = bench_set<Format>::get(rows, cols);
-    o.engine = engine_kind::cycle;
+    o.run.engine = engine_kind::cycle;
     const auto cyc = b.run(pr, o);
-    o.engine = engine_kind::functional;
+    o.run.engine = engine_kind::functional;
     const auto fun = b.run(pr, o);
 
     ASSERT_TRUE(cyc.pass()) << what << ": "
@@ -73,7 +73,7 @@ void run_both_engines(std::mt19937_64& rng, std::uint64_t seed, std::size_t rows
     // terms kc + R + C - 2 edges, counted by the cycle engine as it stepped.
     const std::uint64_t tiles = (s.m + rows - 1) / rows * ((s.p + cols - 1) / cols);
     EXPECT_EQ(rc.tiles.size(), tiles) << what;
-    const std::uint64_t kt = o.k_tile == 0 || o.k_tile > s.k ? s.k : o.k_tile;
+    const std::uint64_t kt = o.run.k_tile == 0 || o.run.k_tile > s.k ? s.k : o.run.k_tile;
     std::vector<std::uint64_t> per_chunk;
     for (std::uint64_t k0 = 0; k0 < s.k; k0 += kt)
         per_chunk.push_back(std::min(kt, s.k - k0) + rows + cols - 2);
@@ -94,10 +94,10 @@ void compare_engines(std::uint64_t seed) {
     const std::size_t n = sizes[rng() % sizes.size()];
     const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
     job_options o;
-    o.order = static_cast<tile_order>(rng() % 4);
-    o.order_seed = rng();
-    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+    o.run.order = static_cast<tile_order>(rng() % 4);
+    o.run.order_seed = rng();
+    o.run.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    o.run.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
     run_both_engines<Format>(rng, seed, n, n, s, o);
 }
 
@@ -117,10 +117,10 @@ void compare_engines_rectangular(std::uint64_t seed) {
                  {std::pair{std::uint64_t{0}, k_policy::preserve}, std::pair{k_tile, k_policy::preserve},
                   std::pair{k_tile, k_policy::partials}}) {
                 job_options o;
-                o.order = static_cast<tile_order>(rng() % 4);
-                o.order_seed = rng();
-                o.k_tile = kt;
-                o.policy = policy;
+                o.run.order = static_cast<tile_order>(rng() % 4);
+                o.run.order_seed = rng();
+                o.run.k_tile = kt;
+                o.run.policy = policy;
                 run_both_engines<Format>(rng, seed, rows, cols, s, o);
                 if (::testing::Test::HasFatalFailure()) return;
             }
@@ -170,9 +170,9 @@ TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {
         pr.b.assign(2 * k, 127);
         for (auto mode : {overflow_mode::wrap, overflow_mode::saturate}) {
             job_options o;
-            o.overflow = mode;
+            o.run.overflow = mode;
             const auto cyc = bench_set<int8_format>::get(2).run(pr, o);
-            o.engine = engine_kind::functional;
+            o.run.engine = engine_kind::functional;
             const auto fun = bench_set<int8_format>::get(2).run(pr, o);
             expect_pass(cyc);
             expect_pass(fun);
@@ -225,7 +225,7 @@ TEST(EdgeObserver, SeesEveryEdgeAtItsOwnTime) {
     recorder rec;
     b.controller.set_observer(&rec);
     job_options o;
-    o.k_tile = 2;
+    o.run.k_tile = 2;
     const auto out = b.run(seed_example<int32_format>(), o);
     b.controller.set_observer(nullptr);
     expect_pass(out);
@@ -258,7 +258,7 @@ TEST(EdgeObserver, IsNotCalledByTheFunctionalEngine) {
     recorder rec;
     b.controller.set_observer(&rec);
     job_options o;
-    o.engine = engine_kind::functional;
+    o.run.engine = engine_kind::functional;
     const auto out = b.run(seed_example<int32_format>(), o);
     b.controller.set_observer(nullptr);
     expect_pass(out);

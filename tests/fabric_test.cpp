@@ -109,25 +109,25 @@ void compare_with_one_array(std::uint64_t seed) {
     const fabric_key& key = fabric_keys[1 + rng() % (fabric_keys.size() - 1)];
     const problem_shape s{1 + rng() % 17, 1 + rng() % 21, 1 + rng() % 17};
     job_options o;
-    o.order = static_cast<tile_order>(rng() % 4);
-    o.order_seed = rng();
-    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
-    if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    o.run.order = static_cast<tile_order>(rng() % 4);
+    o.run.order_seed = rng();
+    o.run.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    o.run.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+    if (Format::is_integer) o.run.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {  // int8 output through the output stage
-        o.quant.enabled = true;
-        o.quant.scale = 1.0 / double(1 + rng() % 300);
-        o.quant.zero_point = std::int32_t(rng() % 21) - 10;
+        o.run.quant.enabled = true;
+        o.run.quant.scale = 1.0 / double(1 + rng() % 300);
+        o.run.quant.zero_point = std::int32_t(rng() % 21) - 10;
     }
     double range = default_range<Format>();
     if constexpr (Format::is_integer)
         if (rng() % 4 == 0) range = double(std::numeric_limits<typename Format::operand_type>::max());
     const auto pr = random_problem<Format>(s, rng(), range);
-    const std::string what = std::string(Format::name) + " seed " + std::to_string(seed) + ": " +
-                             to_string(key.shape) + " of " + std::to_string(key.n) +
-                             ", L=" + std::to_string(key.latency) + ", M=" + std::to_string(s.m) +
-                             " K=" + std::to_string(s.k) + " P=" + std::to_string(s.p) +
-                             " k_tile=" + std::to_string(o.k_tile) + " " + std::string(to_string(o.policy));
+    const std::string what =
+        std::string(Format::name) + " seed " + std::to_string(seed) + ": " + to_string(key.shape) + " of " +
+        std::to_string(key.n) + ", L=" + std::to_string(key.latency) + ", M=" + std::to_string(s.m) +
+        " K=" + std::to_string(s.k) + " P=" + std::to_string(s.p) +
+        " k_tile=" + std::to_string(o.run.k_tile) + " " + std::string(to_string(o.run.policy));
 
     const auto fab = fabric_bench<Format>(key).run(pr, o);
     const auto one = bench_set<Format>::get(key.n).run(pr, o);
@@ -138,12 +138,12 @@ void compare_with_one_array(std::uint64_t seed) {
     EXPECT_EQ(fab.result.macs_real, one.result.macs_real) << what;
     EXPECT_EQ(fab.result.overflows, one.result.overflows) << what;
     EXPECT_EQ(fab.result.partial_overflows, one.result.partial_overflows) << what;
-    EXPECT_EQ(
-        fab.result.advance_edges,
-        count_fabric_job(s, fabric_geometry{key.shape, key.n, key.latency}, o.k_tile).counts.advance_edges)
+    EXPECT_EQ(fab.result.advance_edges,
+              count_fabric_job(s, fabric_geometry{key.shape, key.n, key.latency}, o.run.k_tile)
+                  .counts.advance_edges)
         << what;
     EXPECT_EQ(fab.fabric->passes,
-              count_fabric_job(s, fabric_geometry{key.shape, key.n, key.latency}, o.k_tile).passes)
+              count_fabric_job(s, fabric_geometry{key.shape, key.n, key.latency}, o.run.k_tile).passes)
         << what;
 }
 
@@ -171,7 +171,7 @@ TEST(Fabric, TwoThreadsGiveTheSameResultsAndCounts) {
           std::pair{fabric_key{3, {2, 2, 2}, 1, 1}, fabric_key{3, {2, 2, 2}, 1, 2}}}) {
         for (std::uint64_t seed = 1; seed <= 4; ++seed) {
             job_options o;
-            o.k_tile = seed % 2 ? 0 : 4;
+            o.run.k_tile = seed % 2 ? 0 : 4;
             const auto pr = random_problem<fp32_format>({5 + seed * 3, 9 + seed * 5, 4 + seed * 2}, seed);
             const auto a = fabric_bench<fp32_format>(one).run(pr, o);
             const auto b = fabric_bench<fp32_format>(two).run(pr, o);
@@ -197,13 +197,13 @@ TEST(Fabric, PlantedFaultsAreCaught) {
     for (fault f : {fault::clear_between_k, fault::invalid_padding, fault::no_mask, fault::global_skew,
                     fault::skip_advance, fault::extra_advance}) {
         job_options o;
-        o.k_tile = 5;
+        o.run.k_tile = 5;
         o.inject = f;
         const auto out = b.run(pr, o);
         EXPECT_FALSE(out.pass()) << to_string(f);
     }
     job_options o;
-    o.k_tile = 5;
+    o.run.k_tile = 5;
     expect_pass(b.run(pr, o));  // and the bench is fine again without one
 }
 

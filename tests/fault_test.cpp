@@ -26,7 +26,7 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 job_options with(fault f, std::uint64_t k_tile = 0) {
     job_options o;
     o.inject = f;
-    o.k_tile = k_tile;
+    o.run.k_tile = k_tile;
     return o;
 }
 

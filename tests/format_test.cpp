@@ -49,7 +49,7 @@ void random_shapes(std::uint64_t seed) {
     for (int i = 0; i < 10; ++i) {
         const problem_shape s{1 + rng() % 11, 1 + rng() % 30, 1 + rng() % 11};
         job_options opt;
-        opt.order = static_cast<tile_order>(rng() % 4);
+        opt.run.order = static_cast<tile_order>(rng() % 4);
         const std::size_t n = rng() % 2 ? 2 : 4;
         const auto out = bench_set<Format>::get(n).run(random_problem<Format>(s, rng()), opt);
         SCOPED_TRACE(std::string(Format::name) + " N=" + std::to_string(n) + " M=" + std::to_string(s.m) +
@@ -96,7 +96,7 @@ TEST(Formats, Bf16OperandsAreRoundedToNearestEven) {
 TEST(Formats, Int8ExtremesStayExact) {
     const auto pr = make_problem<int8_format>({2, 3, 1}, {127, 127, 127, -128, -128, -128}, {127, -128, 127});
     job_options opt;
-    opt.overflow = overflow_mode::saturate;
+    opt.run.overflow = overflow_mode::saturate;
     const auto out = bench_set<int8_format>::get(2).run(pr, opt);
     expect_pass(out);
     EXPECT_EQ(out.c_as<std::int32_t>(),

@@ -29,8 +29,8 @@ const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
 
 job_options split(std::uint64_t k_tile, k_policy policy) {
     job_options o;
-    o.k_tile = k_tile;
-    o.policy = policy;
+    o.run.k_tile = k_tile;
+    o.run.policy = policy;
     return o;
 }
 
@@ -133,8 +133,8 @@ void random_split_shapes(std::uint64_t seed) {
         const std::size_t n = 2 + rng() % 2;
         for (auto policy : {k_policy::preserve, k_policy::partials}) {
             auto opt = split(kt, policy);
-            opt.order = static_cast<tile_order>(rng() % 4);
-            opt.order_seed = rng();
+            opt.run.order = static_cast<tile_order>(rng() % 4);
+            opt.run.order_seed = rng();
             const auto out = bench_set<Format>::get(n).run(random_problem<Format>(s, rng()), opt);
             SCOPED_TRACE(std::string(Format::name) + " N=" + std::to_string(n) + " M=" + std::to_string(s.m) +
                          " K=" + std::to_string(s.k) + " P=" + std::to_string(s.p) +
@@ -170,13 +170,13 @@ quantization int8_out(double scale, std::int32_t zero_point = 0, bool per_partia
 TEST(Quantize, OnceVersusPerPartial) {
     auto& b = bench_set<int32_format>::get(2);
     auto opt = split(2, k_policy::partials);
-    opt.quant = int8_out(0.5);
+    opt.run.quant = int8_out(0.5);
     const auto once = b.run(seed_element(), opt);
     expect_pass(once);
     EXPECT_EQ(once.c_as<std::int8_t>(), std::vector<std::int8_t>{4});
     EXPECT_EQ(once.differs_from_quantize_once, 0u);
 
-    opt.quant = int8_out(0.5, 0, true);
+    opt.run.quant = int8_out(0.5, 0, true);
     const auto per_partial = b.run(seed_element(), opt);
     expect_pass(per_partial);  // the scoreboard reproduces the chosen (wrong-on-purpose) policy
     EXPECT_EQ(per_partial.c_as<std::int8_t>(), std::vector<std::int8_t>{3});
@@ -190,14 +190,14 @@ TEST(Quantize, ZeroPointRoundingAndSaturation) {
     // -350 + 10 to -128.
     const auto pr = make_problem<int32_format>({4, 1, 1}, {1, -1, 100, -100}, {7});
     job_options opt;
-    opt.quant = int8_out(0.5, 10);
+    opt.run.quant = int8_out(0.5, 10);
     const auto out = b.run(pr, opt);
     expect_pass(out);
     EXPECT_EQ(out.c_as<std::int8_t>(), (std::vector<std::int8_t>{14, 6, 127, -128}));
     EXPECT_EQ(out.result.saturated_outputs, 2u);
-    opt.quant.rounding = rounding_mode::nearest_away;  // 3.5 -> 4, -3.5 -> -4
+    opt.run.quant.rounding = rounding_mode::nearest_away;  // 3.5 -> 4, -3.5 -> -4
     EXPECT_EQ(b.run(pr, opt).c_as<std::int8_t>(), (std::vector<std::int8_t>{14, 6, 127, -128}));
-    opt.quant.rounding = rounding_mode::toward_zero;  // 3.5 -> 3, -3.5 -> -3
+    opt.run.quant.rounding = rounding_mode::toward_zero;  // 3.5 -> 3, -3.5 -> -3
     EXPECT_EQ(b.run(pr, opt).c_as<std::int8_t>(), (std::vector<std::int8_t>{13, 7, 127, -128}));
 }
 
@@ -206,9 +206,9 @@ TEST(Quantize, RandomSplitJobsMatchTheReference) {
     for (int i = 0; i < 8; ++i) {
         const problem_shape s{1 + rng() % 7, 4 + rng() % 12, 1 + rng() % 7};
         auto opt = split(3, k_policy::partials);
-        opt.quant =
+        opt.run.quant =
             int8_out(1.0 / double(1 + rng() % 50), static_cast<std::int32_t>(rng() % 21) - 10, rng() % 2);
-        opt.quant.rounding = static_cast<rounding_mode>(rng() % 3);
+        opt.run.quant.rounding = static_cast<rounding_mode>(rng() % 3);
         const auto out = bench_set<int8_format>::get(3).run(random_problem<int8_format>(s, rng()), opt);
         expect_pass(out);
     }
@@ -228,7 +228,7 @@ TEST(Overflow, Int32WrapsOrSaturatesAndCounts) {
     EXPECT_EQ(wrapped.c_as<acc64>(), std::vector<acc64>{expected_wrap});
     EXPECT_EQ(wrapped.result.overflows, 1u);
 
-    opt.overflow = overflow_mode::saturate;
+    opt.run.overflow = overflow_mode::saturate;
     const auto saturated = b.run(pr, opt);
     expect_pass(saturated);
     EXPECT_EQ(saturated.c_as<acc64>(), std::vector<acc64>{std::numeric_limits<acc64>::max()});
@@ -236,7 +236,7 @@ TEST(Overflow, Int32WrapsOrSaturatesAndCounts) {
 
     // With one-term partials, it is the combination of the third partial that overflows.
     opt = split(1, k_policy::partials);
-    opt.overflow = overflow_mode::saturate;
+    opt.run.overflow = overflow_mode::saturate;
     const auto combined = b.run(pr, opt);
     expect_pass(combined);
     EXPECT_EQ(combined.c_as<acc64>(), std::vector<acc64>{std::numeric_limits<acc64>::max()});
@@ -252,7 +252,7 @@ TEST(Overflow, Int8AccumulatorWrapsAfterManyTerms) {
     pr.a.assign(k, 127);
     pr.b.assign(k, 127);
     job_options opt;
-    opt.overflow = overflow_mode::saturate;
+    opt.run.overflow = overflow_mode::saturate;
     const auto out = bench_set<int8_format>::get(2).run(pr, opt);
     expect_pass(out);
     EXPECT_EQ(out.c_as<std::int32_t>(), std::vector<std::int32_t>{std::numeric_limits<std::int32_t>::max()});

@@ -51,9 +51,9 @@ memory_config buffers(std::uint64_t a = 0, std::uint64_t b = 0, std::uint64_t c 
 job_options with(const memory_config& m, tile_order order = tile_order::row_major,
                  engine_kind engine = engine_kind::cycle) {
     job_options o;
-    o.memory = m;
-    o.order = order;
-    o.engine = engine;
+    o.run.memory = m;
+    o.run.order = order;
+    o.run.engine = engine;
     return o;
 }
 
@@ -99,7 +99,7 @@ TEST(MemoryRules, ReuseFormulaPerTileOrderFromThePlan) {
     for (auto [r, c] : std::vector<std::pair<std::uint64_t, std::uint64_t>>{{2, 2}, {3, 4}, {4, 3}}) {
         for (auto order : {tile_order::row_major, tile_order::col_major, tile_order::serpentine}) {
             matmul_job job = plain_job(s);
-            job.order = order;
+            job.run.order = order;
             const tile_plan plan(job, r, c);
             const auto m = buffers(2 * r * s.k * kOp, 2 * s.k * c * kOp);
             const buffer_plan bp = plan_buffers(m, plan, kOp);
@@ -121,8 +121,8 @@ TEST(MemoryRules, UnlimitedScratchpadsReadEachOperandOnceInAnyOrder) {
     for (auto order :
          {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         matmul_job job = plain_job(s);
-        job.order = order;
-        job.seed = 7;
+        job.run.order = order;
+        job.run.order_seed = 7;
         const buffer_plan bp = plan_buffers(buffers(), tile_plan(job, 2, 3), kOp);
         std::uint64_t a = 0, b = 0;
         for (const auto& u : bp.units) {
@@ -155,7 +155,7 @@ TEST(MemoryRules, ConfigChecksSayWhatIsWrong) {
     EXPECT_NE(validate_job(
                   [&] {
                       auto j = job;
-                      j.memory = none;
+                      j.run.memory = none;
                       return j;
                   }(),
                   kOp, kAcc)
@@ -168,8 +168,8 @@ TEST(MemoryRules, ConfigChecksSayWhatIsWrong) {
     memory_config bad = buffers();
     bad.dram_bandwidth = -1;
     EXPECT_NE(check_memory(bad, job, 2, 2, kOp, kAcc).find("bandwidth"), std::string::npos);
-    job.k_tile = 2;
-    job.policy = k_policy::partials;
+    job.run.k_tile = 2;
+    job.run.policy = k_policy::partials;
     job.partial = job.c;
     EXPECT_NE(check_memory_config(buffers(), job).find("preserve"), std::string::npos);
 }
@@ -320,7 +320,7 @@ TEST(MemoryJobs, NoneWithBandwidthAddsBytesOverBandwidthPerTransfer) {
     const auto pr = seed_example<int32_format>();
     const auto base = b.run(pr);
     job_options o;
-    o.memory.dram_bandwidth = 3;
+    o.run.memory.dram_bandwidth = 3;
     const auto slow = b.run(pr, o);
     expect_pass(slow);
     // Each access: A rows of kc terms, B rows of the tile's columns, C rows of its columns.
@@ -394,7 +394,7 @@ TEST(MemoryJobs, StationaryDataflowsFollowTheSameRules) {
     for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
         SCOPED_TRACE(to_string(df));
         job_options o = with(buffers());
-        o.dataflow = df;
+        o.run.dataflow = df;
         const auto out = b.run(pr, o);
         expect_pass(out);
         const memory_report& m = out.result.memory;
@@ -415,7 +415,7 @@ TEST(MemoryJobs, StationaryDataflowsFollowTheSameRules) {
         EXPECT_EQ(stationary, s.k * 16 * kOp);
 
         const double bw = 0.05;
-        o.memory.dram_bandwidth = bw;
+        o.run.memory.dram_bandwidth = bw;
         const auto slow = b.run(pr, o);
         expect_pass(slow);
         const memory_report& ms = slow.result.memory;
@@ -479,7 +479,7 @@ TEST(MemoryJobs, ThePlantedDefectsAreCaughtWithBuffersDouble) {
     const auto pr = random_problem<int32_format>(s, 17);
     for (auto f : {fault::no_mask, fault::global_skew, fault::skip_advance, fault::clear_between_k}) {
         auto o = with(buffers(64, 64, 32, 2));
-        o.k_tile = 10;
+        o.run.k_tile = 10;
         o.inject = f;
         const auto bad = b.run(pr, o);
         EXPECT_FALSE(bad.pass() && bad.result.completed()) << to_string(f);
@@ -498,29 +498,29 @@ void compare_engines(std::mt19937_64& rng, int index) {
                           1 + std::uint64_t(pick(rng) % 9)};
     const auto pr = random_problem<Format>(s, 100 + index);
     job_options o;
-    o.order = tile_order(pick(rng) % 4);
-    o.order_seed = std::uint64_t(index);
-    if (pick(rng) % 3 == 0) o.k_tile = 1 + pick(rng) % s.k;
+    o.run.order = tile_order(pick(rng) % 4);
+    o.run.order_seed = std::uint64_t(index);
+    if (pick(rng) % 3 == 0) o.run.k_tile = 1 + pick(rng) % s.k;
     if constexpr (std::is_same_v<Format, int8_format>) {
         if (pick(rng) % 2) {
-            o.quant.enabled = true;
-            o.quant.scale = 1.0 / 16;
+            o.run.quant.enabled = true;
+            o.run.quant.scale = 1.0 / 16;
         }
     }
     constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
-    const std::uint64_t csz = o.quant.enabled ? 1 : sizeof(typename Format::accumulator_type);
+    const std::uint64_t csz = o.run.quant.enabled ? 1 : sizeof(typename Format::accumulator_type);
     const std::uint64_t tr = std::min<std::uint64_t>(rows, s.m), tc = std::min<std::uint64_t>(cols, s.p);
-    o.memory.buffers = buffer_mode::double_buffered;
+    o.run.memory.buffers = buffer_mode::double_buffered;
     // Small buffers (streaming, reloads) or none at all, and some bandwidth or none.
     if (pick(rng) % 2) {
-        o.memory.a_sram = 2 * tr * osz * (1 + pick(rng) % 6);
-        o.memory.b_sram = 2 * tc * osz * (1 + pick(rng) % 6);
-        o.memory.c_sram = tr * tc * csz * (1 + pick(rng) % 3);
+        o.run.memory.a_sram = 2 * tr * osz * (1 + pick(rng) % 6);
+        o.run.memory.b_sram = 2 * tc * osz * (1 + pick(rng) % 6);
+        o.run.memory.c_sram = tr * tc * csz * (1 + pick(rng) % 3);
     }
-    if (pick(rng) % 3) o.memory.dram_bandwidth = 0.25 * (1 + pick(rng) % 16);
-    o.engine = engine_kind::cycle;
+    if (pick(rng) % 3) o.run.memory.dram_bandwidth = 0.25 * (1 + pick(rng) % 16);
+    o.run.engine = engine_kind::cycle;
     const auto cyc = b.run(pr, o);
-    o.engine = engine_kind::functional;
+    o.run.engine = engine_kind::functional;
     const auto fun = b.run(pr, o);
     const std::string what = std::string(Format::name) + " case " + std::to_string(index);
     expect_pass(cyc);

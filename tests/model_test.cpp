@@ -205,8 +205,8 @@ TEST(TileOrder, EveryOrderGivesTheSameC) {
          {tile_order::row_major, tile_order::col_major, tile_order::serpentine, tile_order::random}) {
         for (std::uint64_t seed : {1, 2, 3}) {
             job_options opt;
-            opt.order = order;
-            opt.order_seed = seed;
+            opt.run.order = order;
+            opt.run.order_seed = seed;
             const auto out = bench(3).run(pr, opt);
             expect_pass(out, pr);
             EXPECT_EQ(out.c_as<acc_t>(), reference) << to_string(order);
@@ -232,8 +232,8 @@ TEST(RandomShapes, MatchTheReference) {
         const problem_shape s{1 + rng() % 19, 1 + rng() % 23, 1 + rng() % 19};
         const auto n = bench_sizes[rng() % bench_sizes.size()];
         job_options opt;
-        opt.order = static_cast<tile_order>(rng() % 4);
-        opt.order_seed = rng();
+        opt.run.order = static_cast<tile_order>(rng() % 4);
+        opt.run.order_seed = rng();
         const auto pr = random_problem<fmt>(s, rng(), 1 << 20);
         const auto out = bench(n).run(pr, opt);
         SCOPED_TRACE("N=" + std::to_string(n) + " M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +

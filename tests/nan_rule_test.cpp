@@ -153,9 +153,9 @@ void every_combination() {
         for (const auto& v : variants)
             for (auto engine : {engine_kind::cycle, engine_kind::functional}) {
                 job_options o;
-                o.k_tile = v.k_tile;
-                o.policy = v.policy;
-                o.engine = engine;
+                o.run.k_tile = v.k_tile;
+                o.run.policy = v.policy;
+                o.run.engine = engine;
                 const std::string what = std::string(Format::name) + " N=" + std::to_string(n) + ", " +
                                          v.name + ", " + std::string(to_string(engine)) + " engine";
                 const auto out = bench_set<Format>::get(n).run(pr, o);
@@ -191,7 +191,7 @@ TEST(NanRule, InfTimesZeroPlusNanTimesZeroIsTheCanonicalNan) {
             pr.a = {sign * inf, std::copysign(NAN, sign)};
             pr.b = {0.0f, 0.0f};
             job_options o;
-            o.engine = engine;
+            o.run.engine = engine;
             const auto out = bench_set<fp32_format>::get(1).run(pr, o);
             expect_pass(out);
             EXPECT_EQ(out.c_as<std::uint32_t>().at(0), canonical) << sign << " " << to_string(engine);
@@ -206,10 +206,10 @@ TEST(NanRule, Int8OutputMapsNanToTheZeroPoint) {
     pr.b = {0.0f, 3.0f};
     for (auto policy : {k_policy::preserve, k_policy::partials}) {
         job_options o;
-        o.k_tile = 1;
-        o.policy = policy;
-        o.quant.enabled = true;
-        o.quant.zero_point = -7;
+        o.run.k_tile = 1;
+        o.run.policy = policy;
+        o.run.quant.enabled = true;
+        o.run.quant.zero_point = -7;
         const auto out = bench_set<fp32_format>::get(3).run(pr, o);
         expect_pass(out);
         EXPECT_EQ(out.c_as<std::int8_t>().at(0), -7);

@@ -34,9 +34,9 @@ using namespace systolic;
 matmul_job job_of(problem_shape s, std::uint64_t k_tile = 0, k_policy policy = k_policy::preserve,
                   tile_order order = tile_order::row_major) {
     matmul_job j = make_job(s, 4, 8, 0x1000, 0x100000, 0x200000);
-    j.k_tile = k_tile;
-    j.policy = policy;
-    j.order = order;
+    j.run.k_tile = k_tile;
+    j.run.policy = policy;
+    j.run.order = order;
     if (j.uses_partial_buffer()) j.partial = make_layout(0x300000, s.m, s.p, 8);
     return j;
 }
@@ -190,9 +190,9 @@ TEST(TilePlan, FollowsTheTileOrderAndAddsUpToTheCountingRule) {
         const auto policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
         const auto order = static_cast<tile_order>(rng() % 4);
         matmul_job job = job_of(s, kt, policy, order);
-        job.seed = rng();
+        job.run.order_seed = rng();
         const tile_plan plan(job, n);
-        const auto tiles = plan_tiles(s.m, s.p, n, order, job.seed);
+        const auto tiles = plan_tiles(s.m, s.p, n, order, job.run.order_seed);
         std::uint64_t edges = 0, drains_to_c = 0;
         std::size_t t = 0;
         for (const plan_step st : plan) {
@@ -636,11 +636,11 @@ TEST(OutputStage, WritesOnlyTheMaskedBlockOneRowAtATime) {
 TEST(OutputStage, CombinesPartialSumsAndRequantizes) {
     dma_rig r;
     matmul_job job = make_job({1, 4, 1}, 4, 1, 0x100, 0x200, 0x400);
-    job.k_tile = 2;
-    job.policy = k_policy::partials;
+    job.run.k_tile = 2;
+    job.run.policy = k_policy::partials;
     job.partial = make_layout(0x800, 1, 1, 8);
-    job.quant.enabled = true;
-    job.quant.scale = 0.5;
+    job.run.quant.enabled = true;
+    job.run.quant.scale = 0.5;
     const tile t{0, 0, 0, 1, 1};
     plan_step first, last;
     first.kind = last.kind = step_kind::drain;

@@ -181,22 +181,22 @@ TEST(PassiveChecker, ChecksAJobOfEveryFormat) {
 
 TEST(PassiveChecker, ChecksKSplitJobs) {
     job_options preserve;
-    preserve.k_tile = 3;
+    preserve.run.k_tile = 3;
     run_one<int32_format>({5, 11, 4}, 5, preserve);
     job_options partials = preserve;
-    partials.policy = k_policy::partials;
+    partials.run.policy = k_policy::partials;
     run_one<int32_format>({5, 11, 4}, 6, partials);
     run_one<fp32_format>({4, 10, 6}, 7, partials);
 }
 
 TEST(PassiveChecker, ChecksInt8Output) {
     job_options requant;
-    requant.quant.enabled = true;
-    requant.quant.scale = 0.01;
-    requant.quant.zero_point = -3;
+    requant.run.quant.enabled = true;
+    requant.run.quant.scale = 0.01;
+    requant.run.quant.zero_point = -3;
     run_one<int8_format>({8, 20, 7}, 8, requant);
-    requant.k_tile = 6;
-    requant.policy = k_policy::partials;
+    requant.run.k_tile = 6;
+    requant.run.policy = k_policy::partials;
     run_one<int8_format>({8, 20, 7}, 9, requant);
 }
 
@@ -204,8 +204,8 @@ TEST(PassiveChecker, ChecksInt8Output) {
 // vectors from memory with A and B, and checks every code against the per-column reference.
 TEST(PassiveChecker, ChecksPerColumnInt8Output) {
     job_options opt;
-    opt.quant.enabled = true;
-    opt.quant.columns = column_vectors{0, true};
+    opt.run.quant.enabled = true;
+    opt.run.quant.columns = column_vectors{0, true};
     const problem_shape s{6, 9, 5};
     std::vector<double> scales;
     std::vector<std::int32_t> zero_points;
@@ -214,7 +214,7 @@ TEST(PassiveChecker, ChecksPerColumnInt8Output) {
         zero_points.push_back(j * 7 - 14);
     }
     for (const dataflow_kind df : {dataflow_kind::os, dataflow_kind::ws}) {
-        opt.dataflow = df;
+        opt.run.dataflow = df;
         const std::size_t from = fresh();
         const matmul_job job = load<int8_format>(s, 10, opt);
         write_columns(bench().loader, job, scales, zero_points);
@@ -232,16 +232,16 @@ TEST(PassiveChecker, ChecksPerColumnInt8Output) {
 TEST(PassiveChecker, ChecksStationaryDataflows) {
     for (const dataflow_kind df : {dataflow_kind::ws, dataflow_kind::is}) {
         job_options opt;
-        opt.dataflow = df;
+        opt.run.dataflow = df;
         run_one<int32_format>({7, 5, 4}, 22, opt);
-        opt.k_tile = 2;
+        opt.run.k_tile = 2;
         run_one<fp32_format>({5, 7, 6}, 23, opt);
     }
     const std::size_t from = fresh();
     job_options ws_split;
-    ws_split.dataflow = dataflow_kind::ws;
-    ws_split.k_tile = 2;
-    ws_split.policy = k_policy::partials;
+    ws_split.run.dataflow = dataflow_kind::ws;
+    ws_split.run.k_tile = 2;
+    ws_split.run.policy = k_policy::partials;
     start(load<int32_format>({4, 5, 4}, 24, ws_split), dtype::int32);
     settle();
     const auto got = since(from);
@@ -271,8 +271,8 @@ TEST(PassiveChecker, ChecksRefusedStartsAsRefusals) {
     systolic_program(&dev, &zero);
     systolic_start(&dev, 0);
     job_options split;
-    split.k_tile = 2;
-    split.policy = k_policy::partials;
+    split.run.k_tile = 2;
+    split.run.policy = k_policy::partials;
     systolic_job no_partial = driver_job(load<int32_format>({4, 5, 4}, 12, split), dtype::int32);
     no_partial.partial_addr = 0;
     systolic_program(&dev, &no_partial);

@@ -141,32 +141,33 @@ random_case<Format> make_case(std::uint64_t seed) {
     problem_shape s{1 + rng() % span, 1 + rng() % (rng() % 16 == 0 ? 160 : 40), 1 + rng() % span};
 
     job_options& o = c.opt;
-    o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-    o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
-    o.order = static_cast<tile_order>(rng() % 4);
-    o.order_seed = rng();
+    o.run.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+    o.run.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+    o.run.order = static_cast<tile_order>(rng() % 4);
+    o.run.order_seed = rng();
     o.packed = rng() % 8 == 0;
     o.fill_seed = rng();
-    if (Format::is_integer) o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+    if (Format::is_integer) o.run.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
     if (rng() % 4 == 0) {
-        o.quant.enabled = true;
+        o.run.quant.enabled = true;
         switch (rng() % 4) {
             case 0:
-                o.quant.scale = std::ldexp(1.0, int(rng() % 17) - 12);
+                o.run.quant.scale = std::ldexp(1.0, int(rng() % 17) - 12);
                 break;  // powers of two
             case 1:
-                o.quant.scale = std::pow(10.0, -4 + 6 * double(rng() % 1000) / 1000);
+                o.run.quant.scale = std::pow(10.0, -4 + 6 * double(rng() % 1000) / 1000);
                 break;
             case 2:
-                o.quant.scale = rng() % 2 ? 1e6 : 1e300;
+                o.run.quant.scale = rng() % 2 ? 1e6 : 1e300;
                 break;  // saturates
             default:
-                o.quant.scale = 1.0 / double(1 + rng() % 5000);
+                o.run.quant.scale = 1.0 / double(1 + rng() % 5000);
                 break;
         }
-        o.quant.zero_point = std::int32_t(rng() % 256) - 128;
-        o.quant.rounding = static_cast<rounding_mode>(rng() % 3);
-        o.quant.per_partial = o.policy == k_policy::partials && k_chunks(s.k, o.k_tile) > 1 && rng() % 2;
+        o.run.quant.zero_point = std::int32_t(rng() % 256) - 128;
+        o.run.quant.rounding = static_cast<rounding_mode>(rng() % 3);
+        o.run.quant.per_partial =
+            o.run.policy == k_policy::partials && k_chunks(s.k, o.run.k_tile) > 1 && rng() % 2;
     }
 
     c.pr.shape = s;
@@ -250,12 +251,13 @@ std::string describe(const random_case<Format>& c) {
     std::ostringstream os;
     os.precision(17);
     os << "seed " << c.seed << ": " << Format::name << " M=" << s.m << " K=" << s.k << " P=" << s.p
-       << " N=" << c.n << " k_tile=" << o.k_tile << " policy=" << to_string(o.policy)
-       << " order=" << to_string(o.order) << " (order seed " << o.order_seed << ")"
-       << (o.packed ? " packed" : "") << " overflow=" << to_string(o.overflow);
-    if (o.quant.enabled)
-        os << " int8 out (scale " << o.quant.scale << ", zero point " << o.quant.zero_point << ", "
-           << to_string(o.quant.rounding) << (o.quant.per_partial ? ", partials quantized" : "") << ")";
+       << " N=" << c.n << " k_tile=" << o.run.k_tile << " policy=" << to_string(o.run.policy)
+       << " order=" << to_string(o.run.order) << " (order seed " << o.run.order_seed << ")"
+       << (o.packed ? " packed" : "") << " overflow=" << to_string(o.run.overflow);
+    if (o.run.quant.enabled)
+        os << " int8 out (scale " << o.run.quant.scale << ", zero point " << o.run.quant.zero_point << ", "
+           << to_string(o.run.quant.rounding) << (o.run.quant.per_partial ? ", partials quantized" : "")
+           << ")";
     os << " operands " << to_string(c.operands);
     if (!Format::is_integer) os << " (special share " << c.special_share << ")";
     if (s.m * s.k + s.k * s.p <= 64) os << "\n  A = " << show(c.pr.a) << "\n  B = " << show(c.pr.b);
@@ -277,24 +279,24 @@ bool run_case(std::uint64_t seed, coverage& cov) {
     const auto c = make_case<Format>(seed);
     auto& bench = bench_set<Format>::get(c.n);
     job_options o = c.opt;
-    o.engine = engine_kind::cycle;
+    o.run.engine = engine_kind::cycle;
     const auto cyc = bench.run(c.pr, o);
-    o.engine = engine_kind::functional;
+    o.run.engine = engine_kind::functional;
     const auto fun = bench.run(c.pr, o);
 
     ++cov.cases;
     cov.sizes[c.n] = true;
-    cov.split += k_chunks(c.pr.shape.k, o.k_tile) > 1;
-    cov.partials += o.policy == k_policy::partials && k_chunks(c.pr.shape.k, o.k_tile) > 1;
-    cov.int8_out += o.quant.enabled;
-    cov.per_partial += o.quant.per_partial;
+    cov.split += k_chunks(c.pr.shape.k, o.run.k_tile) > 1;
+    cov.partials += o.run.policy == k_policy::partials && k_chunks(c.pr.shape.k, o.run.k_tile) > 1;
+    cov.int8_out += o.run.quant.enabled;
+    cov.per_partial += o.run.quant.per_partial;
     cov.packed += o.packed;
-    ++cov.orders[static_cast<int>(o.order)];
-    if (o.overflow == overflow_mode::wrap) cov.wraps += cyc.result.overflows > 0;
-    if (o.overflow == overflow_mode::saturate) cov.saturations += cyc.result.overflows > 0;
+    ++cov.orders[static_cast<int>(o.run.order)];
+    if (o.run.overflow == overflow_mode::wrap) cov.wraps += cyc.result.overflows > 0;
+    if (o.run.overflow == overflow_mode::saturate) cov.saturations += cyc.result.overflows > 0;
     cov.clipped += cyc.result.saturated_outputs > 0;
     if constexpr (!Format::is_integer) {
-        if (!o.quant.enabled)
+        if (!o.run.quant.enabled)
             for (float v : cyc.template c_as<float>()) {
                 cov.nan_outputs += std::isnan(v);
                 cov.inf_outputs += std::isinf(v);

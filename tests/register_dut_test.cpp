@@ -79,7 +79,7 @@ dataflow_checks run_dataflows(environment<int32_format>& env, software& s, sc_co
     dataflow_checks out;
     for (std::size_t i = 0; i < std::size(dataflows); ++i) {
         job_options opt;
-        opt.dataflow = dataflows[i];
+        opt.run.dataflow = dataflows[i];
         out[i] = env.check(d, pr, opt);
     }
     return out;
@@ -156,8 +156,8 @@ SC_MODULE(platform) {
         const auto pr = random_problem<int32_format>({7, 5, 4}, 3);
         r.irq_job = env32.check(d, pr);
         job_options split;
-        split.k_tile = 2;
-        split.policy = k_policy::partials;
+        split.run.k_tile = 2;
+        split.run.policy = k_policy::partials;
         r.k_split = env32.check(d, random_problem<int32_format>({4, 7, 5}, 4), split);
 
         register_dut::config polled = cfg;
@@ -176,9 +176,9 @@ SC_MODULE(platform) {
         r.dataflow_jobs[0] = run_dataflows(env32, sw, irq);
         r.dataflow_jobs[1] = run_dataflows(env32_fn, sw_fn, irq_fn);
         job_options ws_split;
-        ws_split.dataflow = dataflow_kind::ws;
-        ws_split.k_tile = 2;
-        ws_split.policy = k_policy::partials;
+        ws_split.run.dataflow = dataflow_kind::ws;
+        ws_split.run.k_tile = 2;
+        ws_split.run.policy = k_policy::partials;
         r.ws_partials = env32.check_refused(d, env32.plan_memory(pr.shape, ws_split), job_status::rejected);
         r.ws_partials_error = d.result().error;
 
@@ -188,10 +188,10 @@ SC_MODULE(platform) {
             columns.column_zero_points.push_back(std::int32_t(j) * 9 - 30);
         }
         job_options per_column;
-        per_column.quant.enabled = true;
-        per_column.quant.columns = column_vectors{0, true};
+        per_column.run.quant.enabled = true;
+        per_column.run.quant.columns = column_vectors{0, true};
         for (const dataflow_kind df : dataflows) {
-            per_column.dataflow = df;
+            per_column.run.dataflow = df;
             r.per_column.push_back(env32.check(d, columns, per_column));
         }
         register_dut::config cfg_fn = cfg;
@@ -199,7 +199,7 @@ SC_MODULE(platform) {
         register_dut d_fn(sw_fn.dev(), dtype::int32, cfg_fn);
         r.per_column.push_back(env32_fn.check(d_fn, columns, per_column));
         matmul_job misaligned = env32.plan_memory(columns.shape, per_column);
-        misaligned.quant.columns->base += 4;
+        misaligned.run.quant.columns->base += 4;
         r.misaligned_vector = env32.check_refused(d, misaligned, job_status::rejected);
         r.misaligned_vector_error = d.result().error;
     }
@@ -266,15 +266,15 @@ TEST(RegisterDut, ChecksTheAcceleratorThroughItsRegisters) {
 
 TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     matmul_job job = make_job({3, 4, 5}, 4, 8, 0x1000, 0x2000, 0x3000, 32, 48, 64);
-    job.order = tile_order::serpentine;
-    job.k_tile = 2;
-    job.policy = k_policy::partials;
+    job.run.order = tile_order::serpentine;
+    job.run.k_tile = 2;
+    job.run.policy = k_policy::partials;
     job.partial = make_job({3, 4, 5}, 4, 8, 0, 0, 0x4000, 0, 0, 40).c;
-    job.overflow = overflow_mode::saturate;
-    job.quant.enabled = true;
-    job.quant.scale = 0.5;
-    job.quant.zero_point = -3;
-    job.quant.rounding = rounding_mode::toward_zero;
+    job.run.overflow = overflow_mode::saturate;
+    job.run.quant.enabled = true;
+    job.run.quant.scale = 0.5;
+    job.run.quant.zero_point = -3;
+    job.run.quant.rounding = rounding_mode::toward_zero;
     const systolic_job j = driver_job(job, dtype::int8);
     EXPECT_EQ(j.m, 3u);
     EXPECT_EQ(j.k, 4u);
@@ -301,15 +301,15 @@ TEST(RegisterDut, TranslatesEveryJobFieldIntoItsRegister) {
     EXPECT_EQ(j.dataflow, SYSTOLIC_DATAFLOW_OS);
     for (const auto& [df, code] : {std::pair{dataflow_kind::ws, SYSTOLIC_DATAFLOW_WS},
                                    std::pair{dataflow_kind::is, SYSTOLIC_DATAFLOW_IS}}) {
-        job.dataflow = df;
+        job.run.dataflow = df;
         EXPECT_EQ(driver_job(job, dtype::int8).dataflow, code) << to_string(df);
     }
-    job.quant.columns = column_vectors{0x5000, true};
+    job.run.quant.columns = column_vectors{0x5000, true};
     EXPECT_EQ(driver_job(job, dtype::int8).scale_vec_addr, 0x5000u);
     EXPECT_EQ(driver_job(job, dtype::int8).zero_point_vec, 1u);
-    job.quant.columns->zero_points = false;
+    job.run.quant.columns->zero_points = false;
     EXPECT_EQ(driver_job(job, dtype::int8).zero_point_vec, 0u);
-    job.order = tile_order::random;
+    job.run.order = tile_order::random;
     EXPECT_THROW(driver_job(job, dtype::int8), std::invalid_argument);
     EXPECT_EQ(error_name(SYSTOLIC_ERR_OVERLAP), "ERR_OVERLAP");
     EXPECT_EQ(error_name(99), "99");

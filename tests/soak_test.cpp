@@ -78,16 +78,16 @@ SC_MODULE(platform) {
         for (std::uint64_t i = 0; i < jobs; ++i) {
             const problem_shape s{1 + rng() % max_dim, 1 + rng() % max_dim, 1 + rng() % max_dim};
             job_options o;
-            o.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
-            o.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
-            o.order = static_cast<tile_order>(rng() % 4);
-            o.order_seed = rng();
-            o.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
-            o.engine = rng() % 2 ? engine_kind::functional : engine_kind::cycle;
+            o.run.k_tile = rng() % 3 == 0 ? 0 : 1 + rng() % s.k;
+            o.run.policy = rng() % 2 ? k_policy::partials : k_policy::preserve;
+            o.run.order = static_cast<tile_order>(rng() % 4);
+            o.run.order_seed = rng();
+            o.run.overflow = rng() % 2 ? overflow_mode::saturate : overflow_mode::wrap;
+            o.run.engine = rng() % 2 ? engine_kind::functional : engine_kind::cycle;
             if (rng() % 4 == 0) {
-                o.quant.enabled = true;
-                o.quant.scale = 1.0 / double(1 + rng() % 100000);
-                o.quant.zero_point = std::int32_t(rng() % 256) - 128;
+                o.run.quant.enabled = true;
+                o.run.quant.scale = 1.0 / double(1 + rng() % 100000);
+                o.run.quant.zero_point = std::int32_t(rng() % 256) - 128;
             }
             o.fill_seed = rng();
             const double range = rng() % 4 ? 1000 : double(std::numeric_limits<std::int32_t>::max());
@@ -95,9 +95,9 @@ SC_MODULE(platform) {
 
             std::optional<matmul_job> placement;
             if (i % 2) {  // the driver's memory map: A, B, C and the partial-sum buffer in fixed regions
-                const std::uint64_t csz = o.quant.enabled ? 1 : sizeof(fmt::accumulator_type);
+                const std::uint64_t csz = o.run.quant.enabled ? 1 : sizeof(fmt::accumulator_type);
                 matmul_job job = make_job(s, sizeof(fmt::operand_type), csz, 0, region, 2 * region);
-                apply_job_options(job, o);
+                job.run = o.run;
                 if (job.uses_partial_buffer())
                     job.partial = make_layout(3 * region, s.m, s.p, sizeof(fmt::accumulator_type));
                 placement = job;
@@ -110,9 +110,9 @@ SC_MODULE(platform) {
                 for (const auto& e : out.scoreboard.errors)
                     why += (why.empty() ? "" : "; ") + e;
                 fail(i, "M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
-                            " P=" + std::to_string(s.p) + " k_tile=" + std::to_string(o.k_tile) + " " +
-                            std::string(to_string(o.policy)) + " " + std::string(to_string(o.engine)) + ": " +
-                            why);
+                            " P=" + std::to_string(s.p) + " k_tile=" + std::to_string(o.run.k_tile) + " " +
+                            std::string(to_string(o.run.policy)) + " " +
+                            std::string(to_string(o.run.engine)) + ": " + why);
             }
             ++done;
             if (done == warm_up) rss_after_warm_up = resident_bytes();

@@ -34,12 +34,12 @@ TEST(TestbenchProtocol, EveryJobsTrafficIsCheckedAndClean) {
         for (bool int8_out : {false, true})
             for (auto engine : {engine_kind::cycle, engine_kind::functional}) {
                 job_options o;
-                o.k_tile = 3;
-                o.policy = policy;
-                o.quant.enabled = int8_out;
-                o.quant.scale = 0.01;
-                o.engine = engine;
-                o.order = tile_order::serpentine;
+                o.run.k_tile = 3;
+                o.run.policy = policy;
+                o.run.quant.enabled = int8_out;
+                o.run.quant.scale = 0.01;
+                o.run.engine = engine;
+                o.run.order = tile_order::serpentine;
                 const std::uint64_t before = b.checker.checked();
                 const auto out = b.run(random_problem<int32_format>({9, 10, 7}, 5), o);
                 expect_pass(out);

@@ -39,7 +39,7 @@ TEST(JobScript, ParsesCommandsOptionsAndComments) {
         "t.vps");
     ASSERT_EQ(s.size(), 4u);
     EXPECT_EQ(s[0].line, 3);
-    EXPECT_EQ(s[0].verb, "job");
+    EXPECT_EQ(s[0].verb, vp::verb::job);
     EXPECT_EQ(s[0].args, std::vector<std::string>{"a"});
     EXPECT_EQ(s[0].keys.at("m"), "3");
     EXPECT_EQ(*vp::register_value(SYSTOLIC_REG_CTRL, "START|IRQ_EN"), 5u);
@@ -72,7 +72,7 @@ TEST(JobScript, AMatrixWithNoBytesNeedsNoPlaceInRam) {
     const vp::ram_window ram;
     const auto s = vp::parse_script("job empty m=8 k=8 p=0 c_addr=1100\n", "t.vps", ram);
     ASSERT_EQ(s.size(), 1u);
-    EXPECT_EQ(s[0].job.expected, "ok");
+    EXPECT_TRUE(s[0].job.expected.ok());
     EXPECT_TRUE(s[0].job.layout.c.range().empty());
     EXPECT_THROW(vp::parse_script("job far m=8 k=8 p=1 c_addr=1100\n", "t.vps", ram), vp::script_error);
 }
@@ -92,6 +92,62 @@ TEST(JobScript, RefusesWhatItDoesNotKnowWithTheLine) {
     EXPECT_NE(refused("job a colour=red").find("unknown option 'colour'"), std::string::npos);
     EXPECT_NE(refused("read M 3").find("read REG == VALUE"), std::string::npos);
     EXPECT_NE(refused("delay soon").find("bad time"), std::string::npos);
+}
+
+// The keys that reach every run option: dataflow= and the per-column vectors, which the layout
+// places after C (8-byte aligned, P float64 scales then P int32 zero points).
+TEST(JobScript, ReadsTheDataflowAndThePerColumnVectors) {
+    using systolic::dataflow_kind;
+    const auto s = vp::parse_script(
+        "job ws dtype=int8 m=2 k=3 p=3 dataflow=ws out=int8 scales=0.5,0.25,1 zero_points=-1,0,7\n"
+        "job zp m=2 k=3 p=2 out=int8 scale=0.125 zero_points=1,2\n"
+        "job plain m=2 k=3 p=2\n",
+        "t.vps");
+    ASSERT_EQ(s.size(), 3u);
+    const vp::job_spec& ws = s[0].job;
+    EXPECT_EQ(ws.run.dataflow, dataflow_kind::ws);
+    EXPECT_TRUE(ws.run.quant.enabled);
+    EXPECT_EQ(ws.scales, (std::vector<double>{0.5, 0.25, 1}));
+    EXPECT_EQ(ws.zero_points, (std::vector<std::int32_t>{-1, 0, 7}));
+    ASSERT_TRUE(ws.run.quant.columns);
+    EXPECT_TRUE(ws.run.quant.columns->zero_points);
+    EXPECT_EQ(ws.run.quant.columns->base % 8, 0u);
+    EXPECT_GE(ws.run.quant.columns->base, ws.layout.c.range().end);
+    // Zero points alone: the tensor's scale for every column.
+    EXPECT_EQ(s[1].job.scales, (std::vector<double>{0.125, 0.125}));
+    EXPECT_EQ(s[1].job.run.dataflow, dataflow_kind::os);
+    EXPECT_FALSE(s[2].job.run.quant.columns);
+    EXPECT_TRUE(s[2].job.scales.empty());
+}
+
+TEST(JobScript, RefusesBadDataflowsAndVectorsWithTheLine) {
+    const auto refused = [](const std::string& text) {
+        try {
+            vp::parse_script(text, "bad.vps");
+        } catch (const vp::script_error& e) {
+            return std::string(e.what());
+        }
+        return std::string();
+    };
+    const std::string job = "job j m=2 k=3 p=3 ";
+    EXPECT_NE(refused(job + "dataflow=rs").find("bad dataflow 'rs' (os, ws, is)"), std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 scales=0.5,x,1").find("bad scales '0.5,x,1' (P finite floats"),
+              std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 scales=0.5,,1").find("bad scales"), std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 zero_points=1,2,0x80000000").find("bad zero_points"),
+              std::string::npos);
+    EXPECT_NE(
+        refused(job + "out=int8 scales=0.5,1").find("scales has 2 values, one per column of C needs P = 3"),
+        std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 zero_points=1,2,3,4").find("zero_points has 4 values"),
+              std::string::npos);
+    EXPECT_NE(refused(job + "scales=1,1,1").find("scales and zero_points need out=int8"), std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 scales=1,1,1 scale=2").find("scales and scale exclude each other"),
+              std::string::npos);
+    EXPECT_NE(refused(job + "out=int8 zero_points=1,1,1 zero_point=2")
+                  .find("zero_points and zero_point exclude each other"),
+              std::string::npos);
+    EXPECT_EQ(refused(job + "out=int8 dataflow=is scales=1,2,3"), "");
 }
 
 class VpCli : public cli_fixture {
@@ -218,6 +274,31 @@ TEST_F(VpCli, FailuresExitOneAndBadScriptsExitTwo) {
     EXPECT_EQ(r.err, "systolic-vp: bad.vps:2: unknown command 'fly' in 'fly away'\n");
     r = run_tool(k_vp, "--script missing.vps");
     EXPECT_EQ(r.status, 2);
+}
+
+// A ws job with per-column int8 requantization runs through systolic-vp and passes its check; the
+// vectors reach the accelerator: other scales give another C (each passing its own check), and the
+// same scale in every column gives the C of the per-tensor scale.
+TEST_F(VpCli, PerColumnRequantizationRunsOnEveryDataflow) {
+    auto r = run_tool(k_vp, std::string("--script ") + SYSTOLIC_VP_SCRIPTS + "/columns.vps");
+    EXPECT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_NE(r.out.find("systolic-vp: 3 jobs (0 expected to fail), 3 checks, 0 failures"), std::string::npos)
+        << r.out;
+    const std::string job = "job j dtype=int8 m=6 k=9 p=5 seed=3 dataflow=ws out=int8 ";
+    write("cols.vps", job + "scales=0.01,0.02,0.005,0.04,0.03 zero_points=-3,0,3,5,-7\n");
+    write("other.vps", job + "scales=0.03,0.02,0.005,0.04,0.03 zero_points=-3,0,3,5,-7\n");
+    write("same.vps", job + "scales=0.02,0.02,0.02,0.02,0.02\n");
+    write("tensor.vps", job + "scale=0.02\n");
+    std::map<std::string, std::string> c;
+    for (const std::string name : {"cols", "other", "same", "tensor"}) {
+        std::filesystem::create_directories(path(name));
+        r = run_tool(k_vp, "--script " + name + ".vps --c-out " + p(name));
+        ASSERT_EQ(r.status, 0) << name << "\n" << r.out << r.err;
+        EXPECT_NE(r.out.find("PASS"), std::string::npos) << r.out;
+        c[name] = slurp(path(name) / "j.npy");
+    }
+    EXPECT_NE(c["cols"], c["other"]);
+    EXPECT_EQ(c["same"], c["tensor"]);
 }
 
 // A START the script writes itself is checked by the passive checker: the job passes, and the same

@@ -31,33 +31,6 @@ std::string hex(std::uint64_t v) {
     return os.str();
 }
 
-// The matmul_job a parsed `job` command describes, at the script's addresses (a job the
-// accelerator must refuse keeps the fields that make it wrong).
-matmul_job job_of(const job_spec& spec, const problem_shape& s) {
-    matmul_job job;
-    job.shape = s;
-    job.a = spec.layout.a;
-    job.b = spec.layout.b;
-    job.c = spec.layout.c;
-    job.order = spec.order;
-    job.k_tile = spec.k_tile;
-    job.policy = spec.k_policy;
-    if (spec.layout.partial.rows != 0) job.partial = spec.layout.partial;
-    job.overflow = spec.overflow;
-    job.quant.enabled = spec.out_dtype == output_dtype::int8;
-    job.quant.scale = spec.scale;
-    job.quant.zero_point = spec.zero_point;
-    job.quant.rounding = spec.rounding;
-    return job;
-}
-
-// The ERROR code a script's expectation names ("ERR_OVERLAP").
-std::uint32_t error_code(const std::string& name) {
-    for (const regmap::value& v : regmap::error_values)
-        if (verify::error_name(v.code) == name) return v.code;
-    return ~std::uint32_t{0};
-}
-
 }  // namespace
 
 cpu::cpu(const sc_core::sc_module_name& name, const config& cfg, std::vector<command> script,
@@ -160,51 +133,68 @@ sc_core::sc_time cpu::from_now(std::uint64_t ps) const {
 void cpu::exec(const command& c) {
     const auto& a = c.args;
     const std::uint64_t timeout_ps = m_cfg.timeout.value();
-    if (c.verb == "write") {
-        reg_write(c.reg, c.value);
-    } else if (c.verb == "read" || c.verb == "print") {
-        const std::uint32_t v = reg_read(c.reg);
-        if (c.verb == "print") m_out << a[0] << " = " << hex(v) << " (" << value_name(c.reg, v) << ")\n";
-        if (a.size() == 3) {
-            ++m_checks;
-            if (v != c.value)
-                fail(c, a[0] + " is " + hex(v) + " (" + value_name(c.reg, v) + "), expected " + hex(c.value));
-        }
-    } else if (c.verb == "poll") {
-        const sc_core::sc_time until = sc_core::sc_time_stamp() + from_now(c.time_ps.value_or(timeout_ps));
-        ++m_checks;
-        for (;;) {
+    switch (c.verb) {
+        case verb::write:
+            reg_write(c.reg, c.value);
+            break;
+        case verb::read:
+        case verb::print: {
             const std::uint32_t v = reg_read(c.reg);
-            if ((v & c.mask) == c.value) break;
-            if (sc_core::sc_time_stamp() >= until) {
-                fail(c, "timed out: " + a[0] + " is " + hex(v));
-                break;
+            if (c.verb == verb::print)
+                m_out << a[0] << " = " << hex(v) << " (" << value_name(c.reg, v) << ")\n";
+            if (a.size() == 3) {
+                ++m_checks;
+                if (v != c.value)
+                    fail(c, a[0] + " is " + hex(v) + " (" + value_name(c.reg, v) + "), expected " +
+                                hex(c.value));
             }
-            sc_core::wait(m_cfg.poll_interval);
+            break;
         }
-    } else if (c.verb == "wait-irq") {
-        ++m_checks;
-        if (!wait_irq(from_now(c.time_ps.value_or(timeout_ps)))) fail(c, "no interrupt");
-    } else if (c.verb == "delay") {
-        sc_core::wait(from_now(*c.time_ps));
-    } else if (c.verb == "mem") {
-        debug_write(c.address, c.bytes.data(), c.bytes.size());
-    } else if (c.verb == "expect-mem") {
-        ++m_checks;
-        std::vector<std::uint8_t> have(c.bytes.size());
-        debug_read(c.address, have.data(), have.size());
-        if (have != c.bytes) fail(c, "memory at " + hex(c.address) + " differs");
-    } else if (c.verb == "job") {
-        job_record rec;
-        rec.name = a[0];
-        with_format(c.job.dtype, [&](auto format) {
-            using Format = decltype(format);
-            rec.dtype = Format::name;
-            run_job<Format>(c, rec);
-        });
-        ++m_checks;
-        if (!rec.pass) fail(c, rec.message);
-        m_jobs.push_back(std::move(rec));
+        case verb::poll: {
+            const sc_core::sc_time until =
+                sc_core::sc_time_stamp() + from_now(c.time_ps.value_or(timeout_ps));
+            ++m_checks;
+            for (;;) {
+                const std::uint32_t v = reg_read(c.reg);
+                if ((v & c.mask) == c.value) break;
+                if (sc_core::sc_time_stamp() >= until) {
+                    fail(c, "timed out: " + a[0] + " is " + hex(v));
+                    break;
+                }
+                sc_core::wait(m_cfg.poll_interval);
+            }
+            break;
+        }
+        case verb::wait_irq:
+            ++m_checks;
+            if (!wait_irq(from_now(c.time_ps.value_or(timeout_ps)))) fail(c, "no interrupt");
+            break;
+        case verb::delay:
+            sc_core::wait(from_now(*c.time_ps));
+            break;
+        case verb::mem:
+            debug_write(c.address, c.bytes.data(), c.bytes.size());
+            break;
+        case verb::expect_mem: {
+            ++m_checks;
+            std::vector<std::uint8_t> have(c.bytes.size());
+            debug_read(c.address, have.data(), have.size());
+            if (have != c.bytes) fail(c, "memory at " + hex(c.address) + " differs");
+            break;
+        }
+        case verb::job: {
+            job_record rec;
+            rec.name = a[0];
+            with_format(c.job.dtype, [&](auto format) {
+                using Format = decltype(format);
+                rec.dtype = Format::name;
+                run_job<Format>(c, rec);
+            });
+            ++m_checks;
+            if (!rec.pass) fail(c, rec.message);
+            m_jobs.push_back(std::move(rec));
+            break;
+        }
     }
 }
 
@@ -213,15 +203,18 @@ void cpu::run_job(const command& c, job_record& rec) {
     const job_spec& spec = c.job;
     const systolic_dev dev{this, drv_read32, drv_write32};
     // The problem: the seeds' example, or seeded random data as systolic-tb makes it.
-    const verify::problem<Format> pr =
-        spec.seed_data ? verify::seed_example<Format>()
-                       : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
+    verify::problem<Format> pr = spec.seed_data
+                                     ? verify::seed_example<Format>()
+                                     : verify::random_problem<Format>({spec.m, spec.k, spec.p}, spec.seed);
+    pr.column_scales = spec.scales;  // written where run.quant.columns says, by the environment
+    pr.column_zero_points = spec.zero_points;
     const problem_shape s = pr.shape;
     rec.m = s.m;
     rec.k = s.k;
     rec.p = s.p;
     rec.expected = spec.expected;
-    const matmul_job job = job_of(spec, s);
+    // At the script's addresses: a job the accelerator must refuse keeps the fields that make it wrong.
+    const matmul_job job{s, spec.layout.a, spec.layout.b, spec.layout.c, spec.layout.partial, spec.run};
 
     verify::register_dut::config dc;
     dc.array_size = m_cfg.array_size;
@@ -238,7 +231,7 @@ void cpu::run_job(const command& c, job_record& rec) {
         m_out << "job " << io::printable(rec.name) << ": C = A*B with M=" << s.m << " K=" << s.k
               << " P=" << s.p << " on a " << m_cfg.array_size << "x" << m_cfg.array_size << " array, "
               << Format::name << " operands, " << Format::accumulator_name << " accumulators"
-              << (job.quant.enabled ? ", int8 output" : "") << "\n";
+              << (job.run.quant.enabled ? ", int8 output" : "") << "\n";
     };
     const auto hung = [&](const job_result& r) {
         if (r.status != job_status::running) return false;
@@ -247,19 +240,20 @@ void cpu::run_job(const command& c, job_record& rec) {
         return true;
     };
 
-    if (rec.expected != "ok") {
-        const std::uint32_t code = error_code(rec.expected);
+    if (!rec.expected.ok()) {
+        const std::uint32_t code = rec.expected.error;
         const verify::refusal_check r =
             env.check_refused(m_dut, job, verify::error_status(code), m_cfg.ram_size);
         if (hung(r.result)) return;
-        rec.outcome = r.result.completed() ? "ok" : verify::error_name(m_dut.error_code());
+        rec.outcome = job_outcome{r.result.completed() ? SYSTOLIC_ERR_NONE : m_dut.error_code()};
         m_dma_violations += r.protocol_violations;
         header();
         rec.pass = r.pass() && m_dut.error_code() == code;
-        m_out << "expected " << rec.expected << ", got " << rec.outcome << "; "
+        m_out << "expected " << rec.expected.name() << ", got " << rec.outcome.name() << "; "
               << (r.untouched_ok && r.writes == 0 ? "memory untouched" : "memory changed") << "\n";
         if (!rec.pass) {
-            rec.message = "expected " + rec.expected + " and no memory change, got " + rec.outcome;
+            rec.message =
+                "expected " + rec.expected.name() + " and no memory change, got " + rec.outcome.name();
             for (const auto& e : r.errors)
                 rec.message += "; " + e;
         }
@@ -274,7 +268,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs = r.macs_padded;
     rec.macs_real = r.macs_real;
     rec.cycles = m_dut.cycles();
-    rec.outcome = r.completed() ? "ok" : verify::error_name(m_dut.error_code());
+    rec.outcome = job_outcome{r.completed() ? SYSTOLIC_ERR_NONE : m_dut.error_code()};
     m_dma_violations += out.scoreboard.protocol_violations;
     header();
     if (!r.completed()) {
@@ -284,12 +278,12 @@ void cpu::run_job(const command& c, job_record& rec) {
     }
 
     rec.c = out.c;
-    rec.c_descr = job.quant.enabled ? "|i1" : Format::accumulator_descr;
+    rec.c_descr = job.run.quant.enabled ? "|i1" : Format::accumulator_descr;
     const std::uint64_t csz = job.c.elem_size;
     const auto show = [&](const std::uint8_t* p) {
         std::ostringstream os;
         os.precision(9);
-        if (job.quant.enabled) {
+        if (job.run.quant.enabled) {
             os << int(std::int8_t(*p));
         } else {
             typename Format::accumulator_type v;

@@ -28,8 +28,8 @@ struct job_record {
     std::string name;
     std::string dtype;
     std::uint64_t m = 0, k = 0, p = 0;
-    std::string expected;  // "ok" or an error name, e.g. "ERR_OVERLAP"
-    std::string outcome;   // "ok" or the error name ERROR held
+    job_outcome expected;
+    job_outcome outcome;  // completed, or the code ERROR held
     bool pass = false;
     std::string message;  // why it failed, when it did
     std::uint64_t edges = 0, macs = 0, macs_real = 0, cycles = 0;

@@ -23,25 +23,35 @@ namespace {
 
 using wide = address_range::wide;
 
+// What each verb takes: its positional words, and whether key=value words are options.
 struct verb_rule {
-    const char* verb;
+    vp::verb verb;
     std::size_t min_args, max_args;
     bool takes_keys;
 };
 
 // clang-format off
-const verb_rule verbs[] = {
-    {"job", 1, 1, true},
-    {"write", 2, 2, false},
-    {"read", 1, 3, false},        // read REG [== VALUE]
-    {"poll", 3, 4, false},        // poll REG MASK VALUE [TIMEOUT]
-    {"wait-irq", 0, 1, false},
-    {"delay", 1, 1, false},
-    {"mem", 3, 3, false},         // mem ADDR TYPE v1,v2,...
-    {"expect-mem", 3, 3, false},  // expect-mem ADDR TYPE v1,v2,...
-    {"print", 1, 1, false},
+constexpr verb_rule verb_rules[] = {
+    {verb::job, 1, 1, true},
+    {verb::write, 2, 2, false},
+    {verb::read, 1, 3, false},        // read REG [== VALUE]
+    {verb::poll, 3, 4, false},        // poll REG MASK VALUE [TIMEOUT]
+    {verb::wait_irq, 0, 1, false},
+    {verb::delay, 1, 1, false},
+    {verb::mem, 3, 3, false},         // mem ADDR TYPE v1,v2,...
+    {verb::expect_mem, 3, 3, false},  // expect-mem ADDR TYPE v1,v2,...
+    {verb::print, 1, 1, false},
 };
 // clang-format on
+
+// One rule per verb, in verb_names' order, so that a verb's rule is its index.
+constexpr bool rules_in_order() {
+    if (std::size(verb_rules) != std::size(verb_names)) return false;
+    for (std::size_t i = 0; i < std::size(verb_rules); ++i)
+        if (static_cast<std::size_t>(verb_rules[i].verb) != i) return false;
+    return true;
+}
+static_assert(rules_in_order());
 
 // The element types of mem and expect-mem.
 struct mem_type {
@@ -128,12 +138,46 @@ struct job_key {
     const char* choices = nullptr;  // what `read` accepts, when not a value set's names
 };
 
+// The field a choice sets: a function, since most live in the job's run_options.
 template <auto field, const auto& set, const auto& table>
 bool read_choice(job_spec& j, std::string_view s) {
     const auto v = parse_name(table, s);
     if (!v || !regmap::code_for(set, table, *v)) return false;
-    j.*field = *v;
+    field(j) = *v;
     return true;
+}
+
+systolic::dtype& dtype_of(job_spec& j) {
+    return j.dtype;
+}
+systolic::k_policy& policy_of(job_spec& j) {
+    return j.run.policy;
+}
+tile_order& order_of(job_spec& j) {
+    return j.run.order;
+}
+overflow_mode& overflow_of(job_spec& j) {
+    return j.run.overflow;
+}
+rounding_mode& rounding_of(job_spec& j) {
+    return j.run.quant.rounding;
+}
+dataflow_kind& dataflow_of(job_spec& j) {
+    return j.run.dataflow;
+}
+
+// out=acc or out=int8: OUT_DTYPE's names.
+bool read_out(job_spec& j, std::string_view s) {
+    const auto v = parse_name(output_dtype_names, s);
+    if (!v || !regmap::code_for(regmap::out_dtype_values, output_dtype_names, *v)) return false;
+    j.run.quant.enabled = *v == output_dtype::int8;
+    return true;
+}
+
+bool read_k_tile(job_spec& j, std::string_view s) {
+    const auto v = parse_in(s, 0xffffffffu);  // K_TILE is 32 bits
+    if (v) j.run.k_tile = *v;
+    return bool(v);
 }
 
 template <std::uint32_t job_spec::*field>
@@ -162,16 +206,44 @@ bool read_data(job_spec& j, std::string_view s) {
 }
 
 bool read_scale(job_spec& j, std::string_view s) {
-    const auto v = parse_float(s);
-    if (v) j.scale = *v;
+    const auto v = parse_float(s);  // SCALE is binary32
+    if (v) j.run.quant.scale = *v;
     return bool(v);
 }
 
-bool read_zero_point(job_spec& j, std::string_view s) {
+std::optional<std::int32_t> parse_int32(std::string_view s) {
     const auto v = parse_word(s, 32);
-    if (!v || (s[0] != '-' && *v > 0x7fffffff)) return false;
-    j.zero_point = std::int32_t(std::uint32_t(*v));
-    return true;
+    if (!v || (s[0] != '-' && *v > 0x7fffffff)) return std::nullopt;
+    return std::int32_t(std::uint32_t(*v));
+}
+
+bool read_zero_point(job_spec& j, std::string_view s) {
+    const auto v = parse_int32(s);
+    if (v) j.run.quant.zero_point = *v;
+    return bool(v);
+}
+
+// A comma-separated list, each value read by `one`; false when one is not.
+template <class T, class Parse>
+bool read_list(std::vector<T>& out, std::string_view s, Parse one) {
+    out.clear();
+    for (std::size_t start = 0;;) {
+        const std::size_t comma = s.find(',', start);
+        const auto v = one(s.substr(start, comma == std::string_view::npos ? comma : comma - start));
+        if (!v) return false;
+        out.push_back(*v);
+        if (comma == std::string_view::npos) return true;
+        start = comma + 1;
+    }
+}
+
+// scales=: the vector holds float64, but a finite float is what every other scale takes.
+bool read_scales(job_spec& j, std::string_view s) {
+    return read_list(j.scales, s, [](std::string_view v) -> std::optional<double> { return parse_float(v); });
+}
+
+bool read_zero_points(job_spec& j, std::string_view s) {
+    return read_list(j.zero_points, s, parse_int32);
 }
 
 bool read_wait(job_spec& j, std::string_view s) {
@@ -186,13 +258,13 @@ bool read_timeout(job_spec& j, std::string_view s) {
 
 bool read_expect(job_spec& j, std::string_view s) {
     if (s == "ok") {
-        j.expected = "ok";
+        j.expected = job_outcome{};
         return true;
     }
     const std::string_view name = s.substr(0, 4) == "ERR_" ? s.substr(4) : s;
     for (const auto& v : regmap::error_values)
         if (name == v.name && v.code != SYSTOLIC_ERR_NONE) {
-            j.expected = std::string("ERR_") + v.name;
+            j.expected = job_outcome{v.code};
             return true;
         }
     return false;
@@ -205,24 +277,25 @@ bool placed_later(job_spec&, std::string_view) {
 constexpr const char* k_u32 = "0 to 2^32 - 1";
 
 const job_key job_keys[] = {
-    {"dtype", "int32", "DTYPE", read_choice<&job_spec::dtype, regmap::dtype_values, dtype_names>},
+    {"dtype", "int32", "DTYPE", read_choice<dtype_of, regmap::dtype_values, dtype_names>},
     {"data", "random", nullptr, read_data, "random, seed"},
     {"m", nullptr, nullptr, read_dim<&job_spec::m>, k_u32},
     {"k", nullptr, nullptr, read_dim<&job_spec::k>, k_u32},
     {"p", nullptr, nullptr, read_dim<&job_spec::p>, k_u32},
     {"seed", nullptr, nullptr, read_seed, "0 to 2^64 - 1"},
-    {"k_tile", "0", nullptr, read_u32<&job_spec::k_tile>, k_u32},
-    {"policy", "preserve", "K_POLICY",
-     read_choice<&job_spec::k_policy, regmap::k_policy_values, k_policy_names>},
-    {"order", "row", "ORDER", read_choice<&job_spec::order, regmap::order_values, tile_order_names>},
-    {"overflow", "wrap", "OVERFLOW",
-     read_choice<&job_spec::overflow, regmap::overflow_values, overflow_mode_names>},
-    {"out", "acc", "OUT_DTYPE",
-     read_choice<&job_spec::out_dtype, regmap::out_dtype_values, output_dtype_names>},
+    {"k_tile", "0", nullptr, read_k_tile, k_u32},
+    {"policy", "preserve", "K_POLICY", read_choice<policy_of, regmap::k_policy_values, k_policy_names>},
+    {"order", "row", "ORDER", read_choice<order_of, regmap::order_values, tile_order_names>},
+    {"overflow", "wrap", "OVERFLOW", read_choice<overflow_of, regmap::overflow_values, overflow_mode_names>},
+    {"dataflow", "os", "DATAFLOW", read_choice<dataflow_of, regmap::dataflow_values, dataflow_kind_names>},
+    {"out", "acc", "OUT_DTYPE", read_out},
     {"rounding", "nearest-even", "ROUNDING",
-     read_choice<&job_spec::rounding, regmap::rounding_values, rounding_mode_names>},
+     read_choice<rounding_of, regmap::rounding_values, rounding_mode_names>},
     {"scale", "1", nullptr, read_scale, "a finite float"},
     {"zero_point", "0", nullptr, read_zero_point, "-2^31 to 2^31 - 1"},
+    {"scales", nullptr, nullptr, read_scales, "P finite floats separated by commas"},
+    {"zero_points", nullptr, nullptr, read_zero_points,
+     "P numbers from -2^31 to 2^31 - 1 separated by commas"},
     {"a_stride", "0", nullptr, read_u32<&job_spec::a_stride>, k_u32},
     {"b_stride", "0", nullptr, read_u32<&job_spec::b_stride>, k_u32},
     {"c_stride", "0", nullptr, read_u32<&job_spec::c_stride>, k_u32},
@@ -290,7 +363,29 @@ public:
         } else if (!c.keys.count("m") || !c.keys.count("k") || !c.keys.count("p")) {
             fail("a job with random data needs m, k and p");
         }
+        columns(c);
         lay_out(c, ram);
+    }
+
+    // Per-column requantization, as systolic-tb's --scale-file and --zero-point-file give it: P
+    // values each, one scale rule and one zero-point rule per job, int8 output.
+    void columns(command& c) const {
+        job_spec& j = c.job;
+        const bool scales = c.keys.count("scales") > 0, zero_points = c.keys.count("zero_points") > 0;
+        if (!scales && !zero_points) return;
+        if (scales && c.keys.count("scale"))
+            fail("scales and scale exclude each other: one scale per column, or one for all");
+        if (zero_points && c.keys.count("zero_point"))
+            fail("zero_points and zero_point exclude each other: one zero point per column, or one for all");
+        if (!j.run.quant.enabled) fail("scales and zero_points need out=int8: they requantize C's columns");
+        for (const auto& [key, n] : {std::pair<const char*, std::size_t>{"scales", j.scales.size()},
+                                     {"zero_points", j.zero_points.size()}})
+            if (c.keys.count(key) && n != j.p)
+                fail(std::string(key) + " has " + std::to_string(n) +
+                     " values, one per column of C needs P = " + std::to_string(j.p));
+        // Zero points per column and one scale for all: the tensor's scale for every column.
+        if (!scales) j.scales.assign(j.p, j.run.quant.scale);
+        j.run.quant.columns = column_vectors{0, zero_points};  // its base: lay_out
     }
 
     // A, B, C and the partial-sum buffer one after another from the RAM's base + 0x1000, each
@@ -303,7 +398,7 @@ public:
             return std::pair<std::uint64_t, std::uint64_t>(sizeof(typename F::operand_type),
                                                            sizeof(typename F::accumulator_type));
         });
-        const std::uint64_t csz = j.out_dtype == output_dtype::int8 ? 1 : asz;
+        const std::uint64_t csz = output_size(j.run.quant, asz);
         const std::uint64_t a_row = j.a_stride ? j.a_stride : j.k * osz;
         const std::uint64_t b_row = j.b_stride ? j.b_stride : j.p * osz;
         const std::uint64_t c_row = j.c_stride ? j.c_stride : j.p * csz;
@@ -327,8 +422,11 @@ public:
         l.a = make_layout(alloc(wide{j.m} * a_row), j.m, j.k, osz, a_row);
         l.b = make_layout(alloc(wide{j.k} * b_row), j.k, j.p, osz, b_row);
         l.c = make_layout(alloc(wide{j.m} * c_row), j.m, j.p, csz, c_row);
-        if (j.k_policy == k_policy::partials && k_chunks(j.k, j.k_tile) > 1)
+        if (j.run.policy == k_policy::partials && k_chunks(j.k, j.run.k_tile) > 1)
             l.partial = make_layout(alloc(wide{j.m} * j.p * asz), j.m, j.p, asz);
+        // The per-column vectors (8-byte aligned, as SCALE_VEC_ADDR needs): P float64 scales, then
+        // P int32 zero points when the job has them.
+        if (j.run.quant.columns) j.run.quant.columns->base = alloc(j.run.quant.columns->bytes(j.p));
         l.scratch = std::uint64_t(next - ram.base);
 
         const std::uint64_t bases[] = {l.a.base, l.b.base, l.c.base};
@@ -355,7 +453,7 @@ public:
         }
         // A job expected to complete must have its matrices in RAM; one expected to be refused may
         // point anywhere, and only what lies in RAM is loaded and compared.
-        if (j.expected != "ok") return;
+        if (!j.expected.ok()) return;
         const std::pair<const char*, const matrix_layout*> named[] = {
             {"A", &l.a}, {"B", &l.b}, {"C", &l.c}, {"the partial-sum buffer", &l.partial}};
         for (const auto& [what, m] : named) {
@@ -430,12 +528,13 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
         command c;
         c.line = n;
         c.text = io::printable(body.substr(0, body.find_last_not_of(" \t\r") + 1));
-        if (!(words >> c.verb)) continue;
+        std::string word;
+        if (!(words >> word)) continue;
         const line_parser lp(name, n, c.text);
-        const verb_rule* rule = nullptr;
-        for (const auto& r : verbs)
-            if (c.verb == r.verb) rule = &r;
-        if (!rule) lp.fail("unknown command '" + io::printable(c.verb) + "'");
+        const auto v = parse_name(verb_names, word);
+        if (!v) lp.fail("unknown command '" + io::printable(word) + "'");
+        c.verb = *v;
+        const verb_rule* rule = &verb_rules[static_cast<std::size_t>(c.verb)];
         for (std::string w; words >> w;) {
             const auto eq = w.find('=');
             if (rule->takes_keys && eq != std::string::npos && eq > 0) {
@@ -448,9 +547,9 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
         }
         const auto& a = c.args;
         if (a.size() < rule->min_args || a.size() > rule->max_args) lp.fail("wrong number of arguments");
-        if (c.verb == "read" && a.size() != 1 && !(a.size() == 3 && a[1] == "=="))
+        if (c.verb == verb::read && a.size() != 1 && !(a.size() == 3 && a[1] == "=="))
             lp.fail("expected 'read REG' or 'read REG == VALUE'");
-        if (c.verb == "write" || c.verb == "read" || c.verb == "poll" || c.verb == "print") {
+        if (c.verb == verb::write || c.verb == verb::read || c.verb == verb::poll || c.verb == verb::print) {
             const auto off = register_offset(a[0]);
             if (!off) lp.fail("unknown register '" + io::printable(a[0]) + "'");
             c.reg = *off;
@@ -467,9 +566,9 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
                         "' (a whole number with ps, ns, us, ms or s, at most 2^64 - 1 ps)");
             return *t;
         };
-        if (c.verb == "write") c.value = value(a[1]);
-        if (c.verb == "read" && a.size() == 3) c.value = value(a[2]);
-        if (c.verb == "poll") {
+        if (c.verb == verb::write) c.value = value(a[1]);
+        if (c.verb == verb::read && a.size() == 3) c.value = value(a[2]);
+        if (c.verb == verb::poll) {
             const auto mask = register_value(c.reg, a[1]), want = register_value(c.reg, a[2]);
             if (!mask || !want || (a.size() == 4 && !cli::parse_time(a[3])))
                 lp.fail("bad mask, value or timeout");
@@ -477,15 +576,22 @@ std::vector<command> parse_script(std::string_view text, const std::string& name
             c.value = *want;
             if (a.size() == 4) c.time_ps = cli::parse_time(a[3]);
         }
-        if ((c.verb == "wait-irq" && !a.empty()) || c.verb == "delay") c.time_ps = time(a[0]);
-        if (c.verb == "mem" || c.verb == "expect-mem") lp.memory(c, ram);
-        if (c.verb == "job") {
+        if ((c.verb == verb::wait_irq && !a.empty()) || c.verb == verb::delay) c.time_ps = time(a[0]);
+        if (c.verb == verb::mem || c.verb == verb::expect_mem) lp.memory(c, ram);
+        if (c.verb == verb::job) {
             c.job = job_spec{};
             lp.job(c, ram);
         }
         out.push_back(std::move(c));
     }
     return out;
+}
+
+std::string job_outcome::name() const {
+    if (ok()) return "ok";
+    for (const auto& v : regmap::error_values)
+        if (v.code == error) return std::string("ERR_") + v.name;
+    return "ERR_" + std::to_string(error);
 }
 
 std::optional<std::uint64_t> parse_number(std::string_view s, bool allow_negative) {

@@ -18,8 +18,10 @@
 #include <vector>
 
 #include "systolic/accelerator_map.h"
+#include "systolic/job.h"
 #include "systolic/job_names.h"
 #include "systolic/matrix_layout.h"
+#include "systolic/names.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
 #include "systolic/tiling.h"
@@ -38,11 +40,23 @@ struct ram_window {
 };
 
 // Where a job's matrices lie: A, B, C and, with partial sums over two chunks or more, the
-// partial-sum buffer (rows == 0 otherwise). `scratch` is the span from the RAM's base that the job
+// partial-sum buffer (rows == 0 otherwise); the per-column vectors' place is the job's
+// run.quant.columns->base. `scratch` is the span from the RAM's base that the job
 // fills and loads before it starts.
 struct job_layout {
     matrix_layout a, b, c, partial;
     std::uint64_t scratch = 0;
+};
+
+// What a job ends with, expected (the `expect` key) or seen: completion, or the accelerator's
+// refusal with an ERROR code (regmap::error_values names them).
+struct job_outcome {
+    std::uint32_t error = SYSTOLIC_ERR_NONE;  // SYSTOLIC_ERR_*; NONE: the job completes
+
+    bool ok() const { return error == SYSTOLIC_ERR_NONE; }
+    std::string name() const;  // "ok", or the error's name, ERR_<NAME>
+    bool operator==(const job_outcome& o) const { return error == o.error; }
+    bool operator!=(const job_outcome& o) const { return error != o.error; }
 };
 
 // One `job` command's options. The parser sets every field, from the option or from its default
@@ -51,25 +65,42 @@ struct job_spec {
     systolic::dtype dtype = systolic::dtype::int32;
     bool seed_data = false;  // the seeds' 3x3 example instead of seeded random data
     std::uint64_t m = 0, k = 0, p = 0, seed = 1;
-    std::uint32_t k_tile = 0;
-    tile_order order = tile_order::row_major;
-    systolic::k_policy k_policy = systolic::k_policy::preserve;
-    overflow_mode overflow = overflow_mode::wrap;
-    output_dtype out_dtype = output_dtype::acc;
-    rounding_mode rounding = rounding_mode::nearest_even;
-    float scale = 1;
-    std::int32_t zero_point = 0;
+    // How the job runs (order, k_tile, policy, overflow, int8 output, dataflow), as the registers
+    // take it; run.quant.columns when the job has per-column vectors, placed by the layout.
+    run_options run;
+    // scales= and zero_points=: P per-column scales, P zero points (empty without them; with
+    // zero points alone, the tensor's scale for every column).
+    std::vector<double> scales;
+    std::vector<std::int32_t> zero_points;
     std::uint32_t a_stride = 0, b_stride = 0, c_stride = 0;
     bool use_irq = true;
     std::optional<std::uint64_t> timeout_ps;  // default: the CPU's
-    std::string expected = "ok";              // "ok" or an error's name, ERR_<NAME>
+    job_outcome expected;
     job_layout layout;
 };
 
+// A script's commands, one per line.
+enum class verb { job, write, read, poll, wait_irq, delay, mem, expect_mem, print };
+inline constexpr enum_name<verb> verb_names[] = {
+    {verb::job, "job", "run a matrix multiply through the driver and check it"},
+    {verb::write, "write", "write a register"},
+    {verb::read, "read", "read a register, optionally comparing it with a value"},
+    {verb::poll, "poll", "read a register until its masked bits hold a value"},
+    {verb::wait_irq, "wait-irq", "wait for the interrupt"},
+    {verb::delay, "delay", "let simulated time pass"},
+    {verb::mem, "mem", "write values into RAM"},
+    {verb::expect_mem, "expect-mem", "compare RAM with values"},
+    {verb::print, "print", "print a register and its value's name"},
+};
+static_assert(names_in_order(verb_names));
+constexpr const char* to_string(verb v) {
+    return name_of(verb_names, v);
+}
+
 struct command {
     int line = 0;
-    std::string verb;               // job, write, read, poll, wait-irq, delay, mem, expect-mem, print
-    std::vector<std::string> args;  // positional words after the verb
+    vp::verb verb = vp::verb::job;
+    std::vector<std::string> args;            // positional words after the verb
     std::map<std::string, std::string> keys;  // key=value words
     std::string text;                         // the line as written, control characters escaped
 

@@ -41,7 +41,7 @@ void plan_c_files(const std::vector<vp::command>& script, const std::string& scr
                   const std::string& dir, io::output_set& files) {
     std::map<std::string, int> lines;
     for (const auto& c : script) {
-        if (c.verb != "job" || c.args.empty()) continue;
+        if (c.verb != vp::verb::job || c.args.empty()) continue;
         const std::string& name = c.args[0];
         const std::string where =
             script_name + ":" + std::to_string(c.line) + ": job name '" + io::printable(name) + "'";
@@ -113,7 +113,7 @@ int sc_main(int argc, char* argv[]) {
     int failed_jobs = 0, refusals = 0;
     for (const auto& j : jobs) {
         failed_jobs += !j.pass;
-        refusals += j.expected != "ok";
+        refusals += !j.expected.ok();
     }
     const std::uint64_t violations = vp.violations.size() + vp.cpu.dma_protocol_violations();
     // The script's failures and the passive checker's (a START the script wrote itself).
@@ -148,8 +148,8 @@ int sc_main(int argc, char* argv[]) {
                     io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real, {}, {}, {}, {}});
                 job.update({{"name", j.name},
                             {"dtype", j.dtype},
-                            {"expected", j.expected},
-                            {"outcome", j.outcome},
+                            {"expected", j.expected.name()},
+                            {"outcome", j.outcome.name()},
                             {"pass", j.pass},
                             {"message", j.message},
                             {"cycles", j.cycles}});

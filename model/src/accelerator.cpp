@@ -200,7 +200,7 @@ void accelerator::start() {
         refuse(d.error, d.message);
         return;
     }
-    d.job.engine = m_cfg.engine;
+    d.job.run.engine = m_cfg.engine;
     m_pending = std::move(d);
     m_regs.set(SYSTOLIC_REG_ERROR, 0);
     for (const std::uint32_t r :

@@ -104,22 +104,22 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
     matmul_job& job = d.job;
     job = make_job({req.m, req.k, req.p}, osz, csz, req.a, req.b, req.c, req.a_stride, req.b_stride,
                    req.c_stride);
-    job.order = *order;
-    job.k_tile = req.k_tile;
-    job.policy = *policy;
-    job.overflow = *overflow;
-    job.quant.enabled = int8_out;
-    job.quant.scale = scale;
-    job.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
-    job.quant.rounding = *rounding;
-    if (req.scale_vec != 0) job.quant.columns = column_vectors{req.scale_vec, req.zero_point_vec != 0};
-    job.dataflow = *dataflow;
+    job.run.order = *order;
+    job.run.k_tile = req.k_tile;
+    job.run.policy = *policy;
+    job.run.overflow = *overflow;
+    job.run.quant.enabled = int8_out;
+    job.run.quant.scale = scale;
+    job.run.quant.zero_point = static_cast<std::int32_t>(req.zero_point);
+    job.run.quant.rounding = *rounding;
+    if (req.scale_vec != 0) job.run.quant.columns = column_vectors{req.scale_vec, req.zero_point_vec != 0};
+    job.run.dataflow = *dataflow;
     // ws and is combine their folds in the accumulators, so they run no K_POLICY_PARTIALS.
     if (auto err = check_dataflow(job); !err.empty()) return refuse(error_code::option, std::move(err));
-    job.memory = limits.memory;
+    job.run.memory = limits.memory;
     // The accelerator's memory system refuses some options (double buffering keeps the accumulators
     // between K chunks, so it runs no K_POLICY_PARTIALS).
-    if (auto err = check_memory_config(job.memory, job); !err.empty())
+    if (auto err = check_memory_config(job.run.memory, job); !err.empty())
         return refuse(error_code::option, std::move(err));
     const bool partial = job.uses_partial_buffer();
     if (partial) {
@@ -150,9 +150,9 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                                  " is not a multiple of " + std::to_string(l.elem_size) +
                                                  " bytes");
     }
-    if (job.quant.columns && job.quant.columns->base % column_vectors::scale_bytes != 0)
+    if (job.run.quant.columns && job.run.quant.columns->base % column_vectors::scale_bytes != 0)
         return refuse(error_code::align,
-                      "SCALE_VEC_ADDR " + hex(job.quant.columns->base) + " is not a multiple of 8 bytes");
+                      "SCALE_VEC_ADDR " + hex(job.run.quant.columns->base) + " is not a multiple of 8 bytes");
     for (std::size_t i = 0; i < used; ++i) {
         const auto& [name, l, stride] = layouts[i];
         if (stride != 0 && stride < l.row_bytes())
@@ -180,7 +180,7 @@ decoded_job decode_job(const job_request& req, const job_limits& limits) {
                                             std::to_string(static_cast<std::uint64_t>(bytes >> 20)) +
                                             " MiB inside the model, more than the " +
                                             std::to_string(limits.max_job_bytes >> 20) + " MiB allowed");
-    if (auto err = check_memory(job.memory, job, n, n, osz, asz); !err.empty())
+    if (auto err = check_memory(job.run.memory, job, n, n, osz, asz); !err.empty())
         return refuse(error_code::size, std::move(err));
     if (auto err = check_overlaps(job); !err.empty()) return refuse(error_code::overlap, std::move(err));
     if (column_range(job).overlaps(job.c.range()) ||

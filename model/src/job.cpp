@@ -62,18 +62,19 @@ std::string check_overlaps(const matmul_job& job) {
 // The stationary dataflows' folds always combine in the tile's accumulators: there is no
 // partial-sum buffer to choose.
 std::string check_dataflow(const matmul_job& job) {
-    if (is_stationary(job.dataflow) && job.policy == k_policy::partials)
-        return std::string("dataflow ") + to_string(job.dataflow) +
+    if (is_stationary(job.run.dataflow) && job.run.policy == k_policy::partials)
+        return std::string("dataflow ") + to_string(job.run.dataflow) +
                " combines its folds in the accumulators: K-splitting with partial sums is for os only";
     return {};
 }
 
 std::string check_columns(const matmul_job& job) {
-    if (!job.quant.columns) return {};
-    const column_vectors& v = *job.quant.columns;
-    if (!job.quant.enabled) return "per-column scales are for int8 output only";
+    if (!job.run.quant.columns) return {};
+    const column_vectors& v = *job.run.quant.columns;
+    if (!job.run.quant.enabled) return "per-column scales are for int8 output only";
     // A partial is rounded before the columns are known to the drain; one rule, stated once.
-    if (job.quant.per_partial) return "per-column scales quantize the complete sum only, not each partial";
+    if (job.run.quant.per_partial)
+        return "per-column scales quantize the complete sum only, not each partial";
     if (v.base % column_vectors::scale_bytes != 0) return "the per-column scale vector is not 8-byte aligned";
     const address_range r = column_range(job);
     if (!r.in_address_space()) return "the per-column scale vector runs past the end of the address space";
@@ -90,7 +91,7 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
         if (!err.empty()) return err;
     for (auto err :
          {check_layout("A", job.a, s.m, s.k, operand_size), check_layout("B", job.b, s.k, s.p, operand_size),
-          check_layout("C", job.c, s.m, s.p, output_size(job.quant, accumulator_size))}) {
+          check_layout("C", job.c, s.m, s.p, output_size(job.run.quant, accumulator_size))}) {
         if (!err.empty()) return err;
     }
     if (job.uses_partial_buffer()) {
@@ -99,14 +100,14 @@ std::string validate_job(const matmul_job& job, std::uint64_t operand_size, std:
         if (!err.empty()) return err;
     }
     if (auto err = check_overlaps(job); !err.empty()) return err;
-    if (job.quant.per_partial && !job.uses_partial_buffer())
+    if (job.run.quant.per_partial && !job.uses_partial_buffer())
         return "quantizing partials needs K-splitting with partial sums (k_policy::partials, more than one "
                "chunk)";
-    if (job.quant.enabled && !(job.quant.scale > 0 && std::isfinite(job.quant.scale)))
+    if (job.run.quant.enabled && !(job.run.quant.scale > 0 && std::isfinite(job.run.quant.scale)))
         return "the quantization scale must be a positive finite number";
     if (auto err = check_columns(job); !err.empty()) return err;
     if (auto err = check_dataflow(job); !err.empty()) return err;
-    return check_memory_config(job.memory, job);
+    return check_memory_config(job.run.memory, job);
 }
 
 std::optional<std::uint64_t> uniform_edges_per_tile(const job_result& r) {

@@ -42,11 +42,11 @@ std::string bandwidth_text(double bytes_per_cycle) {
 double dram_bytes_bound(const matmul_job& job, std::uint64_t rows, std::uint64_t cols, std::uint64_t osz,
                         std::uint64_t asz) {
     const array_shape a{rows, cols};
-    const expected_counts c = count_job(job.shape, a, job.k_tile, job.dataflow);
+    const expected_counts c = count_job(job.shape, a, job.run.k_tile, job.run.dataflow);
     std::uint64_t tr = std::min<std::uint64_t>(rows, job.shape.m),
                   tc = std::min<std::uint64_t>(cols, job.shape.p);
-    if (is_stationary(job.dataflow)) {
-        const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, job.dataflow);
+    if (is_stationary(job.run.dataflow)) {
+        const stationary_geometry g = stationary_of(job.shape, a, job.run.k_tile, job.run.dataflow);
         tr = g.stream;
         tc = std::min<std::uint64_t>(cols, g.extent);
     }
@@ -84,12 +84,12 @@ std::string check_stationary_memory(const memory_config& memory, const matmul_jo
                                     std::size_t cols, std::uint64_t operand_size,
                                     std::uint64_t accumulator_size) {
     const array_shape a{rows, cols};
-    const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, job.dataflow);
-    const bool ws = job.dataflow == dataflow_kind::ws;
+    const stationary_geometry g = stationary_of(job.shape, a, job.run.k_tile, job.run.dataflow);
+    const bool ws = job.run.dataflow == dataflow_kind::ws;
     const std::uint64_t tr = ws ? job.shape.m : std::min<std::uint64_t>(cols, job.shape.m);
     const std::uint64_t tc = ws ? std::min<std::uint64_t>(cols, job.shape.p) : job.shape.p;
-    const std::uint64_t c_block = tr * tc * output_size(job.quant, accumulator_size);
-    const std::string df = to_string(job.dataflow);
+    const std::uint64_t c_block = tr * tc * output_size(job.run.quant, accumulator_size);
+    const std::string df = to_string(job.run.dataflow);
     if (memory.c_sram && memory.c_sram < c_block)
         return "the C scratchpad (" + std::to_string(memory.c_sram) + " bytes) is smaller than one " + df +
                " tile's outputs (" + std::to_string(c_block) + " bytes)";
@@ -123,12 +123,12 @@ std::string check_memory(const memory_config& memory, const matmul_job& job, std
         }
     }
     if (memory.buffers == buffer_mode::none) return {};
-    if (is_stationary(job.dataflow))
+    if (is_stationary(job.run.dataflow))
         return check_stationary_memory(memory, job, rows, cols, operand_size, accumulator_size);
     // The largest tile: its blocks bound what a scratchpad must hold.
     const std::uint64_t tr = std::min<std::uint64_t>(rows, job.shape.m);
     const std::uint64_t tc = std::min<std::uint64_t>(cols, job.shape.p);
-    const std::uint64_t c_block = tr * tc * output_size(job.quant, accumulator_size);
+    const std::uint64_t c_block = tr * tc * output_size(job.run.quant, accumulator_size);
     if (memory.c_sram && memory.c_sram < c_block)
         return "the C scratchpad (" + std::to_string(memory.c_sram) +
                " bytes) is smaller than one tile's outputs (" + std::to_string(c_block) + " bytes)";

@@ -15,7 +15,7 @@ tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols)
       }) {}
 
 tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, edge_rule edges)
-    : m_rows(rows), m_cols(cols), m_dataflow(job.dataflow), m_edges(std::move(edges)) {
+    : m_rows(rows), m_cols(cols), m_dataflow(job.run.dataflow), m_edges(std::move(edges)) {
     if (!m_edges) throw std::invalid_argument("tile_plan: no rule for a chunk's advance edges");
     if (is_stationary(m_dataflow))
         plan_stationary(job);
@@ -25,14 +25,14 @@ tile_plan::tile_plan(const matmul_job& job, std::size_t rows, std::size_t cols, 
 
 void tile_plan::plan_output_stationary(const matmul_job& job) {
     m_chunks = job.chunks();
-    m_tiles = plan_tiles(job.shape.m, job.shape.p, m_rows, m_cols, job.order, job.seed);
-    const bool partials = job.policy == k_policy::partials;
+    m_tiles = plan_tiles(job.shape.m, job.shape.p, m_rows, m_cols, job.run.order, job.run.order_seed);
+    const bool partials = job.run.policy == k_policy::partials;
     std::uint64_t k0 = 0;
     for (std::uint64_t c = 0; c < m_chunks; ++c) {
         plan_step s;
         s.chunk = c;
         s.k0 = k0;
-        s.kc = chunk_length(job.shape.k, job.k_tile, c);
+        s.kc = chunk_length(job.shape.k, job.run.k_tile, c);
         s.fresh = c == 0 || partials;
         s.last_chunk = c + 1 == m_chunks;
         s.terms = s.fresh ? s.kc : k0 + s.kc;
@@ -58,11 +58,12 @@ void tile_plan::plan_output_stationary(const matmul_job& job) {
 // rows by C columns, for is a column of C rows (of M) by T = P columns.
 void tile_plan::plan_stationary(const matmul_job& job) {
     const array_shape a{m_rows, m_cols};
-    const stationary_geometry g = stationary_of(job.shape, a, job.k_tile, m_dataflow);
+    const stationary_geometry g = stationary_of(job.shape, a, job.run.k_tile, m_dataflow);
     m_chunks = k_chunks(job.shape.k, g.fold_terms);
-    m_tiles = m_dataflow == dataflow_kind::ws
-                  ? plan_tiles(job.shape.m, job.shape.p, job.shape.m, m_cols, job.order, job.seed)
-                  : plan_tiles(job.shape.m, job.shape.p, m_cols, job.shape.p, job.order, job.seed);
+    m_tiles =
+        m_dataflow == dataflow_kind::ws
+            ? plan_tiles(job.shape.m, job.shape.p, job.shape.m, m_cols, job.run.order, job.run.order_seed)
+            : plan_tiles(job.shape.m, job.shape.p, m_cols, job.shape.p, job.run.order, job.run.order_seed);
     std::uint64_t k0 = 0;
     for (std::uint64_t f = 0; f < m_chunks; ++f) {
         plan_step s;

@@ -33,13 +33,13 @@ struct run_settings {
     std::vector<std::string> sweep;      // "RxC" in the order given
     std::vector<std::string> dataflows;  // dataflow_kind_names, in the order given
     std::string dtype;
-    engine_kind engine = engine_kind::cycle;
+    // How every layer runs (the engine, the memory from --config); each job sets its dataflow.
+    run_options run;
     std::uint64_t seed = 1;
     std::string data_dir;    // empty: seeded random operands
     std::string expect_dir;  // --expect: <layer>.c.npy per layer; empty: none
     verify::fault inject = verify::fault::none;
-    memory_config memory;           // the job's scratchpads and DRAM bandwidth (from --config)
-    memory_settings memory_record;  // the same as the records show it
+    memory_settings memory_record;  // run.memory as the records show it
 };
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
@@ -249,10 +249,9 @@ public:
     layer_record run(const layer& l, const run_settings& s, dataflow_kind df,
                      const verify::problem<Format>& pr) {
         verify::job_options opt;
-        opt.engine = s.engine;
-        opt.dataflow = df;
+        opt.run = s.run;
+        opt.run.dataflow = df;
         opt.inject = s.inject;
-        opt.memory = s.memory;
         m_traffic.start(m_bench.plan_memory(pr.shape, opt));
         m_seen = 0;
         // One write per real row of C in every tile: os and ws tiles hold all of a row's C columns
@@ -281,7 +280,7 @@ public:
         r.k = pr.shape.k;
         r.p = pr.shape.p;
         r.dtype = s.dtype;
-        r.engine = std::string(to_string(s.engine));
+        r.engine = std::string(to_string(s.run.engine));
         r.seed = s.seed;
         r.data = s.data_dir.empty() ? "random" : "npy";
         r.inject = std::string(verify::to_string(s.inject));

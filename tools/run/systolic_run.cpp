@@ -109,16 +109,16 @@ plan make_plan(const run_cli& o) {
         p.dataflows = {c.dataflow};
         const std::uint64_t word =
             with_format(o.dtype, [](auto format) { return sizeof(typename decltype(format)::operand_type); });
-        p.settings.memory = memory_of(c, word);
+        p.settings.run.memory = memory_of(c, word);
         memory_settings& m = p.settings.memory_record;
         // Its file name only: a record names no path, so that where a job ran changes no byte.
         m.config = fs::path(*o.config).filename().string();
-        m.buffers = to_string(p.settings.memory.buffers);
+        m.buffers = to_string(p.settings.run.memory.buffers);
         m.interface_bandwidth = to_string(c.mode);
-        m.a_sram = p.settings.memory.a_sram;
-        m.b_sram = p.settings.memory.b_sram;
-        m.c_sram = p.settings.memory.c_sram;
-        m.dram_bandwidth = std::uint64_t(p.settings.memory.dram_bandwidth);
+        m.a_sram = p.settings.run.memory.a_sram;
+        m.b_sram = p.settings.run.memory.b_sram;
+        m.c_sram = p.settings.run.memory.c_sram;
+        m.dram_bandwidth = std::uint64_t(p.settings.run.memory.dram_bandwidth);
     } else {
         p.arrays = o.sweep ? read_sweep_file(*o.sweep) : parse_array_list(o.array, "--array");
         p.dataflows = o.dataflows;
@@ -134,7 +134,7 @@ plan make_plan(const run_cli& o) {
     for (const auto df : p.dataflows)
         p.settings.dataflows.push_back(to_string(df));
     p.settings.dtype = to_string(o.dtype);
-    p.settings.engine = o.engine;
+    p.settings.run.engine = o.engine;
     p.settings.seed = o.seed;
     p.settings.inject = o.inject;
     if (o.data) {
@@ -293,13 +293,13 @@ void check_jobs(const plan& p, const run_cli& o, bool one_process) {
     if (o.config)
         for (const auto& j : p.jobs) {
             verify::job_options opt;
-            opt.dataflow = j.dataflow;
-            opt.memory = p.settings.memory;
+            opt.run = p.settings.run;
+            opt.run.dataflow = j.dataflow;
             const std::uint64_t operand = sizeof(typename Format::operand_type),
                                 acc = sizeof(typename Format::accumulator_type);
             const matmul_job job = verify::plan_memory(j.l->gemm, opt, 0, operand, acc);
             if (const std::string bad =
-                    systolic::check_memory(opt.memory, job, j.array.rows, j.array.cols, operand, acc);
+                    systolic::check_memory(opt.run.memory, job, j.array.rows, j.array.cols, operand, acc);
                 !bad.empty())
                 throw usage_error("--config " + *o.config + ": layer " + std::to_string(j.l->id) + " (" +
                                   cli::one_line(j.l->name) + ") on " + array_name(j.array) + " in " +

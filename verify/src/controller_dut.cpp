@@ -51,20 +51,22 @@ bool controller_dut<Format>::inject(fault f) {
 
 template <class Format>
 sc_core::sc_time controller_dut<Format>::time_limit(const matmul_job& job) const {
-    const auto counts = expected_counts(job.shape, job.k_tile, job.dataflow);
+    const auto counts = expected_counts(job.shape, job.run.k_tile, job.run.dataflow);
     // A tile reads, per chunk, at most a few accesses per row or column it spans: an os tile spans
     // the array, a stationary fold streams all T rows of A (ws) or columns of B (is).
     const std::uint64_t stream =
-        is_stationary(job.dataflow) ? stationary_of(job.shape, m_shape, job.k_tile, job.dataflow).stream : 0;
+        is_stationary(job.run.dataflow)
+            ? stationary_of(job.shape, m_shape, job.run.k_tile, job.run.dataflow).stream
+            : 0;
     const std::uint64_t span = std::max({m_shape.rows, m_shape.cols, stream});
     const double accesses = double(counts.tiles) * double(counts.k_chunks * 3 * span + job.shape.k) + 1;
     // A DRAM bandwidth adds at most every byte a tile could move over it, and a cycle per access.
     double bandwidth_clocks = 0;
-    if (job.memory.dram_bandwidth > 0) {
+    if (job.run.memory.dram_bandwidth > 0) {
         const double block = double(2 * span * job.shape.k * sizeof(typename Format::operand_type) +
                                     3 * span * std::max(m_shape.rows, m_shape.cols) *
                                         sizeof(typename Format::accumulator_type));
-        bandwidth_clocks = double(counts.tiles) * block / job.memory.dram_bandwidth + accesses;
+        bandwidth_clocks = double(counts.tiles) * block / job.run.memory.dram_bandwidth + accesses;
     }
     return (double(counts.preload_edges + counts.advance_edges + 2 * counts.tiles * counts.k_chunks) *
                 m_controller.cfg().clock_period +

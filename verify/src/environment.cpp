@@ -61,7 +61,7 @@ struct on_exit {
 // The order the reference sums in. Weight and input stationary sum each output in folds of
 // min(KT, R) terms, each from zero, and add the folds in k order: K-splitting with partial sums in
 // folds of that length. R comes from the expected counts (R preload edges per fold).
-reference_options reference_of(const job_options& opt, const systolic::expected_counts& counts) {
+reference_options reference_of(const run_options& opt, const systolic::expected_counts& counts) {
     reference_options ref;
     ref.k_tile = opt.k_tile;
     ref.policy = opt.policy;
@@ -78,7 +78,7 @@ reference_options reference_of(const job_options& opt, const systolic::expected_
 // C's bytes from the reference's wide result: per column when the job has per-column vectors.
 template <class Format>
 std::vector<std::uint8_t> expected_bytes(const std::vector<typename Format::accumulator_type>& wide,
-                                         const problem<Format>& pr, const job_options& run) {
+                                         const problem<Format>& pr, const run_options& run) {
     if (!run.quant.columns) return encode_c<Format>(wide, run.quant);
     const std::vector<std::int32_t> none;
     return encode_c<Format>(wide, run.quant, pr.column_scales,
@@ -90,7 +90,7 @@ std::vector<std::uint8_t> expected_bytes(const std::vector<typename Format::accu
 template <class Format>
 class shared_reference {
 public:
-    shared_reference(std::shared_ptr<const problem<Format>> pr, const job_options& run,
+    shared_reference(std::shared_ptr<const problem<Format>> pr, const run_options& run,
                      const reference_options& order)
         : m_pr(std::move(pr)), m_run(run), m_order(order) {}
 
@@ -119,7 +119,7 @@ public:
 
 private:
     std::shared_ptr<const problem<Format>> m_pr;
-    job_options m_run;
+    run_options m_run;
     reference_options m_order;
     std::optional<reference_parts<Format>> m_parts;
     std::atomic<bool> m_ready{false};
@@ -132,7 +132,8 @@ private:
 
 template <class Format>
 std::vector<std::uint8_t> expected_c_bytes(const problem<Format>& pr, const job_options& opt) {
-    return expected_bytes(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt, {})), pr, opt);
+    return expected_bytes(reference_gemm<Format>(pr.shape, pr.a, pr.b, reference_of(opt.run, {})), pr,
+                          opt.run);
 }
 
 template <class Format>
@@ -195,7 +196,7 @@ template <class Format>
 typename environment<Format>::reference_future environment<Format>::start_reference(
     std::shared_ptr<const problem<Format>> pr, const matmul_job& job,
     const systolic::expected_counts& counts) {
-    const job_options run = options_of(job);
+    const run_options& run = job.run;
     auto shared = std::make_shared<shared_reference<Format>>(std::move(pr), run, reference_of(run, counts));
     return {std::async(std::launch::async, [shared] { return shared->compute(); }).share(),
             [shared] { shared->help(); }};
@@ -220,8 +221,7 @@ void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<con
     m_watch.operands = std::move(pr);
     m_watch.windows = std::move(windows);
     m_watch.reference = std::move(reference);
-    const job_options run = options_of(job);
-    m_scoreboard.expect(job.c, m_watch.reference.bytes, printer<Format>(run.quant.enabled),
+    m_scoreboard.expect(job.c, m_watch.reference.bytes, printer<Format>(job.run.quant.enabled),
                         job.uses_partial_buffer() ? std::optional<matrix_layout>(job.partial) : std::nullopt);
 }
 
@@ -279,13 +279,13 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     if (auto err = column_values_error(job, pr.column_scales, pr.column_zero_points); !err.empty())
         throw std::invalid_argument(err);
     // The job's own fields decide what C must be: with an explicit placement they come from it.
-    job_options run = options_of(job);
+    job_options run{job.run};
     run.inject = opt.inject;
     run.fill_seed = opt.fill_seed;
     run.time_limit = opt.time_limit;
-    if (!fault_applies(run.inject, job.dataflow))
+    if (!fault_applies(run.inject, job.run.dataflow))
         throw std::invalid_argument(std::string("verify: the fault ") + to_string(run.inject) +
-                                    " does not exist in dataflow " + to_string(job.dataflow));
+                                    " does not exist in dataflow " + to_string(job.run.dataflow));
     if (!d.inject(run.inject))
         throw std::invalid_argument(std::string("verify: this DUT cannot plant the fault ") +
                                     std::string(to_string(run.inject)));
@@ -293,7 +293,7 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
     // The caller's problem outlives the check: the watch holds it without a copy. The reference
     // starts first, so that its thread works while the memory is filled and kept.
     const std::shared_ptr<const problem<Format>> operands(&pr, [](const problem<Format>*) {});
-    const systolic::expected_counts counts = d.expected_counts(s, job.k_tile, job.dataflow);
+    const systolic::expected_counts counts = d.expected_counts(s, job.run.k_tile, job.run.dataflow);
     reference_future reference = start_reference(operands, job, counts);
     clear_violations();
     const std::uint64_t extent = memory_extent(job, m_mem->base(), opt.packed || placement.has_value());
@@ -315,12 +315,12 @@ job_check<Format> environment<Format>::check(dut& d, const problem<Format>& pr, 
         result.error = "the job did not finish within the simulated time limit";
     }
     const auto fabric = d.fabric_result();
-    job_check<Format> out = end_watch(result, d.tile_edges(s.k, job.k_tile));
+    job_check<Format> out = end_watch(result, d.tile_edges(s.k, job.run.k_tile));
     out.fabric = fabric;
 
-    if (run.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
+    if (run.run.quant.per_partial) {  // what quantizing each partial cost: C against quantize-once
         job_options once = run;
-        once.quant.per_partial = false;
+        once.run.quant.per_partial = false;
         const auto once_bytes = expected_c_bytes(pr, once);
         for (std::size_t i = 0; i < once_bytes.size(); ++i)
             out.differs_from_quantize_once += once_bytes[i] != out.c[i];
@@ -341,7 +341,7 @@ refusal_check environment<Format>::check_refused(dut& d, const matmul_job& job, 
     const std::uint64_t writes_before = m_writes;
 
     d.start(job);
-    wait_for(d, job, options_of(job));
+    wait_for(d, job, job_options{job.run});
     out.result = d.result();
     if (d.busy()) {
         out.result.status = job_status::running;

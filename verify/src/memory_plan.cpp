@@ -18,36 +18,10 @@ std::uint64_t round_up(std::uint64_t v, std::uint64_t a) {
 
 }  // namespace
 
-void apply_job_options(matmul_job& job, const job_options& opt) {
-    job.order = opt.order;
-    job.seed = opt.order_seed;
-    job.k_tile = opt.k_tile;
-    job.policy = opt.policy;
-    job.overflow = opt.overflow;
-    job.quant = opt.quant;
-    job.engine = opt.engine;
-    job.dataflow = opt.dataflow;
-    job.memory = opt.memory;
-}
-
-job_options options_of(const matmul_job& job) {
-    job_options opt;
-    opt.order = job.order;
-    opt.order_seed = job.seed;
-    opt.k_tile = job.k_tile;
-    opt.policy = job.policy;
-    opt.overflow = job.overflow;
-    opt.quant = job.quant;
-    opt.engine = job.engine;
-    opt.dataflow = job.dataflow;
-    opt.memory = job.memory;
-    return opt;
-}
-
 matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint64_t base,
                        std::uint64_t operand_bytes, std::uint64_t accumulator_bytes) {
     const std::uint64_t osz = operand_bytes, asz = accumulator_bytes;
-    const std::uint64_t csz = output_size(opt.quant, asz);
+    const std::uint64_t csz = output_size(opt.run.quant, asz);
     const std::uint64_t g = opt.packed ? 0 : guard;
     auto stride = [&](std::uint64_t row_bytes) {
         return opt.packed ? row_bytes : round_up(row_bytes + 8, 16);
@@ -58,14 +32,14 @@ matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint
     const std::uint64_t b_base = round_up(a_base + s.m * a_stride + g, 16);
     const std::uint64_t c_base = round_up(b_base + s.k * b_stride + g, 16);
     matmul_job job = make_job(s, osz, csz, a_base, b_base, c_base, a_stride, b_stride, c_stride);
-    apply_job_options(job, opt);
+    job.run = opt.run;
     if (job.uses_partial_buffer()) {
         const std::uint64_t p_stride = stride(s.p * asz);
         job.partial = make_layout(round_up(c_base + s.m * c_stride + g, 16), s.m, s.p, asz, p_stride);
     }
-    if (job.quant.columns) {
+    if (job.run.quant.columns) {
         const matrix_layout& last = job.uses_partial_buffer() ? job.partial : job.c;
-        job.quant.columns->base = round_up(last.base + s.m * last.row_stride + g, 16);
+        job.run.quant.columns->base = round_up(last.base + s.m * last.row_stride + g, 16);
     }
     return job;
 }
@@ -75,7 +49,7 @@ std::uint64_t memory_extent(const matmul_job& job, std::uint64_t base, bool pack
     const auto& s = job.shape;
     std::uint64_t last = std::max({end(job.a, s.m), end(job.b, s.k), end(job.c, s.m)});
     if (job.uses_partial_buffer()) last = std::max(last, end(job.partial, s.m));
-    if (job.quant.columns) last = std::max<std::uint64_t>(last, column_range(job).end);
+    if (job.run.quant.columns) last = std::max<std::uint64_t>(last, column_range(job).end);
     return last + (packed ? 0 : guard) - base;
 }
 
@@ -112,19 +86,19 @@ void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job
 
 std::string column_values_error(const matmul_job& job, const std::vector<double>& scales,
                                 const std::vector<std::int32_t>& zero_points) {
-    if (!job.quant.columns) return {};
+    if (!job.run.quant.columns) return {};
     const std::uint64_t p = job.shape.p;
-    if (scales.size() == p && (!job.quant.columns->zero_points || zero_points.size() == p)) return {};
+    if (scales.size() == p && (!job.run.quant.columns->zero_points || zero_points.size() == p)) return {};
     return "verify: per-column quantization needs P = " + std::to_string(p) + " scales" +
-           (job.quant.columns->zero_points ? " and zero points" : "");
+           (job.run.quant.columns->zero_points ? " and zero points" : "");
 }
 
 void write_columns(memory_access& mem, const matmul_job& job, const std::vector<double>& scales,
                    const std::vector<std::int32_t>& zero_points) {
-    if (!job.quant.columns) return;
+    if (!job.run.quant.columns) return;
     if (auto err = column_values_error(job, scales, zero_points); !err.empty())
         throw std::invalid_argument(err);
-    const column_vectors& v = *job.quant.columns;
+    const column_vectors& v = *job.run.quant.columns;
     const std::uint64_t p = job.shape.p;
     // The layout of column_vectors: little-endian, which is how this host stores both types.
     static_assert(sizeof(double) == column_vectors::scale_bytes, "float64 scales");

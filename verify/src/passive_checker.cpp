@@ -30,10 +30,10 @@ std::string describe(dtype d, const matmul_job& job) {
     const auto& s = job.shape;
     std::string text = std::string(to_string(d)) + " M=" + std::to_string(s.m) + " K=" + std::to_string(s.k) +
                        " P=" + std::to_string(s.p);
-    if (job.k_tile != 0 && job.k_tile < s.k)
-        text +=
-            " K_TILE=" + std::to_string(job.k_tile) + (job.policy == k_policy::partials ? " partials" : "");
-    if (job.quant.enabled) text += " int8 output";
+    if (job.run.k_tile != 0 && job.run.k_tile < s.k)
+        text += " K_TILE=" + std::to_string(job.run.k_tile) +
+                (job.run.policy == k_policy::partials ? " partials" : "");
+    if (job.run.quant.enabled) text += " int8 output";
     return text + ", C at " + hex(job.c.base);
 }
 
@@ -42,7 +42,7 @@ std::string describe(dtype d, const matmul_job& job) {
 std::vector<address_range> spans(const matmul_job& job) {
     std::vector<address_range> all = {job.a.range(), job.b.range(), job.c.range()};
     if (job.uses_partial_buffer()) all.push_back(job.partial.range());
-    if (job.quant.columns) all.push_back(column_range(job));
+    if (job.run.quant.columns) all.push_back(column_range(job));
     std::sort(all.begin(), all.end(),
               [](const address_range& x, const address_range& y) { return x.base < y.base; });
     std::vector<address_range> merged;
@@ -105,8 +105,8 @@ problem<Format> operands_from(const matmul_job& job, const std::vector<memory_sn
     rows(job.a, pr.a);
     rows(job.b, pr.b);
     // The per-column vectors as the job found them, for the reference (column_vectors' layout).
-    if (job.quant.columns) {
-        const column_vectors& v = *job.quant.columns;
+    if (job.run.quant.columns) {
+        const column_vectors& v = *job.run.quant.columns;
         const std::uint64_t p = job.shape.p;
         const auto bytes_at = [&](std::uint64_t a) {
             const auto w = std::find_if(windows.begin(), windows.end(), [&](const memory_snapshot& s) {
@@ -306,9 +306,10 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         windows.push_back(std::move(*s));
     }
     auto pr = std::make_shared<const problem<Format>>(operands_from<Format>(job, windows));
-    env.begin_watch(job, std::move(pr),
-                    count_job(job.shape, array_shape{array_size, array_size}, job.k_tile, job.dataflow),
-                    std::move(windows));
+    env.begin_watch(
+        job, std::move(pr),
+        count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
+        std::move(windows));
     m_end_watch = [&env](job_report& rep, const job_result& result) {
         const job_check<Format> out = env.end_watch(result);
         rep.elements = out.scoreboard.checked;

@@ -48,7 +48,7 @@ std::uint32_t rounding_code(rounding_mode r) {
 }  // namespace
 
 systolic_job driver_job(const matmul_job& job, dtype format) {
-    if (job.quant.per_partial)
+    if (job.run.quant.per_partial)
         throw std::invalid_argument("register_dut: the accelerator quantizes the complete sum only");
     systolic_job j;
     systolic_job_init(&j);
@@ -62,23 +62,24 @@ systolic_job driver_job(const matmul_job& job, dtype format) {
     j.b_stride = narrow(job.b.row_stride, "B's stride");
     j.c_stride = narrow(job.c.row_stride, "C's stride");
     j.dtype = *regmap::code_for(regmap::dtype_values, dtype_names, format);
-    j.out_dtype = job.quant.enabled ? SYSTOLIC_OUT_DTYPE_INT8 : SYSTOLIC_OUT_DTYPE_ACC;
-    j.order = order_code(job.order);
-    j.k_tile = narrow(job.k_tile, "K_TILE");
-    j.k_policy = job.policy == k_policy::partials ? SYSTOLIC_K_POLICY_PARTIALS : SYSTOLIC_K_POLICY_PRESERVE;
+    j.out_dtype = job.run.quant.enabled ? SYSTOLIC_OUT_DTYPE_INT8 : SYSTOLIC_OUT_DTYPE_ACC;
+    j.order = order_code(job.run.order);
+    j.k_tile = narrow(job.run.k_tile, "K_TILE");
+    j.k_policy =
+        job.run.policy == k_policy::partials ? SYSTOLIC_K_POLICY_PARTIALS : SYSTOLIC_K_POLICY_PRESERVE;
     if (job.uses_partial_buffer()) {
         j.partial_addr = job.partial.base;
         j.partial_stride = narrow(job.partial.row_stride, "the partial-sum stride");
     }
     j.overflow =
-        job.overflow == overflow_mode::saturate ? SYSTOLIC_OVERFLOW_SATURATE : SYSTOLIC_OVERFLOW_WRAP;
-    j.rounding = rounding_code(job.quant.rounding);
-    j.scale = float(job.quant.scale);
-    j.zero_point = job.quant.zero_point;
-    j.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, job.dataflow);
-    if (job.quant.columns) {
-        j.scale_vec_addr = job.quant.columns->base;
-        j.zero_point_vec = job.quant.columns->zero_points ? 1u : 0u;
+        job.run.overflow == overflow_mode::saturate ? SYSTOLIC_OVERFLOW_SATURATE : SYSTOLIC_OVERFLOW_WRAP;
+    j.rounding = rounding_code(job.run.quant.rounding);
+    j.scale = float(job.run.quant.scale);
+    j.zero_point = job.run.quant.zero_point;
+    j.dataflow = *regmap::code_for(regmap::dataflow_values, dataflow_kind_names, job.run.dataflow);
+    if (job.run.quant.columns) {
+        j.scale_vec_addr = job.run.quant.columns->base;
+        j.zero_point_vec = job.run.quant.columns->zero_points ? 1u : 0u;
     }
     return j;
 }

@@ -18,27 +18,35 @@
 
 namespace systolic {
 
-struct matmul_job {
-    problem_shape shape;
-    matrix_layout a;  // M x K operands
-    matrix_layout b;  // K x P operands
-    matrix_layout c;  // M x P results: accumulators, or int8 codes when quant.enabled
+// How a job is run, apart from where its matrices lie: the one struct every front end fills
+// (systolic-tb's command line, a vp job script, systolic-run, the Python module through systolic-tb's
+// options) and the verification environment carries, so an option added here reaches them all.
+struct run_options {
     tile_order order = tile_order::row_major;
-    std::uint64_t seed = 0;  // only used by tile_order::random
-
-    std::uint64_t k_tile = 0;  // reduction chunk length; 0 = the whole K
+    std::uint64_t order_seed = 0;  // only used by tile_order::random
+    std::uint64_t k_tile = 0;      // reduction chunk length; 0 = the whole K
     k_policy policy = k_policy::preserve;
-    // M x P accumulators for k_policy::partials with more than one chunk; unused otherwise.
-    matrix_layout partial;
     overflow_mode overflow = overflow_mode::wrap;
+    // Int8 output; with quant.columns, the per-column vectors' base is the job's layout (plan_memory
+    // or the platform's script places it).
     quantization quant;
     engine_kind engine = engine_kind::cycle;
     dataflow_kind dataflow = dataflow_kind::os;
     memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h); the default: none
+};
 
-    std::uint64_t chunks() const { return k_chunks(shape.k, k_tile); }
+struct matmul_job {
+    problem_shape shape;
+    matrix_layout a;  // M x K operands
+    matrix_layout b;  // K x P operands
+    matrix_layout c;  // M x P results: accumulators, or int8 codes when run.quant.enabled
+    // M x P accumulators for k_policy::partials with more than one chunk; unused otherwise.
+    matrix_layout partial;
+    run_options run;
+
+    std::uint64_t chunks() const { return k_chunks(shape.k, run.k_tile); }
     bool uses_partial_buffer() const {
-        return dataflow == dataflow_kind::os && policy == k_policy::partials && chunks() > 1;
+        return run.dataflow == dataflow_kind::os && run.policy == k_policy::partials && chunks() > 1;
     }
 };
 
@@ -74,9 +82,9 @@ std::string check_columns(const matmul_job& job);
 
 // The bytes the job's per-column vectors take (empty without them).
 inline address_range column_range(const matmul_job& job) {
-    if (!job.quant.columns) return {};
-    const std::uint64_t base = job.quant.columns->base;
-    return {base, address_range::wide{base} + job.quant.columns->bytes(job.shape.p)};
+    if (!job.run.quant.columns) return {};
+    const std::uint64_t base = job.run.quant.columns->base;
+    return {base, address_range::wide{base} + job.run.quant.columns->bytes(job.shape.p)};
 }
 
 struct tile_report {

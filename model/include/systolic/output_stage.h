@@ -77,14 +77,14 @@ public:
             m_wide.resize(cols);
             m_out.resize(cols * acc_size);
         }
-        if (s.target == drain_target::c && job.quant.enabled && job.quant.columns) {
+        if (s.target == drain_target::c && job.run.quant.enabled && job.run.quant.columns) {
             auto st = read_columns(job, t.c0, cols, dma);
             if (!st.ok()) return st;
         }
         for (std::size_t i = 0; i < rows; ++i) {
             for (std::size_t j = 0; j < cols; ++j) {
                 m_acc[j] = acc[i * stride + j];
-                if (job.quant.per_partial) m_acc[j] = rounded_partial(m_acc[j], job.quant);
+                if (job.run.quant.per_partial) m_acc[j] = rounded_partial(m_acc[j], job.run.quant);
             }
             if (s.combine) {  // add the partial sums of the earlier chunks
                 auto st = dma.read(job.partial.address(t.r0 + i, t.c0), m_wide.data(), cols * acc_size,
@@ -92,7 +92,7 @@ public:
                 if (!st.ok()) return st;
                 for (std::size_t j = 0; j < cols; ++j) {
                     bool overflowed = false;
-                    m_acc[j] = add<Format>(job.overflow, m_wide[j], m_acc[j], overflowed);
+                    m_acc[j] = add<Format>(job.run.overflow, m_wide[j], m_acc[j], overflowed);
                     counts.partial_overflows += overflowed;
                 }
             }
@@ -103,7 +103,7 @@ public:
                 st = dma.write(job.partial.address(t.r0 + i, t.c0), m_acc.data(), cols * acc_size,
                                "partial sums");
             } else {
-                const std::uint64_t bytes = encode(job.quant, cols, counts);
+                const std::uint64_t bytes = encode(job.run.quant, cols, counts);
                 st = dma.write(job.c.address(t.r0 + i, t.c0), m_out.data(), bytes, "C");
                 if (st.ok()) counts.real_outputs += cols;
             }
@@ -136,7 +136,7 @@ private:
     // The scales (and zero points) of columns [c0, c0 + cols) of C, from the job's memory: the
     // layout of column_vectors, little-endian like the rest of the memory.
     dma_status read_columns(const matmul_job& job, std::uint64_t c0, std::size_t cols, dma_port& dma) {
-        const column_vectors& v = *job.quant.columns;
+        const column_vectors& v = *job.run.quant.columns;
         m_scale.resize(cols);
         auto st =
             dma.read(v.scale_address(c0), m_scale.data(), cols * column_vectors::scale_bytes, "scale vector");

@@ -92,19 +92,19 @@ public:
                                       sizeof(typename Format::accumulator_type));
         if (!err.empty()) throw std::invalid_argument(err);
         const auto mem_err =
-            check_memory(job.memory, job, m_array.rows(), m_array.cols(),
+            check_memory(job.run.memory, job, m_array.rows(), m_array.cols(),
                          sizeof(typename Format::operand_type), sizeof(typename Format::accumulator_type));
         if (!mem_err.empty()) throw std::invalid_argument(mem_err);
-        if (!m_array.engine_for(job.engine).supports(job.dataflow))  // throws for a missing engine
+        if (!m_array.engine_for(job.run.engine).supports(job.run.dataflow))  // throws for a missing engine
             throw std::invalid_argument(std::string(name()) + ": this array runs dataflow os only, not " +
-                                        to_string(job.dataflow));
+                                        to_string(job.run.dataflow));
         m_job = job;
         m_busy = true;
         m_abort = false;
         m_result = job_result{};
         m_result.status = job_status::running;
-        m_result.engine = job.engine;
-        m_result.dataflow = job.dataflow;
+        m_result.engine = job.run.engine;
+        m_result.dataflow = job.run.dataflow;
         if (sc_core::sc_get_status() != sc_core::SC_ELABORATION &&
             sc_core::sc_get_status() != sc_core::SC_BEFORE_END_OF_ELABORATION) {
             m_start_event.notify(sc_core::SC_ZERO_TIME);
@@ -343,16 +343,16 @@ private:
     }
 
     void run_job() {
-        engine_type& eng = m_array.engine_for(m_job.engine);
-        eng.set_dataflow(m_job.dataflow);
-        m_mapping = mapping_for(m_job.dataflow);
+        engine_type& eng = m_array.engine_for(m_job.run.engine);
+        eng.set_dataflow(m_job.run.dataflow);
+        m_mapping = mapping_for(m_job.run.dataflow);
         const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
-        eng.set_overflow(m_job.overflow);
+        eng.set_overflow(m_job.run.overflow);
         m_result.k_chunks = plan.chunks();
-        const bool buffered = m_job.memory.buffers == buffer_mode::double_buffered;
+        const bool buffered = m_job.run.memory.buffers == buffer_mode::double_buffered;
         m_buffers = buffered ? static_cast<buffers*>(&m_buffers_double) : &m_buffers_none;
-        m_dma.set_bandwidth(buffered ? 0 : m_job.memory.dram_bandwidth, m_cfg.clock_period);
+        m_dma.set_bandwidth(buffered ? 0 : m_job.run.memory.dram_bandwidth, m_cfg.clock_period);
         m_first_load = true;
         m_tile_mark = now();
         m_tile_mark_bytes = 0;
@@ -360,8 +360,9 @@ private:
         if (buffered) begin_buffers(plan);
         m_log->info(
             "job M={} K={} P={} on {}x{} array, {} engine, dataflow {}: {} tiles, {} chunk(s), order {}",
-            m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(), to_string(m_job.engine),
-            to_string(m_job.dataflow), plan.tiles().size(), plan.chunks(), to_string(m_job.order));
+            m_job.shape.m, m_job.shape.k, m_job.shape.p, plan.rows(), plan.cols(),
+            to_string(m_job.run.engine), to_string(m_job.run.dataflow), plan.tiles().size(), plan.chunks(),
+            to_string(m_job.run.order));
         for (std::size_t i = 0; i < plan.size(); ++i) {
             const plan_step s = plan[i];
             if (m_abort)
@@ -536,12 +537,12 @@ private:
     // The job's units, the scratchpads' contents and the first unit's reads, issued at once.
     void begin_buffers(const tile_plan& plan) {
         constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
-        m_bplan = plan_buffers(m_job.memory, plan, osz);
+        m_bplan = plan_buffers(m_job.run.memory, plan, osz);
         // The cycle engine steps the DRAM channel as it steps the array; the functional engine,
         // which steps nothing, times it by the event rules. The engine cross-check compares them.
         m_mem = memory_timeline(
-            m_job.memory.dram_bandwidth, m_job.memory.c_sram,
-            m_job.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
+            m_job.run.memory.dram_bandwidth, m_job.run.memory.c_sram,
+            m_job.run.engine == engine_kind::cycle ? channel_timing::stepped : channel_timing::events);
         // Only blocks read in this job are ever copied out, so what an earlier job left is never used.
         m_a_pad.resize(m_job.shape.m * m_job.shape.k);
         m_fed_a.reset();
@@ -653,7 +654,7 @@ private:
     }
 
     std::uint64_t c_block_bytes(const tile& t) const {
-        return t.rows * t.cols * output_size(m_job.quant, sizeof(typename Format::accumulator_type));
+        return t.rows * t.cols * output_size(m_job.run.quant, sizeof(typename Format::accumulator_type));
     }
 
     // The last outputs' write ends the job.

@@ -132,7 +132,7 @@ public:
 
     // A chunk of K is a fold under ws and is, and its span says so.
     void on_job_begin(const matmul_job& job, const sc_core::sc_time&) override {
-        m_chunk_word = is_stationary(job.dataflow) ? "fold " : "chunk ";
+        m_chunk_word = is_stationary(job.run.dataflow) ? "fold " : "chunk ";
     }
     void on_job_end(const job_result& r) override { finish(r.end); }
 

@@ -18,23 +18,15 @@
 
 namespace systolic::verify {
 
-// How one job is run and checked: its fields of matmul_job, the memory's layout and fill, a planted
-// fault.
+// How one job is run and checked: how the model runs it (run_options, as the job will carry it),
+// the memory's layout and fill, a planted fault, the wait.
 struct job_options {
-    tile_order order = tile_order::row_major;
-    std::uint64_t order_seed = 0;  // for tile_order::random
-    bool packed = false;           // rows back to back and no guard bands (the layout a user's buffer has)
+    // With run.quant.columns: the per-column vectors go after C (and the partial-sum buffer), their
+    // base chosen by plan_memory, their values taken from the problem (problem::column_scales).
+    run_options run;
+    bool packed = false;  // rows back to back and no guard bands (the layout a user's buffer has)
     std::uint64_t fill_seed = 0x5eed;
-    std::uint64_t k_tile = 0;  // 0: the whole K in one chunk
-    k_policy policy = k_policy::preserve;
-    overflow_mode overflow = overflow_mode::wrap;
-    // With quant.columns: the per-column vectors go after C (and the partial-sum buffer), their base
-    // chosen by plan_memory, their values taken from the problem (problem::column_scales).
-    quantization quant;
     fault inject = fault::none;  // a known defect to plant, to see the scoreboard or watchdog catch it
-    engine_kind engine = engine_kind::cycle;
-    dataflow_kind dataflow = dataflow_kind::os;
-    memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h)
     // How long to wait for the job before calling it hung; zero: the DUT's own limit (dut::time_limit).
     sc_core::sc_time time_limit = sc_core::SC_ZERO_TIME;
     // The bytes from the memory's base that must be as they were after the job, outside C and the
@@ -42,14 +34,9 @@ struct job_options {
     std::uint64_t guard = 0;
 };
 
-// The job fields that options set: tile order, K-splitting, overflow, output, engine, dataflow, memory.
-void apply_job_options(matmul_job& job, const job_options& opt);
-
-// The options a job carries (the inverse of apply_job_options, layout and fill left at their defaults).
-job_options options_of(const matmul_job& job);
-
-// Where a job of this shape goes from `base`, with operands of `operand_bytes` and accumulators of
-// `accumulator_bytes`: guard bands and padded strides unless packed. The same for the same input.
+// Where a job of this shape goes from `base` (running as opt.run says), with operands of `operand_bytes` and
+// accumulators of `accumulator_bytes`: guard bands and padded strides unless packed. The same for the same
+// input.
 matmul_job plan_memory(const problem_shape& s, const job_options& opt, std::uint64_t base,
                        std::uint64_t operand_bytes, std::uint64_t accumulator_bytes);
 
@@ -65,7 +52,7 @@ void fill_memory(memory_access& mem, std::uint64_t extent, const matmul_job& job
 std::string column_values_error(const matmul_job& job, const std::vector<double>& scales,
                                 const std::vector<std::int32_t>& zero_points);
 
-// Writes the per-column vectors where the job says (quant.columns): P scales, then P zero points if
+// Writes the per-column vectors where the job says (run.quant.columns): P scales, then P zero points if
 // the job has them. Throws std::invalid_argument when their lengths do not match the job's P.
 void write_columns(memory_access& mem, const matmul_job& job, const std::vector<double>& scales,
                    const std::vector<std::int32_t>& zero_points);
