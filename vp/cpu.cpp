@@ -274,6 +274,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs = r.macs_padded;
     rec.macs_real = r.macs_real;
     rec.cycles = m_dut.cycles();
+    rec.scoreboard = out.scoreboard;
     rec.outcome = r.completed() ? "ok" : verify::error_name(m_dut.error_code());
     m_dma_violations += out.scoreboard.protocol_violations;
     header();

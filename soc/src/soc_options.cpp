@@ -55,7 +55,7 @@ void check_instruction_time(const soc_options& o) {
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
     CLI::App app{
         "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart, trace, vcd,
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart, trace, vcd, json,
                 log_level = name_of(log_level_names, default_log_level);
     app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
         ->check(CLI::IsMember({"rv32", "rv64"}));
@@ -83,6 +83,11 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
                "write a value-change dump to NAME.vcd (GTKWave): the accelerator's controllers and PEs "
                "(all up to 16x16) and the interrupt lines")
             ->type_name("NAME");
+    const CLI::Option* json_option =
+        app.add_option("--json", json,
+                       "write a JSON report to FILE: the verdict and each job the passive checker checked, "
+                       "with its counters and its scoreboard's counts")
+            ->type_name("FILE");
     app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
         ->check(CLI::Range(1, 1024))
         ->type_name("N");
@@ -106,6 +111,7 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
         check_instruction_time(o);
         if (uart_option->count()) o.uart = uart;
         if (trace_option->count()) o.trace = trace;
+        if (json_option->count()) o.json = json;
         if (vcd_option->count()) o.vcd_file = vcd.empty() ? "" : vcd + ".vcd";  // NAME without its extension
         const auto level = parse_log_level(log_level);
         if (!level) throw tb::usage_error("--log-level " + tb::one_line(log_level) + ": not a log level");

@@ -19,7 +19,7 @@ struct soc_options {
     engine_kind engine = engine_kind::cycle;
     sc_core::sc_time timeout, quantum;  // the quantum at most the timeout
     // Set when the option was given ("" too, which io::output_set refuses); vcd_file with its .vcd.
-    std::optional<std::string> uart, trace, vcd_file;
+    std::optional<std::string> uart, trace, vcd_file, json;
     std::string firmware;
 };
 

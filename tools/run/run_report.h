@@ -13,6 +13,7 @@
 #include <string_view>
 #include <vector>
 
+#include "io/job_json.h"
 #include "systolic/memory_system.h"
 
 namespace systolic::run {
@@ -91,9 +92,8 @@ struct layer_record {
     // What happened.
     std::string status, error;
     bool pass = false;
-    std::uint64_t checked = 0, mismatches = 0;
-    std::vector<std::string> scoreboard_errors;
-    expect_record expect;  // --expect
+    io::scoreboard_counts scoreboard;  // checked, mismatches and the first errors
+    expect_record expect;              // --expect
     std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
     std::uint64_t preload_edges = 0;  // ws, is: R a fold; os: none
     std::uint64_t overflows = 0;      // integer accumulations (and partial-sum combinations) that wrapped
@@ -132,6 +132,8 @@ struct bandwidth_figures {
 };
 bandwidth_figures bandwidth_figures_of(const layer_record& r);
 
+// The record's keys, declared once (record_fields in run_report.cpp, io/json_fields.h): the writer
+// and the reader are derived from that one declaration.
 nlohmann::json to_json(const layer_record& r);
 // Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
 // its range, a name not in its list, or fields that disagree (a layer past the topology's end, a

@@ -298,10 +298,10 @@ public:
                                                 read_expected_file<Format>(l, s.expect_dir));
             r.pass = r.pass && r.expect.result == "pass";
         }
-        r.checked = out.scoreboard.checked;
-        r.mismatches = out.scoreboard.mismatches;
+        r.scoreboard.checked = out.scoreboard.checked;
+        r.scoreboard.mismatches = out.scoreboard.mismatches;
         for (std::size_t i = 0; i < out.scoreboard.errors.size() && i < 8; ++i)
-            r.scoreboard_errors.push_back(out.scoreboard.errors[i]);
+            r.scoreboard.errors.push_back(out.scoreboard.errors[i]);
         r.tiles = res.tiles.size();
         r.advance_edges = res.advance_edges;
         r.preload_edges = res.preload_edges;
