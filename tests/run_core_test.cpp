@@ -260,7 +260,7 @@ layer_record sample_record() {
     r.dtype = "int8";
     r.engine = "cycle";
     r.seed = 18446744073709551615ull;
-    r.data = "random";
+    r.data = data_source::random;
     r.status = "completed";
     r.pass = true;
     r.scoreboard.checked = 30;
@@ -513,7 +513,7 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     r.dtype = "bf16";
     r.engine = "functional";
     r.seed = 1006;
-    r.data = "npy";
+    r.data = data_source::npy;
     r.k_tile = 7;
     r.inject = "skip-preload";
     r.memory = {"scale.cfg", "double", "CALC", 1007, 1008, 1009, 1010};
@@ -525,7 +525,7 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     r.scoreboard.checked = 1011;
     r.scoreboard.mismatches = 1012 - 1011 + 8;
     r.scoreboard.errors = {"C(0,0) expected 1, got 2"};
-    r.expect = {"fail", 1013, 1014 - 1013 + 10, 0.25, 0.125, {"C(1,1) differs"}};
+    r.expect = {expect_result::fail, 1013, 1014 - 1013 + 10, 0.25, 0.125, {"C(1,1) differs"}};
     r.tiles = 1015;
     r.advance_edges = 1016;
     r.macs_padded = 1017;

@@ -155,8 +155,7 @@ void record_fields(V& v, R& r) {
                      "'" + io::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
       }));
     v("seed", r.seed);
-    static const std::vector<std::string> sources(std::begin(data_sources), std::end(data_sources));
-    v("data", r.data, io::one_of{sources});
+    v("data", r.data, io::named{data_source_names});
     v("k_tile", r.k_tile, io::range{0, max_dimension});
     v("inject", r.inject);
     v.object("memory", r.memory, [](auto& mv, auto& m) {
@@ -189,8 +188,7 @@ void record_fields(V& v, R& r) {
     v("error", r.error);
     v("pass", r.pass);
     v.object("expect", r.expect, [&](auto& ev, auto& e) {
-        static const std::vector<std::string> results(std::begin(expect_results), std::end(expect_results));
-        ev("result", e.result, io::one_of{results});
+        ev("result", e.result, io::named{expect_result_names});
         ev("checked", e.checked, io::range{0, r.m * r.p});
         ev("failures", e.failures, io::range{0, e.checked});
         ev("max_abs_error", e.max_abs_error);
@@ -275,10 +273,13 @@ void check_record(const layer_record& r, const io::json_reader<report_error>& f)
         f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(sb.checked) +
                            " elements checked and " + std::to_string(sb.mismatches) + " mismatches");
     const expect_record& ex = r.expect;
-    if ((ex.result == "none") != (ex.checked == 0) || (ex.result == "fail") != (ex.failures != 0))
-        f.fail("expect", "result " + ex.result + " with " + std::to_string(ex.checked) +
-                             " elements checked and " + std::to_string(ex.failures) + " failures");
-    if (r.pass && ex.result == "fail") f.fail("pass", "true, but C differs from --expect's file");
+    if ((ex.result == expect_result::none) != (ex.checked == 0) ||
+        (ex.result == expect_result::fail) != (ex.failures != 0))
+        f.fail("expect", "result " + std::string(to_string(ex.result)) + " with " +
+                             std::to_string(ex.checked) + " elements checked and " +
+                             std::to_string(ex.failures) + " failures");
+    if (r.pass && ex.result == expect_result::fail)
+        f.fail("pass", "true, but C differs from --expect's file");
     if (!is_stationary(df) && r.preload_edges != 0)
         f.fail("preload_edges", std::to_string(r.preload_edges) + ", but output stationary preloads nothing");
     std::uint64_t folded = 0;
@@ -506,8 +507,9 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
            << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
            << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ", "
-           << r.expect.result << ", " << r.expect.failures << ", " << error_text(r.expect.max_abs_error)
-           << ", " << error_text(r.expect.max_rel_error) << ", " << r.overflows << ",\n";
+           << to_string(r.expect.result) << ", " << r.expect.failures << ", "
+           << error_text(r.expect.max_abs_error) << ", " << error_text(r.expect.max_rel_error) << ", "
+           << r.overflows << ",\n";
     }
     return os.str();
 }
@@ -612,7 +614,7 @@ std::string report_json(const std::vector<layer_record>& records) {
                           {"dtype", f.dtype},
                           {"engine", f.engine},
                           {"seed", f.seed},
-                          {"data", f.data},
+                          {"data", to_string(f.data)},
                           {"inject", f.inject},
                           {"sweep", f.sweep},
                           {"dataflows", f.dataflows},

@@ -169,7 +169,7 @@ expect_record compare_expected(const verify::problem<Format>& pr,
             if (!(diff <= tol)) fail(i, got, want, &tol);
         }
     }
-    r.result = r.failures ? "fail" : "pass";
+    r.result = r.failures ? expect_result::fail : expect_result::pass;
     return r;
 }
 
@@ -283,7 +283,7 @@ public:
         r.dtype = s.dtype;
         r.engine = std::string(to_string(s.engine));
         r.seed = s.seed;
-        r.data = s.data_dir.empty() ? "random" : "npy";
+        r.data = s.data_dir.empty() ? data_source::random : data_source::npy;
         r.inject = std::string(verify::to_string(s.inject));
         r.memory = s.memory_record;
         r.operand_bytes = sizeof(typename Format::operand_type);
@@ -296,7 +296,7 @@ public:
             using acc = typename Format::accumulator_type;
             r.expect = compare_expected<Format>(pr, out.template c_as<acc>(),
                                                 read_expected_file<Format>(l, s.expect_dir));
-            r.pass = r.pass && r.expect.result == "pass";
+            r.pass = r.pass && r.expect.result == expect_result::pass;
         }
         r.scoreboard.checked = out.scoreboard.checked;
         r.scoreboard.mismatches = out.scoreboard.mismatches;

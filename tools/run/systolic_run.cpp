@@ -583,7 +583,7 @@ std::string summary(std::vector<layer_record> records) {
         os << line;
         for (const auto& e : r.scoreboard.errors)
             os << "  error: " << e << "\n";
-        if (r.expect.result == "fail")
+        if (r.expect.result == expect_result::fail)
             os << "  expect: " << r.expect.failures << " of " << r.expect.checked
                << " elements differ from --expect's file, max abs error " << r.expect.max_abs_error << "\n";
         for (const auto& e : r.expect.errors)

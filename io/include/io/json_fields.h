@@ -47,6 +47,15 @@ struct one_of {
 template <class Names>
 one_of(const Names&) -> one_of<Names>;
 
+// An enum member written and read as its name in `table`, a names.h table (entries with `value`
+// and `name`).
+template <class Table>
+struct named {
+    const Table& table;
+};
+template <class Table>
+named(const Table&) -> named<Table>;
+
 // A check run by the reader once the field is read, with the reader (its fail() names fields).
 template <class F>
 struct then_rule {
@@ -63,6 +72,10 @@ struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 template <class T>
+struct is_named : std::false_type {};
+template <class Table>
+struct is_named<named<Table>> : std::true_type {};
+template <class T>
 struct is_then : std::false_type {};
 template <class F>
 struct is_then<then_rule<F>> : std::true_type {};
@@ -74,15 +87,25 @@ public:
     explicit json_writer(nlohmann::json& out) : m_out(out) {}
 
     template <class T, class... Rules>
-    void operator()(const char* key, const T& value, const Rules&...) {
+    void operator()(const char* key, const T& value, const Rules&... rules) {
         if constexpr (detail::is_optional<T>::value) {
-            if (value) (*this)(key, *value);
+            if (value) (*this)(key, *value, rules...);
         } else if constexpr (std::is_same_v<T, double>) {
             m_out[key] = std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value);
+        } else if constexpr (std::is_enum_v<T>) {
+            static_assert((detail::is_named<Rules>::value || ...), "an enum field needs its io::named table");
+            (write_name(key, value, rules), ...);
         } else {
             m_out[key] = value;
         }
     }
+    template <class T, class Rule>
+    void write_name(const char* key, T value, const Rule& rule) {
+        if constexpr (detail::is_named<Rule>::value)
+            for (const auto& e : rule.table)
+                if (e.value == value) m_out[key] = e.name;
+    }
+
     // A nested object whose fields `f(writer)` declares; an optional one is left out when empty.
     template <class F>
     void object(const char* key, F&& f) {
@@ -198,6 +221,26 @@ private:
         if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
         out = v.get<std::string>();
         (check_name(out, key, rules), ...);
+    }
+    template <class T, class... Rules, std::enable_if_t<std::is_enum_v<T>, int> = 0>
+    void read(const nlohmann::json& v, const char* key, T& out, const Rules&... rules) const {
+        if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
+        const std::string s = v.get<std::string>();
+        (read_name(s, key, out, rules), ...);
+    }
+    template <class T, class Rule>
+    void read_name(const std::string& s, const char* key, T& out, const Rule& rule) const {
+        if constexpr (detail::is_named<Rule>::value) {
+            std::string all;
+            for (const auto& e : rule.table) {
+                if (s == e.name) {
+                    out = e.value;
+                    return;
+                }
+                all += (all.empty() ? "" : ", ") + std::string(e.name);
+            }
+            fail(key, "'" + printable(s.substr(0, 40)) + "' is not one of " + all);
+        }
     }
     template <class... Rules>
     void read(const nlohmann::json& v, const char* key, bool& out, const Rules&...) const {
