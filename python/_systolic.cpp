@@ -246,6 +246,20 @@ PYBIND11_MODULE(_systolic, m) {
             PyErr_SetString(PyExc_MemoryError, one_line(e.what()).c_str());
         }
     });
+    // The number formats, from the model's one list (number_format.h) in its order: the package
+    // derives its dtype tables from this, so a format added to the list reaches Python unedited.
+    py::list formats;
+    for_each_format([&](auto format) {
+        using F = decltype(format);
+        py::dict f;
+        f["name"] = F::name;
+        f["operand_dtype"] = F::operand_descr;  // numpy's: what A and B are given in
+        f["accumulator"] = F::accumulator_name;
+        f["accumulator_dtype"] = F::accumulator_descr;
+        f["integer"] = F::is_integer;
+        formats.append(f);
+    });
+    m.attr("formats") = formats;
     m.def("bench_key", &bench_key, py::arg("args"),
           "The testbench configuration the options need: jobs with the same key can share a process");
     m.def("hold_signals", &hold_signals,

@@ -117,17 +117,9 @@ nlohmann::json make_report(const report_input& in) {
     auto ns = [](const sc_core::sc_time& t) { return t.to_seconds() * 1e9; };
     const auto per_tile = uniform_edges_per_tile(r);
     const auto& q = job.run.quant;
-    nlohmann::json j = io::job_json({job.shape.m, job.shape.k, job.shape.p, r.advance_edges, r.macs_padded,
-                                     r.macs_real, r.tiles.size(), std::nullopt, r.masked_outputs,
-                                     io::scoreboard_counts{sb.checked, sb.mismatches, sb.errors}});
-    j["scoreboard"].update({{"writes", sb.writes},
-                            {"out_of_range_writes", sb.out_of_range_writes},
-                            {"partial_writes", sb.partial_writes},
-                            {"missing", sb.missing},
-                            {"duplicates", sb.duplicates},
-                            {"protocol_violations", sb.protocol_violations},
-                            {"untouched_ok", sb.untouched_ok},
-                            {"edges_ok", sb.edges_ok}});
+    nlohmann::json j =
+        io::job_json({job.shape.m, job.shape.k, job.shape.p, r.advance_edges, r.macs_padded, r.macs_real,
+                      r.tiles.size(), std::nullopt, r.masked_outputs, io::scoreboard_counts_of(sb)});
     j.update({
         // "array": N for a square array (as before rectangular arrays existed), "RxC" otherwise.
         {"array", in.rows == in.cols

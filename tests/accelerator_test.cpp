@@ -80,7 +80,7 @@ struct rig {
     accelerator accel{"accel", accel_config()};
     verify::format_environments envs{"envs", k_mem_base, k_mem_size};
     // The DMA path's first protocol checker: it sees every transaction of the accelerator's.
-    protocol_checker& dma_checker = envs.int8.checker;
+    protocol_checker& dma_checker = envs.first().checker;
     memory mem{"memory", memory::config{k_mem_base, k_mem_size}};
     sc_core::sc_signal<bool> irq{"irq"};
     irq_watch watch{"irq_watch"};
@@ -245,6 +245,17 @@ std::uint64_t changed_outside(const placed<Format>& p, const std::vector<std::ui
 }
 
 // ---- identity and register access rules ----------------------------------------------------------
+
+// The DMA path holds one environment per format of the model's one list, named by it and chained
+// in its order (format_environments derives them from the list: a new format needs no edit there).
+TEST(Environments, OneForEachFormatOfTheListInItsOrder) {
+    std::vector<std::string> chain, list;
+    bench().envs.each([&](auto& e) { chain.push_back(e.basename()); });
+    for_each_format([&](auto format) { list.push_back(decltype(format)::name); });
+    EXPECT_EQ(chain, list);
+    EXPECT_EQ(chain.size(), std::size(dtype_names));
+    EXPECT_EQ(&bench().envs.first(), &bench().envs.of<int8_format>());
+}
 
 TEST(Registers, IdentityAndResetValuesFollowTheMap) {
     fresh();

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "bench_set.h"
+#include "format_types.h"
 #include "systolic/edge_observer.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
@@ -128,36 +129,20 @@ void compare_engines_rectangular(std::uint64_t seed) {
     }
 }
 
-// 4 formats x 60 seeds = 240 cases, every option drawn at random per seed.
-TEST(EngineCrossCheck, Int8) {
+// Every format of the model's list (format_types.h), each with its own seeds.
+template <class Format>
+class EngineCrossCheck : public ::testing::Test {};
+TYPED_TEST_SUITE(EngineCrossCheck, systolic::test::format_types, systolic::test::format_name);
+
+// 60 seeds per format, every option drawn at random per seed.
+TYPED_TEST(EngineCrossCheck, AllOptions) {
     for (std::uint64_t seed = 1; seed <= 60; ++seed)
-        compare_engines<int8_format>(seed);
-}
-TEST(EngineCrossCheck, Int32) {
-    for (std::uint64_t seed = 1; seed <= 60; ++seed)
-        compare_engines<int32_format>(1000 + seed);
-}
-TEST(EngineCrossCheck, Fp32) {
-    for (std::uint64_t seed = 1; seed <= 60; ++seed)
-        compare_engines<fp32_format>(2000 + seed);
-}
-TEST(EngineCrossCheck, Bf16) {
-    for (std::uint64_t seed = 1; seed <= 60; ++seed)
-        compare_engines<bf16_format>(3000 + seed);
+        compare_engines<TypeParam>(1000 * systolic::test::format_index<TypeParam> + seed);
 }
 
-// 4 formats x 6 rectangular arrays x 2 shapes x 3 K-splitting set-ups = 144 cases.
-TEST(EngineCrossCheck, RectangularInt8) {
-    compare_engines_rectangular<int8_format>(4001);
-}
-TEST(EngineCrossCheck, RectangularInt32) {
-    compare_engines_rectangular<int32_format>(5001);
-}
-TEST(EngineCrossCheck, RectangularFp32) {
-    compare_engines_rectangular<fp32_format>(6001);
-}
-TEST(EngineCrossCheck, RectangularBf16) {
-    compare_engines_rectangular<bf16_format>(7001);
+// Per format: 6 rectangular arrays x 2 shapes x 3 K-splitting set-ups = 36 cases.
+TYPED_TEST(EngineCrossCheck, Rectangular) {
+    compare_engines_rectangular<TypeParam>(4001 + 1000 * systolic::test::format_index<TypeParam>);
 }
 
 TEST(EngineCrossCheck, OverflowCountsNearTheBoundAgree) {

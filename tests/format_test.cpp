@@ -7,6 +7,7 @@
 #include <random>
 
 #include "bench_set.h"
+#include "format_types.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
 
@@ -19,10 +20,7 @@ class benches : public ::testing::Environment {
 public:
     void SetUp() override {
         tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
-        bench_set<int8_format>::build({2, 4});
-        bench_set<int32_format>::build({2, 4});
-        bench_set<fp32_format>::build({2, 4});
-        bench_set<bf16_format>::build({2, 4});
+        for_each_format([](auto format) { bench_set<decltype(format)>::build({2, 4}); });
     }
 };
 const auto* const env = ::testing::AddGlobalTestEnvironment(new benches);
@@ -36,11 +34,13 @@ void seed_example_in() {
         << Format::name;
 }
 
-TEST(Formats, SeedExampleInEveryFormat) {
-    seed_example_in<int8_format>();
-    seed_example_in<int32_format>();
-    seed_example_in<fp32_format>();
-    seed_example_in<bf16_format>();
+// Every format of the model's list (format_types.h).
+template <class Format>
+class EveryFormat : public ::testing::Test {};
+TYPED_TEST_SUITE(EveryFormat, systolic::test::format_types, systolic::test::format_name);
+
+TYPED_TEST(EveryFormat, SeedExample) {
+    seed_example_in<TypeParam>();
 }
 
 template <class Format>
@@ -58,14 +58,9 @@ void random_shapes(std::uint64_t seed) {
     }
 }
 
-TEST(Formats, RandomShapesInt8) {
-    random_shapes<int8_format>(1);
-}
-TEST(Formats, RandomShapesFp32BitExact) {
-    random_shapes<fp32_format>(2);
-}
-TEST(Formats, RandomShapesBf16BitExact) {
-    random_shapes<bf16_format>(3);
+// Bit-exact for the float formats too: the scoreboard's reference accumulates in the same order.
+TYPED_TEST(EveryFormat, RandomShapes) {
+    random_shapes<TypeParam>(1 + systolic::test::format_index<TypeParam>);
 }
 
 // Product rounded, then added: with a = b = 1 + 2^-12 the exact product 1 + 2^-11 + 2^-24 lies

@@ -5,6 +5,7 @@
 
 #include <filesystem>
 #include <fstream>
+#include <set>
 #include <string>
 
 #include "io/input_file.h"
@@ -104,7 +105,10 @@ TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
             {"m", 3}, {"k", 5}, {"p", 7}, {"advance_edges", 20}, {"macs_padded", 48}, {"macs_real", 27}}));
     c.tiles = 4;
     c.masked_outputs = 6;
-    c.scoreboard = systolic::io::scoreboard_counts{21, 1, {"C[0][0]: expected 1, got 2"}};
+    c.scoreboard.emplace();
+    c.scoreboard->checked = 21;
+    c.scoreboard->mismatches = 1;
+    c.scoreboard->errors = {"C[0][0]: expected 1, got 2"};
     const auto j = systolic::io::job_json(c);
     EXPECT_EQ(j.size(), 9u);
     EXPECT_EQ(j["tiles"], 4);
@@ -113,6 +117,53 @@ TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
     EXPECT_EQ(
         j["scoreboard"],
         (nlohmann::json{{"checked", 21}, {"mismatches", 1}, {"errors", {"C[0][0]: expected 1, got 2"}}}));
+}
+
+// The job's keys are declared once (io::job_counter_fields): the reader derived from them reads back
+// what the writer wrote, every key set to its own value, so that a key swapped, dropped or misspelt
+// on either side shows.
+TEST(JobJson, TheReaderReadsBackWhatTheWriterWroteKeyForKey) {
+    systolic::io::job_counters c;
+    c.m = 3;
+    c.k = 5;
+    c.p = 7;
+    c.advance_edges = 20;
+    c.macs_padded = 48;
+    c.macs_real = 27;
+    c.tiles = 4;
+    c.real_outputs = 11;
+    c.masked_outputs = 6;
+    c.scoreboard = systolic::io::scoreboard_counts{
+        19,    2,   {"C[0][0]: expected 1, got 2", "C[0][1]: expected 3, got 4"}, 23, 8, 9, 10, 12, 13,
+        false, true};
+    const nlohmann::json j = systolic::io::job_json(c);
+    EXPECT_EQ(j.size(), 10u);
+    EXPECT_EQ(j.at("scoreboard").size(), 11u);
+    // Every number in the record differs from every other, and from its default.
+    std::set<std::uint64_t> numbers;
+    std::size_t leaves = 0;
+    for (const auto* o : {&j, &j.at("scoreboard")})
+        for (const auto& [key, v] : o->items())
+            if (v.is_number()) {
+                ++leaves;
+                numbers.insert(v.get<std::uint64_t>());
+            }
+    EXPECT_EQ(numbers.size(), leaves);
+    EXPECT_EQ(numbers.count(0), 0u);
+    systolic::io::job_counters back;
+    systolic::io::read_fields<std::runtime_error>(
+        j, "r.json", back, [](auto& v, auto& r) { systolic::io::job_counter_fields(v, r); });
+    EXPECT_EQ(systolic::io::job_json(back), j);
+    // The reader checks what it reads, naming the source and the field.
+    nlohmann::json bad = j;
+    bad["scoreboard"]["mismatches"] = 20;
+    try {
+        systolic::io::read_fields<std::runtime_error>(
+            bad, "r.json", back, [](auto& v, auto& r) { systolic::io::job_counter_fields(v, r); });
+        ADD_FAILURE() << "accepted";
+    } catch (const std::runtime_error& e) {
+        EXPECT_EQ(std::string(e.what()), "r.json: field 'mismatches': 20 is outside [0, 19]");
+    }
 }
 
 }  // namespace

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "systolic/accelerator_map.h"
+#include "systolic/dma_port.h"
 #include "systolic/job_names.h"
 #include "systolic/log.h"
 #include "systolic/number_format.h"
@@ -45,6 +46,7 @@ TEST(Names, EveryValueReadsBackFromItsName) {
     expect_round_trip(step_kind_names, [](std::string_view s) { return parse_name(step_kind_names, s); });
     expect_round_trip(buffer_mode_names, parse_buffer_mode);
     expect_round_trip(dataflow_kind_names, parse_dataflow_kind);
+    expect_round_trip(dma_stream_names, [](std::string_view s) { return parse_name(dma_stream_names, s); });
 }
 
 TEST(Names, ANameNotInTheTableIsRefused) {

@@ -538,13 +538,13 @@ TEST(DmaPort, UsesBTransportUntilDmiIsGrantedThenDmi) {
     dma_rig r;
     r.target.mem[0x10] = 42;
     unsigned char v = 0;
-    ASSERT_TRUE(r.port.read(0x10, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x10, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(v, 42);
     EXPECT_EQ(r.port.transport_accesses(), 1u);
     EXPECT_EQ(r.target.dmi_requests, 1);  // the dmi_allowed hint asked for a pointer
     EXPECT_EQ(r.qk.get_local_time(), sc_core::sc_time(10, sc_core::SC_NS));
     const unsigned char w = 7;
-    ASSERT_TRUE(r.port.write(0x20, &w, 1, "C").ok());
+    ASSERT_TRUE(r.port.write(0x20, &w, 1, dma_stream::c).ok());
     EXPECT_EQ(r.target.mem[0x20], 7);
     EXPECT_EQ(r.port.dmi_accesses(), 1u);  // through the pointer: no transport
     EXPECT_EQ(r.target.transports, 1);
@@ -554,17 +554,17 @@ TEST(DmaPort, UsesBTransportUntilDmiIsGrantedThenDmi) {
 TEST(DmaPort, KeepsSeveralRangesAndDropsTheInvalidatedOne) {
     dma_rig r;
     unsigned char v;
-    ASSERT_TRUE(r.port.read(0x0100, &v, 1, "A").ok());
-    ASSERT_TRUE(r.port.read(0x1100, &v, 1, "B").ok());
+    ASSERT_TRUE(r.port.read(0x0100, &v, 1, dma_stream::a).ok());
+    ASSERT_TRUE(r.port.read(0x1100, &v, 1, dma_stream::b).ok());
     EXPECT_EQ(r.port.cached_ranges(), 2u);
-    ASSERT_TRUE(r.port.read(0x0200, &v, 1, "A").ok());
-    ASSERT_TRUE(r.port.read(0x1200, &v, 1, "B").ok());
+    ASSERT_TRUE(r.port.read(0x0200, &v, 1, dma_stream::a).ok());
+    ASSERT_TRUE(r.port.read(0x1200, &v, 1, dma_stream::b).ok());
     EXPECT_EQ(r.target.transports, 2);  // both later reads went through DMI
     r.port.invalidate(0x1000, 0x1003);
     EXPECT_EQ(r.port.cached_ranges(), 1u);
-    ASSERT_TRUE(r.port.read(0x1200, &v, 1, "B").ok());
+    ASSERT_TRUE(r.port.read(0x1200, &v, 1, dma_stream::b).ok());
     EXPECT_EQ(r.target.transports, 3);  // back to b_transport for the revoked range
-    ASSERT_TRUE(r.port.read(0x0300, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x0300, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(r.target.transports, 3);  // the other range stayed
 }
 
@@ -573,11 +573,11 @@ TEST(DmaPort, DoesNotAskAgainWhereATargetRefused) {
     r.target.grant = false;
     unsigned char v;
     for (int i = 0; i < 5; ++i)
-        ASSERT_TRUE(r.port.read(0x100 + i, &v, 1, "A").ok());
+        ASSERT_TRUE(r.port.read(0x100 + i, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(r.target.dmi_requests, 1);
     r.port.invalidate(0, 0xfff);  // the map changed: asking again is allowed
     r.target.grant = true;
-    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(r.target.dmi_requests, 2);
     EXPECT_EQ(r.port.cached_ranges(), 1u);
 }
@@ -586,22 +586,22 @@ TEST(DmaPort, IgnoresAGrantThatDoesNotCoverTheAddress) {
     dma_rig r;
     r.target.grant_beside = true;
     unsigned char v;
-    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(r.port.cached_ranges(), 0u);
-    ASSERT_TRUE(r.port.read(0x100, &v, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x100, &v, 1, dma_stream::a).ok());
     EXPECT_EQ(r.target.transports, 2);
 }
 
 TEST(DmaPort, ReturnsErrorsAsValues) {
     dma_rig r;
     unsigned char buf[4] = {};
-    const dma_status st = r.port.read(0x2000, buf, 4, "B");
+    const dma_status st = r.port.read(0x2000, buf, 4, dma_stream::b);
     EXPECT_FALSE(st.ok());
     EXPECT_EQ(st.response, tlm::TLM_ADDRESS_ERROR_RESPONSE);
     EXPECT_NE(st.message.find("bus error while moving B"), std::string::npos) << st.message;
     EXPECT_NE(st.message.find("TLM_ADDRESS_ERROR_RESPONSE"), std::string::npos) << st.message;
     dma_port unbound(r.qk, get_logger("parts_test.unbound"));
-    EXPECT_FALSE(unbound.read(0, buf, 1, "A").ok());
+    EXPECT_FALSE(unbound.read(0, buf, 1, dma_stream::a).ok());
 }
 
 // ---- output stage ----
@@ -758,11 +758,11 @@ TEST(DmaPort, ReadsABlockThroughDmiOrRowByRow) {
         for (int i = 0; i < 64; ++i)
             r.target.mem[0x100 + i] = static_cast<unsigned char>(i);
         unsigned char warm;
-        ASSERT_TRUE(r.port.read(0x100, &warm, 1, "A").ok());  // the first access asks for DMI
+        ASSERT_TRUE(r.port.read(0x100, &warm, 1, dma_stream::a).ok());  // the first access asks for DMI
         const int transports = r.target.transports;
         unsigned char out[3 * 5] = {};
         // Three rows of 4 bytes, 16 bytes apart, into rows 5 bytes apart.
-        ASSERT_TRUE(r.port.read_block(0x100, 3, 4, 16, out, 5, "B").ok());
+        ASSERT_TRUE(r.port.read_block(0x100, 3, 4, 16, out, 5, dma_stream::b).ok());
         for (int row = 0; row < 3; ++row)
             for (int c = 0; c < 4; ++c)
                 EXPECT_EQ(out[row * 5 + c], row * 16 + c) << grant;
@@ -770,7 +770,8 @@ TEST(DmaPort, ReadsABlockThroughDmiOrRowByRow) {
     }
     dma_rig r;
     unsigned char out[8];
-    EXPECT_FALSE(r.port.read_block(0x1ff8, 2, 4, 0x10, out, 4, "B").ok());  // the second row is not memory
+    EXPECT_FALSE(
+        r.port.read_block(0x1ff8, 2, 4, 0x10, out, 4, dma_stream::b).ok());  // the second row is not memory
 }
 
 }  // namespace
@@ -800,12 +801,12 @@ TEST(DmaPort, AReadOnlyGrantIsNotAskedForAgainOnWrites) {
     r.port.bind(target);
     unsigned char v = 1;
     for (int i = 0; i < 5; ++i)
-        ASSERT_TRUE(r.port.write(0x100 + i, &v, 1, "C").ok());
+        ASSERT_TRUE(r.port.write(0x100 + i, &v, 1, dma_stream::c).ok());
     EXPECT_EQ(target.requests, 1);
     EXPECT_EQ(r.port.cached_ranges(), 1u);
     EXPECT_EQ(target.inner.transports, 5);  // writes still go through b_transport
     unsigned char got;
-    ASSERT_TRUE(r.port.read(0x100, &got, 1, "A").ok());
+    ASSERT_TRUE(r.port.read(0x100, &got, 1, dma_stream::a).ok());
     EXPECT_EQ(target.inner.transports, 5);  // reads use the pointer
 }
 

@@ -104,6 +104,20 @@ class MatmulTest(unittest.TestCase):
         acc = a.astype(np.int64) @ b.astype(np.int64)
         np.testing.assert_array_equal(c, np.clip(np.rint(acc * scales) + zero_points, -128, 127))
 
+    def test_every_format_of_the_models_list_runs(self):
+        # The package's formats are the model's list (number_format.h), through the native module,
+        # in the order systolic-tb names them.
+        names = [f["name"] for f in systolic._systolic.formats]
+        self.assertEqual(list(_jobs._OPERAND_DTYPES), names)
+        tb = subprocess.run([TB, "--dtype", "int4"], capture_output=True, text=True)
+        self.assertIn("{" + ",".join(names) + "}", tb.stderr)
+        for name in names:
+            with self.subTest(dtype=name):
+                a, b = operands(name, 3, 4, 5, seed=1)
+                c, report = systolic.matmul(a, b, array=2, dtype=name)
+                self.assertEqual(report["dtype"], name)
+                self.assertTrue(report["pass"])
+
     def test_c_is_the_product(self):
         for dtype in ("int8", "int32", "fp32"):
             with self.subTest(dtype=dtype):

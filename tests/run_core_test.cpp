@@ -7,6 +7,7 @@
 #include <cmath>
 #include <filesystem>
 #include <fstream>
+#include <functional>
 #include <iterator>
 #include <string>
 #include <vector>
@@ -259,10 +260,10 @@ layer_record sample_record() {
     r.dtype = "int8";
     r.engine = "cycle";
     r.seed = 18446744073709551615ull;
-    r.data = "random";
+    r.data = data_source::random;
     r.status = "completed";
     r.pass = true;
-    r.checked = 30;
+    r.scoreboard.checked = 30;
     r.tiles = 4;
     r.advance_edges = 4 * 16;
     r.macs_real = 6 * 10 * 5;
@@ -488,6 +489,101 @@ TEST(Report, JobFilesReadBackExactly) {
     EXPECT_EQ(job_file_text(back), text);
     EXPECT_EQ(compute_report_csv({back}), compute_report_csv({r}));
     EXPECT_EQ(report_json({back}), report_json({r}));
+}
+
+// The record's keys are declared once (record_fields) and the reader is derived from the same
+// declaration as the writer: a record with every key set to its own value, none its default, reads
+// back to the same record, so a key swapped, dropped or misspelt on either side shows.
+TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
+    layer_record r;
+    r.topology = "topo";
+    r.layers_in_topology = 1053;
+    r.sweep = {"4x5", "9x9"};
+    r.dataflows = {"os", "ws"};
+    r.layer_id = 1002;
+    r.layer = "conv1";
+    r.kind = "conv";
+    r.conv = {1003, 1004, 3, 4, 5, 1005, 1, 8};  // lowers to M = 1001 x 126, K = 3 x 4 x 5, P = 1005
+    r.array_rows = 4;
+    r.array_cols = 5;
+    r.dataflow = "ws";
+    r.m = 1001 * 126;
+    r.k = 60;
+    r.p = 1005;
+    r.dtype = "bf16";
+    r.engine = "functional";
+    r.seed = 1006;
+    r.data = data_source::npy;
+    r.k_tile = 7;
+    r.inject = "skip-preload";
+    r.memory = {"scale.cfg", "double", "CALC", 1007, 1008, 1009, 1010};
+    r.operand_bytes = 2;
+    r.output_bytes = 6;
+    r.status = "watchdog";  // a job that stopped: its counts need not be the shape's
+    r.error = "the watchdog fired";
+    r.pass = false;
+    r.scoreboard.checked = 1011;
+    r.scoreboard.mismatches = 1012 - 1011 + 8;
+    r.scoreboard.errors = {"C(0,0) expected 1, got 2"};
+    r.expect = {expect_result::fail, 1013, 1014 - 1013 + 10, 0.25, 0.125, {"C(1,1) differs"}};
+    r.tiles = 1015;
+    r.advance_edges = 1016;
+    r.macs_padded = 1017;
+    r.macs_real = 1016 - 1000;
+    r.preload_edges = 1018;
+    r.overflows = 1019;
+    r.real_outputs = 1020;
+    r.masked_outputs = 1021;
+    r.folds = {{22, 1023, 17, 1024}, {25, 1026, 18, 1027}};
+    r.clock_ps = 1028;
+    r.sim_time_ps = 1029;
+    r.clear_ps = 1030;
+    r.load_ps = 1031;
+    r.preload_ps = 1032;
+    r.advance_ps = 1033;
+    r.drain_ps = 1034;
+    r.traffic = {1035, 1036, 1037, 1038, 1039, 1040, 1041, 1042, 1043};
+    systolic::memory_report& m = r.memory_use;
+    m.stall_cycles = 1044;
+    m.prefetch_cycles = 1045;
+    m.total_cycles = 1046;
+    m.a = {1047, 1048};
+    m.b = {1049, 1050};
+    m.c = {1051, 1052};
+    m.average_bandwidth = 0.5;
+    m.peak_bandwidth = 1.0 / 3;
+    m.zero_stall_bandwidth = HUGE_VAL;
+    m.streamed_tiles = 19;
+    m.stream_k_chunk = 12;
+
+    const nlohmann::json j = to_json(r);
+    // Every number differs from every other (the convolution's, which the shape repeats, aside), and
+    // no leaf is its default.
+    std::vector<double> numbers;
+    std::function<void(const nlohmann::json&)> leaves = [&](const nlohmann::json& v) {
+        if (v.is_structured()) {
+            for (const auto& e : v)
+                leaves(e);
+        } else if (v.is_number()) {
+            numbers.push_back(v.get<double>());
+        } else {
+            EXPECT_FALSE(v.is_null() || v == "" || v == "none") << v;
+        }
+    };
+    nlohmann::json without_conv = j;
+    without_conv.erase("conv");
+    leaves(without_conv);
+    std::sort(numbers.begin(), numbers.end());
+    EXPECT_EQ(std::adjacent_find(numbers.begin(), numbers.end()), numbers.end());
+    EXPECT_EQ(std::count(numbers.begin(), numbers.end(), 0.0), 0);
+    const layer_record back = record_from_json(j, "x");
+    EXPECT_EQ(to_json(back), j);
+    EXPECT_EQ(back.scoreboard.mismatches, 9u);
+    EXPECT_EQ(back.expect, r.expect);
+    EXPECT_EQ(back.memory, r.memory);
+    EXPECT_EQ(back.folds, r.folds);
+    EXPECT_TRUE(std::isinf(back.memory_use.zero_stall_bandwidth));
+    EXPECT_EQ(back.drain_ps, 1034u);
 }
 
 // A job file's record is checked as the topology reader checks a row: every number an unsigned

@@ -198,6 +198,33 @@ TEST_P(SocCli, FirmwareRunsAJobOnTheAcceleratorAndTakesItsInterrupt) {
         << r.out;  // the passive checker
 }
 
+// --json: the verdict and each job the passive checker checked, with the counters and the
+// scoreboard's counts that systolic-tb's report has (the keys of io/job_json.h).
+TEST_P(SocCli, TheJsonReportCarriesEachJobsScoreboard) {
+    const auto r = soc("accel_smoke", "--array 2 --json " + p("r.json"));
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    const auto j = nlohmann::json::parse(slurp(path("r.json")));
+    EXPECT_TRUE(j.at("pass").get<bool>());
+    EXPECT_EQ(j.at("exit_status"), 0);
+    ASSERT_EQ(j.at("jobs").size(), 1u);
+    const auto& job = j.at("jobs")[0];
+    EXPECT_EQ(job.at("outcome"), "completed");
+    EXPECT_EQ(job.at("dtype"), "int32");
+    EXPECT_EQ(job.at("m"), 2);
+    EXPECT_EQ(job.at("k"), 3);
+    EXPECT_EQ(job.at("p"), 2);
+    EXPECT_GT(job.at("advance_edges").get<std::uint64_t>(), 0u);
+    EXPECT_EQ(job.at("macs_real"), 12);
+    const auto& sb = job.at("scoreboard");
+    EXPECT_EQ(sb.at("checked"), 4);  // every element of the 2x2 C
+    EXPECT_EQ(sb.at("mismatches"), 0);
+    EXPECT_EQ(sb.at("writes").get<std::uint64_t>(), 4u);
+    EXPECT_EQ(sb.at("missing"), 0);
+    EXPECT_TRUE(sb.at("untouched_ok").get<bool>());
+    EXPECT_TRUE(sb.at("edges_ok").get<bool>());
+    EXPECT_EQ(sb.at("errors"), nlohmann::json::array());
+}
+
 // The firmware changes A while its job runs and returns 0: the passive checker fails the job with
 // one line, and the run with exit status 1.
 TEST_P(SocCli, AJobTheFirmwareSpoilsFailsThePassiveCheck) {

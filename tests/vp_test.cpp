@@ -177,6 +177,24 @@ TEST_F(VpCli, TheDefaultRunPasses) {
     for (const auto& job : j.at("jobs"))
         dtypes.insert(job.at("dtype").get<std::string>());
     EXPECT_EQ(dtypes, (std::set<std::string>{"int8", "int32", "fp32", "bf16"}));
+    // Each job that ran carries its scoreboard's counts as systolic-tb's report does; the refused
+    // one, which wrote nothing to check, has none.
+    std::size_t scored = 0;
+    for (const auto& job : j.at("jobs")) {
+        if (job.at("expected") != "ok") {
+            EXPECT_FALSE(job.contains("scoreboard")) << job.dump();
+            continue;
+        }
+        ++scored;
+        const auto& sb = job.at("scoreboard");
+        EXPECT_EQ(sb.at("checked"), job.at("m").get<std::uint64_t>() * job.at("p").get<std::uint64_t>())
+            << job.dump();
+        EXPECT_EQ(sb.at("mismatches"), 0);
+        EXPECT_GT(sb.at("writes").get<std::uint64_t>(), 0u);
+        EXPECT_EQ(sb.at("protocol_violations"), 0);
+        EXPECT_TRUE(sb.at("untouched_ok").get<bool>());
+    }
+    EXPECT_EQ(scored, 6u);
     EXPECT_NE(r.out.find(" bus transactions checked, 0 protocol violations\nPASS"), std::string::npos)
         << r.out;
     EXPECT_EQ(r.err, "");

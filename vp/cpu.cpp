@@ -268,6 +268,7 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs = r.macs_padded;
     rec.macs_real = r.macs_real;
     rec.cycles = m_dut.cycles();
+    rec.scoreboard = out.scoreboard;
     rec.outcome = job_outcome{r.completed() ? SYSTOLIC_ERR_NONE : m_dut.error_code()};
     m_dma_violations += out.scoreboard.protocol_violations;
     header();

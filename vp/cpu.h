@@ -11,6 +11,7 @@
 #include <tlm_utils/simple_initiator_socket.h>
 
 #include <cstdint>
+#include <optional>
 #include <ostream>
 #include <string>
 #include <systemc>
@@ -35,6 +36,8 @@ struct job_record {
     std::uint64_t edges = 0, macs = 0, macs_real = 0, cycles = 0;
     std::string c_descr;          // numpy dtype of C
     std::vector<std::uint8_t> c;  // C as read back (row-major, packed), when the job completed
+    // What the scoreboard counted, when the job ran.
+    std::optional<verify::scoreboard_summary> scoreboard;
 };
 
 class cpu : public sc_core::sc_module {

@@ -144,8 +144,10 @@ int sc_main(int argc, char* argv[]) {
                                 {"failures", failures},
                                 {"jobs", nlohmann::json::array()}};
             for (const auto& j : jobs) {
+                std::optional<io::scoreboard_counts> sb;
+                if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
                 nlohmann::json job =
-                    io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real, {}, {}, {}, {}});
+                    io::job_json({j.m, j.k, j.p, j.edges, j.macs, j.macs_real, {}, {}, {}, sb});
                 job.update({{"name", j.name},
                             {"dtype", j.dtype},
                             {"expected", j.expected.name()},

@@ -14,11 +14,11 @@ dma_port::dma_port(tlm_utils::tlm_quantumkeeper& keeper, std::shared_ptr<spdlog:
                    const config& cfg)
     : m_qk(keeper), m_log(std::move(log)), m_cfg(cfg) {}
 
-dma_status dma_port::read(std::uint64_t addr, void* data, std::uint64_t len, const char* what) {
+dma_status dma_port::read(std::uint64_t addr, void* data, std::uint64_t len, dma_stream what) {
     return transfer(tlm::TLM_READ_COMMAND, addr, static_cast<unsigned char*>(data), len, what);
 }
 
-dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t len, const char* what) {
+dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t len, dma_stream what) {
     // b_transport takes a non-const pointer; a write's data is only read.
     return transfer(tlm::TLM_WRITE_COMMAND, addr, static_cast<unsigned char*>(const_cast<void*>(data)), len,
                     what);
@@ -26,7 +26,7 @@ dma_status dma_port::write(std::uint64_t addr, const void* data, std::uint64_t l
 
 dma_status dma_port::read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes,
                                 std::uint64_t stride, void* data, std::uint64_t data_stride,
-                                const char* what) {
+                                dma_stream what) {
     if (rows == 0 || row_bytes == 0) return {};
     auto* out = static_cast<unsigned char*>(data);
     const std::uint64_t span = (rows - 1) * stride + row_bytes;
@@ -60,7 +60,7 @@ const tlm::tlm_dmi* dma_port::find_dmi(std::uint64_t addr, std::uint64_t len, bo
 }
 
 dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data,
-                              std::uint64_t len, const char* what) {
+                              std::uint64_t len, dma_stream what) {
     if (len == 0) return {};
     const bool is_read = cmd == tlm::TLM_READ_COMMAND;
     const sc_core::sc_time begin = m_listener ? now() : sc_core::SC_ZERO_TIME;
@@ -79,7 +79,9 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
         if (!m_deferred && m_qk.need_sync()) m_qk.sync();
         return {};
     }
-    if (!m_fw) return {tlm::TLM_GENERIC_ERROR_RESPONSE, std::string("DMA port is not bound, moving ") + what};
+    if (!m_fw)
+        return {tlm::TLM_GENERIC_ERROR_RESPONSE,
+                std::string("DMA port is not bound, moving ") + to_string(what)};
 
     m_trans.set_command(cmd);
     m_trans.set_address(addr);
@@ -105,7 +107,7 @@ dma_status dma_port::transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned
     if (m_trans.is_response_ok()) count(cmd, what, len);
     if (!m_trans.is_response_ok())
         return {m_trans.get_response_status(),
-                "bus error while moving " + std::string(what) + ": " + txn_to_string(m_trans)};
+                "bus error while moving " + std::string(to_string(what)) + ": " + txn_to_string(m_trans)};
     if (!m_deferred && m_qk.need_sync()) m_qk.sync();
     // A range already cached for this address, even one without this direction's permission, is what
     // the target grants: asking again would only cache copies of it.
@@ -119,7 +121,7 @@ bool dma_port::cached(std::uint64_t addr) const {
     });
 }
 
-void dma_port::tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, const char* what,
+void dma_port::tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, dma_stream what,
                     const sc_core::sc_time& begin, bool dmi, bool ok) {
     dma_transfer t;
     t.command = cmd;
@@ -144,16 +146,25 @@ void dma_port::spend(const sc_core::sc_time& latency, std::uint64_t accesses, st
     m_qk.inc(t);
 }
 
-void dma_port::count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes) {
+void dma_port::count(tlm::tlm_command cmd, dma_stream what, std::uint64_t bytes) {
     const bool read = cmd == tlm::TLM_READ_COMMAND;
-    if (std::strcmp(what, "A") == 0 && read)
-        m_traffic.a_read += bytes;
-    else if (std::strcmp(what, "B") == 0 && read)
-        m_traffic.b_read += bytes;
-    else if (std::strcmp(what, "C") == 0 && !read)
-        m_traffic.c_written += bytes;
-    else if (std::strcmp(what, "partial sums") == 0)
-        (read ? m_traffic.partials_read : m_traffic.partials_written) += bytes;
+    switch (what) {
+        case dma_stream::a:
+            if (read) m_traffic.a_read += bytes;
+            break;
+        case dma_stream::b:
+            if (read) m_traffic.b_read += bytes;
+            break;
+        case dma_stream::c:
+            if (!read) m_traffic.c_written += bytes;
+            break;
+        case dma_stream::partial_sums:
+            (read ? m_traffic.partials_read : m_traffic.partials_written) += bytes;
+            break;
+        case dma_stream::scale_vector:  // the output stage's parameters: no traffic of a matrix
+        case dma_stream::zero_point_vector:
+            break;
+    }
 }
 
 bool dma_port::denied(std::uint64_t addr) const {

@@ -32,12 +32,15 @@ from ._wire import read_message, view, write_message
 
 UsageError = _systolic.UsageError
 
+# The formats come from the model's one list, through the native module (number_format.h).
 # The numpy dtype each format's operands are given in (bf16 is rounded from float32).
-_OPERAND_DTYPES = {"int8": np.int8, "int32": np.int32, "fp32": np.float32,
-                   "bf16": np.float32}
-# The format a numpy dtype means when dtype= is not given.
-_FORMAT_OF = {np.dtype(np.int8): "int8", np.dtype(np.int32): "int32",
-              np.dtype(np.float32): "fp32"}
+_OPERAND_DTYPES = {f["name"]: np.dtype(f["operand_dtype"]) for f in _systolic.formats}
+# The format a numpy dtype means when dtype= is not given: the first in the list that takes it
+# (float32 is fp32, not bf16).
+_FORMAT_OF = {}
+for _name, _dtype in _OPERAND_DTYPES.items():
+    _FORMAT_OF.setdefault(_dtype, _name)
+_FORMAT_NAMES = ", ".join(list(_OPERAND_DTYPES)[:-1]) + " or " + list(_OPERAND_DTYPES)[-1]
 _ALIGN = 64
 
 
@@ -263,7 +266,7 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
         dtype = _FORMAT_OF.get(np.asarray(a).dtype)
         if dtype is None:
             raise UsageError(f"A is {np.asarray(a).dtype}: say which format with dtype= "
-                             "(int8, int32, fp32 or bf16)")
+                             f"({_FORMAT_NAMES})")
     if dtype not in _OPERAND_DTYPES:
         raise UsageError(f"dtype must be one of {', '.join(_OPERAND_DTYPES)}, got {dtype!r}")
     a = _operand(a, dtype, "A")

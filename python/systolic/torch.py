@@ -17,7 +17,10 @@ import torch.nn.functional as F
 
 import systolic
 
-_FLOAT_DTYPES = ("fp32", "bf16")
+# What offload runs a layer in: a floating-point format of the model's list (from the native
+# module), or int8 codes of quantized activations and weights.
+_FLOAT_DTYPES = tuple(f["name"] for f in systolic._systolic.formats if not f["integer"])
+_OFFLOAD_DTYPES = _FLOAT_DTYPES + ("int8",)
 
 
 def _rel(err, ref):
@@ -44,9 +47,9 @@ class Offload:
 
     def __init__(self, module, array, dtype, engine, activation_scales, calibration,
                  job_options):
-        if dtype not in ("fp32", "bf16", "int8"):
-            raise systolic.UsageError("offload: dtype must be fp32, bf16 or int8, got %r"
-                                      % (dtype,))
+        if dtype not in _OFFLOAD_DTYPES:
+            raise systolic.UsageError("offload: dtype must be %s or %s, got %r"
+                                      % (", ".join(_OFFLOAD_DTYPES[:-1]), _OFFLOAD_DTYPES[-1], dtype))
         self.module = module
         self.array = array
         self.dtype = dtype

@@ -54,7 +54,7 @@ void check_instruction_time(const soc_options& o) {
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
     CLI::App app{
         "systolic-soc: a RISC-V SoC with the systolic accelerator, running firmware from an ELF file"};
-    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart;
+    std::string isa_name = "rv32", timeout = "10s", quantum = "1us", uart, json;
     app.add_option("--isa", isa_name, "rv32 (RV32IMAC, default) or rv64 (RV64IMAC)")
         ->check(CLI::IsMember({"rv32", "rv64"}));
     app.add_option("--cpu-clock", o.cpu_clock, "the hart's clock in Hz (default 1e9)")->type_name("HZ");
@@ -70,6 +70,11 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
                    "(default 1us; at most --timeout)")
         ->type_name("TIME");
     cli::add_output_options(app, o.outputs);
+    const CLI::Option* json_option =
+        app.add_option("--json", json,
+                       "write a JSON report to FILE: the verdict and each job the passive checker checked, "
+                       "with its counters and its scoreboard's counts")
+            ->type_name("FILE");
     app.add_option("--array", o.array, "the accelerator's array size N, an N x N array (default 16)")
         ->check(CLI::Range(1, 1024))
         ->type_name("N");
@@ -91,6 +96,7 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
         o.quantum = std::min(time_option("--quantum", quantum), o.timeout);
         check_instruction_time(o);
         if (uart_option->count()) o.uart = uart;
+        if (json_option->count()) o.json = json;
         cli::check_output_options(o.outputs);
         set_log_level(cli::log_level_of(o.outputs));
     } catch (const cli::usage_error& e) {

@@ -20,7 +20,7 @@ struct soc_options {
     engine_kind engine = engine_kind::cycle;
     sc_core::sc_time timeout, quantum;  // the quantum at most the timeout
     // Set when the option was given ("" too, which io::output_set refuses).
-    std::optional<std::string> uart;
+    std::optional<std::string> uart, json;
     cli::output_options outputs;  // --vcd, --trace, --log-level
     std::string firmware;
 };

@@ -2,6 +2,8 @@
 // docs/soc.md). Exit status: 0 when the firmware finished with code 0 and every check passed; 1 when
 // it finished with another code, or a job, or a TLM-2.0 rule on a bus, failed its check; 2 for bad
 // usage or a bad ELF file; 3 for a firmware fault; 4 when --timeout (simulated) ran out first.
+#include <nlohmann/json.hpp>
+
 #include <chrono>
 #include <cstdlib>
 #include <iostream>
@@ -11,6 +13,7 @@
 #include <systemc>
 
 #include "cli_values.h"
+#include "io/job_json.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
@@ -47,6 +50,7 @@ int sc_main(int argc, char* argv[]) {
         files.add_input({"firmware", o.firmware});
         // Every output name through output_set's checks, an empty one included.
         if (o.uart) files.add({"--uart", *o.uart});
+        if (o.json) files.add({"--json", *o.json});
         waves.plan(files);
     } catch (const components::elf_error& e) {
         std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
@@ -133,6 +137,41 @@ int sc_main(int argc, char* argv[]) {
         if (uart_sink)
             if (const std::string err = uart_sink->finish(); !err.empty()) throw std::runtime_error(err);
         waves.finish(files);
+        std::string report;
+        if (o.json) {
+            // The verdict, and each START the passive checker saw with the counters every report
+            // shares (io/job_json.h): zeros, and no scoreboard, for a job that did not run.
+            nlohmann::json r = {{"array", o.array},
+                                {"exit_status", status},
+                                {"pass", status == 0},
+                                {"failures", failures.size()},
+                                {"protocol_violations", violations.size()},
+                                {"jobs", nlohmann::json::array()}};
+            for (const auto& j : chip.accel.checks.jobs()) {
+                std::optional<io::scoreboard_counts> sb;
+                if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
+                nlohmann::json job = io::job_json({j.shape.m,
+                                                   j.shape.k,
+                                                   j.shape.p,
+                                                   j.advance_edges,
+                                                   j.macs_padded,
+                                                   j.macs_real,
+                                                   {},
+                                                   {},
+                                                   {},
+                                                   sb});
+                job.update({{"index", j.index},
+                            {"job", j.job},
+                            {"dtype", j.scoreboard ? nlohmann::json(to_string(j.format)) : nlohmann::json()},
+                            {"outcome", to_string(j.what)},
+                            {"pass", j.pass},
+                            {"error", j.error},
+                            {"errors", j.errors}});
+                r["jobs"].push_back(job);
+            }
+            report = r.dump(2) + "\n";
+            files.set(*o.json, {report});
+        }
         files.prepare();
         io::flush_stdout();
         files.commit();

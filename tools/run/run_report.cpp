@@ -82,192 +82,6 @@ bandwidth_figures bandwidth_figures_of(const layer_record& r) {
 
 namespace {
 
-nlohmann::json stream_json(const stream_bytes& s) {
-    return {{"dram", s.dram}, {"array", s.array}};
-}
-
-// A bandwidth; "inf" when none would do (stalls that come from latency, not bandwidth): JSON has
-// no infinity, and null would read back as nothing.
-nlohmann::json bandwidth_json(double v) {
-    return std::isinf(v) ? nlohmann::json("inf") : nlohmann::json(v);
-}
-
-}  // namespace
-
-nlohmann::json to_json(const layer_record& r) {
-    nlohmann::json folds = nlohmann::json::array();
-    for (const auto& g : r.folds)
-        folds.push_back(
-            {{"count", g.count}, {"edges", g.edges}, {"used_pes", g.used_pes}, {"macs_real", g.macs_real}});
-    const auto& t = r.traffic;
-    nlohmann::json j =
-        io::job_json({r.m, r.k, r.p, r.advance_edges, r.macs_padded, r.macs_real, r.tiles, r.real_outputs,
-                      r.masked_outputs, io::scoreboard_counts{r.checked, r.mismatches, r.scoreboard_errors}});
-    j.update({{"topology", r.topology},
-              {"layers_in_topology", r.layers_in_topology},
-              {"sweep", r.sweep},
-              {"dataflows", r.dataflows},
-              {"layer_id", r.layer_id},
-              {"layer", r.layer},
-              {"kind", r.kind},
-              {"conv", r.conv},
-              {"array", r.array_name()},
-              {"array_rows", r.array_rows},
-              {"array_cols", r.array_cols},
-              {"dataflow", r.dataflow},
-              {"dtype", r.dtype},
-              {"engine", r.engine},
-              {"seed", r.seed},
-              {"data", r.data},
-              {"k_tile", r.k_tile},
-              {"inject", r.inject},
-              {"memory",
-               {{"config", r.memory.config},
-                {"buffers", r.memory.buffers},
-                {"interface_bandwidth", r.memory.interface_bandwidth},
-                {"a_sram", r.memory.a_sram},
-                {"b_sram", r.memory.b_sram},
-                {"c_sram", r.memory.c_sram},
-                {"dram_bandwidth", r.memory.dram_bandwidth}}},
-              {"operand_bytes", r.operand_bytes},
-              {"output_bytes", r.output_bytes},
-              {"status", r.status},
-              {"error", r.error},
-              {"pass", r.pass},
-              {"expect",
-               {{"result", r.expect.result},
-                {"checked", r.expect.checked},
-                {"failures", r.expect.failures},
-                {"max_abs_error", r.expect.max_abs_error},
-                {"max_rel_error", r.expect.max_rel_error},
-                {"errors", r.expect.errors}}},
-              {"preload_edges", r.preload_edges},
-              {"overflows", r.overflows},
-              {"folds", folds},
-              {"clock_ps", r.clock_ps},
-              {"time_ps",
-               {{"sim", r.sim_time_ps},
-                {"clear", r.clear_ps},
-                {"load", r.load_ps},
-                {"preload", r.preload_ps},
-                {"advance", r.advance_ps},
-                {"drain", r.drain_ps}}},
-              {"traffic",
-               {{"a_read_bytes", t.a_read_bytes},
-                {"b_read_bytes", t.b_read_bytes},
-                {"c_write_bytes", t.c_write_bytes},
-                {"c_read_bytes", t.c_read_bytes},
-                {"partial_read_bytes", t.partial_read_bytes},
-                {"partial_write_bytes", t.partial_write_bytes},
-                {"other_bytes", t.other_bytes},
-                {"reads", t.reads},
-                {"writes", t.writes}}},
-              {"memory_use",
-               {{"stall_cycles", r.memory_use.stall_cycles},
-                {"prefetch_cycles", r.memory_use.prefetch_cycles},
-                {"total_cycles", r.memory_use.total_cycles},
-                {"a", stream_json(r.memory_use.a)},
-                {"b", stream_json(r.memory_use.b)},
-                {"c", stream_json(r.memory_use.c)},
-                {"average_bandwidth", bandwidth_json(r.memory_use.average_bandwidth)},
-                {"peak_bandwidth", bandwidth_json(r.memory_use.peak_bandwidth)},
-                {"zero_stall_bandwidth", bandwidth_json(r.memory_use.zero_stall_bandwidth)},
-                {"streamed_tiles", r.memory_use.streamed_tiles},
-                {"stream_k_chunk", r.memory_use.stream_k_chunk}}}});
-    return j;
-}
-
-namespace {
-
-// Reads a record's fields as the topology reader reads a row: each number an unsigned integer in
-// its range, each name from its list, each list of the right kind. Anything else is a report_error
-// naming the source and the field.
-class field_reader {
-public:
-    explicit field_reader(const std::string& source) : m_source(source) {}
-
-    [[noreturn]] void fail(const std::string& field, const std::string& what) const {
-        throw report_error(m_source + ": field '" + field + "': " + what);
-    }
-
-    const nlohmann::json& at(const nlohmann::json& j, const char* key) const {
-        if (!j.is_object()) fail(key, "its object is " + shown(j));
-        const auto it = j.find(key);
-        if (it == j.end()) fail(key, "missing");
-        return *it;
-    }
-
-    // A value that must be an unsigned integer in [min, max]; `field` names it in messages.
-    std::uint64_t number_value(const nlohmann::json& v, const char* field, std::uint64_t min = 0,
-                               std::uint64_t max = ~std::uint64_t{0}) const {
-        const bool whole = v.is_number_unsigned() || (v.is_number_integer() && v.get<std::int64_t>() >= 0);
-        if (!whole) fail(field, "expected an unsigned integer, got " + shown(v));
-        const auto n = v.get<std::uint64_t>();
-        if (n < min || n > max)
-            fail(field, std::to_string(n) + " is outside [" + std::to_string(min) + ", " +
-                            std::to_string(max) + "]");
-        return n;
-    }
-    std::uint64_t number(const nlohmann::json& j, const char* key, std::uint64_t min = 0,
-                         std::uint64_t max = ~std::uint64_t{0}) const {
-        return number_value(at(j, key), key, min, max);
-    }
-
-    std::string text(const nlohmann::json& j, const char* key) const {
-        const auto& v = at(j, key);
-        if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
-        return v.get<std::string>();
-    }
-
-    template <class List>
-    std::string name(const nlohmann::json& j, const char* key, const List& names) const {
-        const std::string s = text(j, key);
-        std::string all;
-        for (const auto& n : names) {
-            if (s == n) return s;
-            all += (all.empty() ? "" : ", ") + std::string(n);
-        }
-        fail(key, "'" + io::printable(s.substr(0, 40)) + "' is not one of " + all);
-    }
-
-    // A bandwidth: a finite number >= 0, or "inf" (bandwidth_json).
-    double real(const nlohmann::json& j, const char* key) const {
-        const auto& v = at(j, key);
-        if (v.is_string() && v.get<std::string>() == "inf") return HUGE_VAL;
-        if (!v.is_number() || !std::isfinite(v.get<double>()) || v.get<double>() < 0)
-            fail(key, "expected a number >= 0 or \"inf\", got " + shown(v));
-        return v.get<double>();
-    }
-
-    bool flag(const nlohmann::json& j, const char* key) const {
-        const auto& v = at(j, key);
-        if (!v.is_boolean()) fail(key, "expected true or false, got " + shown(v));
-        return v.get<bool>();
-    }
-
-    const nlohmann::json& array(const nlohmann::json& j, const char* key) const {
-        const auto& v = at(j, key);
-        if (!v.is_array()) fail(key, "expected a list, got " + shown(v));
-        return v;
-    }
-
-    std::vector<std::string> texts(const nlohmann::json& j, const char* key) const {
-        std::vector<std::string> out;
-        for (const auto& v : array(j, key)) {
-            if (!v.is_string()) fail(key, "expected strings, got " + shown(v));
-            out.push_back(v.get<std::string>());
-        }
-        return out;
-    }
-
-private:
-    static std::string shown(const nlohmann::json& v) {
-        const std::string s = v.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
-        return io::printable(s.size() > 40 ? s.substr(0, 40) + "..." : s);
-    }
-    const std::string& m_source;
-};
-
 // "RxC" as array_name() writes it, each side in [1, max_array].
 bool is_array_name(const std::string& s) {
     const std::size_t x = s.find('x');
@@ -285,47 +99,153 @@ bool is_array_name(const std::string& s) {
     return true;
 }
 
-}  // namespace
+// A field that must not be empty.
+template <class T>
+auto not_empty(const char* key, const T& value) {
+    return io::then([key, &value](const auto& f) {
+        if (value.empty()) f.fail(key, "is empty");
+    });
+}
 
-layer_record record_from_json(const nlohmann::json& j, const std::string& source) {
-    const field_reader f(source);
-    layer_record r;
-    r.topology = f.text(j, "topology");
-    if (r.topology.empty()) f.fail("topology", "is empty");
-    r.layers_in_topology = f.number(j, "layers_in_topology", 1, max_dimension);
-    r.sweep = f.texts(j, "sweep");
-    if (r.sweep.empty()) f.fail("sweep", "is empty");
-    std::set<std::string> arrays;
-    for (const auto& a : r.sweep) {
-        if (!is_array_name(a))
-            f.fail("sweep", "'" + io::printable(a.substr(0, 40)) +
-                                "' is not an array RxC, each side in [1, " + std::to_string(max_array) + "]");
-        if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
-    }
-    r.dataflows = f.texts(j, "dataflows");
-    if (r.dataflows.empty()) f.fail("dataflows", "is empty");
-    std::set<std::string> dataflows;
-    for (const auto& d : r.dataflows) {
-        if (!parse_dataflow_kind(d))
-            f.fail("dataflows",
-                   "'" + io::printable(d.substr(0, 40)) + "' is not " + names_text(dataflow_kind_names));
-        if (!dataflows.insert(d).second) f.fail("dataflows", d + " is given twice");
-    }
-    r.layer_id = f.number(j, "layer_id", 0, r.layers_in_topology - 1);
-    r.layer = f.text(j, "layer");
-    if (r.layer.empty()) f.fail("layer", "is empty");
-    r.kind = f.name(j, "kind", names(layer_kind_names));
-    for (const auto& v : f.array(j, "conv"))
-        r.conv.push_back(f.number_value(v, "conv", 1, max_dimension));
-    r.array_rows = f.number(j, "array_rows", 1, max_array);
-    r.array_cols = f.number(j, "array_cols", 1, max_array);
-    if (std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) == r.sweep.end())
-        f.fail("array_rows", "the array " + r.array_name() + " is not in the sweep");
-    r.dataflow = f.name(j, "dataflow", r.dataflows);
+// The record's keys, once: to_json writes them, record_from_json reads them back in this order
+// with these rules (a rule may use the fields before it). R is layer_record, const for the writer.
+// The keys shared with every other report's job (m, k, p, the counts, the scoreboard) are
+// io::job_counter_fields'.
+template <class V, class R>
+void record_fields(V& v, R& r) {
+    v("topology", r.topology, not_empty("topology", r.topology));
+    v("layers_in_topology", r.layers_in_topology, io::range{1, max_dimension});
+    v("sweep", r.sweep, not_empty("sweep", r.sweep), io::then([&](const auto& f) {
+          std::set<std::string> arrays;
+          for (const auto& a : r.sweep) {
+              if (!is_array_name(a))
+                  f.fail("sweep", "'" + io::printable(a.substr(0, 40)) +
+                                      "' is not an array RxC, each side in [1, " + std::to_string(max_array) +
+                                      "]");
+              if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
+          }
+      }));
+    v("dataflows", r.dataflows, not_empty("dataflows", r.dataflows), io::then([&](const auto& f) {
+          std::set<std::string> dataflows;
+          for (const auto& d : r.dataflows) {
+              if (!parse_dataflow_kind(d))
+                  f.fail("dataflows", "'" + io::printable(d.substr(0, 40)) + "' is not " +
+                                          names_text(dataflow_kind_names));
+              if (!dataflows.insert(d).second) f.fail("dataflows", d + " is given twice");
+          }
+      }));
+    v("layer_id", r.layer_id, io::range{0, r.layers_in_topology - 1});
+    v("layer", r.layer, not_empty("layer", r.layer));
+    static const std::vector<std::string> layer_kinds = names(layer_kind_names);
+    v("kind", r.kind, io::one_of{layer_kinds});
+    v("conv", r.conv, io::range{1, max_dimension});
+    v("array_rows", r.array_rows, io::range{1, max_array});
+    v("array_cols", r.array_cols, io::range{1, max_array}, io::then([&](const auto& f) {
+          if (std::find(r.sweep.begin(), r.sweep.end(), r.array_name()) == r.sweep.end())
+              f.fail("array_rows", "the array " + r.array_name() + " is not in the sweep");
+      }));
+    v.shown("array", [&] { return r.array_name(); });
+    v("dataflow", r.dataflow, io::one_of{r.dataflows});
+    io::job_counter_fields(v, r, max_dimension);
+    static const std::vector<std::string> dtypes = names(dtype_names);
+    v("dtype", r.dtype, io::one_of{dtypes});
+    v("engine", r.engine, io::then([&](const auto& f) {
+          if (!parse_engine_kind(r.engine))
+              f.fail("engine",
+                     "'" + io::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
+      }));
+    v("seed", r.seed);
+    v("data", r.data, io::named{data_source_names});
+    v("k_tile", r.k_tile, io::range{0, max_dimension});
+    v("inject", r.inject);
+    v.object("memory", r.memory, [](auto& mv, auto& m) {
+        mv("config", m.config);
+        static const std::vector<std::string> buffers = names(buffer_mode_names);
+        mv("buffers", m.buffers, io::one_of{buffers});
+        static const std::vector<std::string> interfaces = names(interface_bandwidth_names);
+        mv("interface_bandwidth", m.interface_bandwidth, io::then([&](const auto& f) {
+               // Empty without --config, else one of the names.
+               if (m.interface_bandwidth.empty()) return;
+               for (const auto& n : interfaces)
+                   if (n == m.interface_bandwidth) return;
+               f.fail("interface_bandwidth", "'" + io::printable(m.interface_bandwidth.substr(0, 40)) +
+                                                 "' is not one of " +
+                                                 names_text(interface_bandwidth_names, ", "));
+           }));
+        mv("a_sram", m.a_sram);
+        mv("b_sram", m.b_sram);
+        mv("c_sram", m.c_sram);
+        mv("dram_bandwidth", m.dram_bandwidth, io::then([&](const auto& f) {
+               if (m.config.empty() != m.interface_bandwidth.empty())
+                   f.fail("interface_bandwidth",
+                          "a run with --config has CALC or USER, one without has none");
+           }));
+    });
+    v("operand_bytes", r.operand_bytes, io::range{1, 8});
+    v("output_bytes", r.output_bytes, io::range{1, 8});
+    static const std::vector<std::string> statuses = names(job_status_names);
+    v("status", r.status, io::one_of{statuses});
+    v("error", r.error);
+    v("pass", r.pass);
+    v.object("expect", r.expect, [&](auto& ev, auto& e) {
+        ev("result", e.result, io::named{expect_result_names});
+        ev("checked", e.checked, io::range{0, r.m * r.p});
+        ev("failures", e.failures, io::range{0, e.checked});
+        ev("max_abs_error", e.max_abs_error);
+        ev("max_rel_error", e.max_rel_error);
+        ev("errors", e.errors);
+    });
+    v("preload_edges", r.preload_edges);
+    v("overflows", r.overflows);
+    v.list("folds", r.folds, [&](auto& gv, auto& g) {
+        gv("count", g.count, io::range{1});
+        gv("edges", g.edges);
+        gv("used_pes", g.used_pes, io::range{0, r.array_rows * r.array_cols});
+        gv("macs_real", g.macs_real);
+    });
+    v("clock_ps", r.clock_ps, io::range{1});
+    v.object("time_ps", [&](auto& tv) {
+        tv("sim", r.sim_time_ps);
+        tv("clear", r.clear_ps);
+        tv("load", r.load_ps);
+        tv("preload", r.preload_ps);
+        tv("advance", r.advance_ps);
+        tv("drain", r.drain_ps);
+    });
+    v.object("traffic", r.traffic, [](auto& tv, auto& t) {
+        tv("a_read_bytes", t.a_read_bytes);
+        tv("b_read_bytes", t.b_read_bytes);
+        tv("c_write_bytes", t.c_write_bytes);
+        tv("c_read_bytes", t.c_read_bytes);
+        tv("partial_read_bytes", t.partial_read_bytes);
+        tv("partial_write_bytes", t.partial_write_bytes);
+        tv("other_bytes", t.other_bytes);
+        tv("reads", t.reads);
+        tv("writes", t.writes);
+    });
+    v.object("memory_use", r.memory_use, [&](auto& uv, auto& m) {
+        uv("stall_cycles", m.stall_cycles);
+        uv("prefetch_cycles", m.prefetch_cycles);
+        uv("total_cycles", m.total_cycles);
+        const auto stream = [](auto& sv, auto& s) {
+            sv("dram", s.dram);
+            sv("array", s.array);
+        };
+        uv.object("a", m.a, stream);
+        uv.object("b", m.b, stream);
+        uv.object("c", m.c, stream);
+        uv("average_bandwidth", m.average_bandwidth);
+        uv("peak_bandwidth", m.peak_bandwidth);
+        uv("zero_stall_bandwidth", m.zero_stall_bandwidth);
+        uv("streamed_tiles", m.streamed_tiles, io::range{0, r.tiles});
+        uv("stream_k_chunk", m.stream_k_chunk, io::range{0, r.k});
+    });
+}
+
+// What the reader checks across fields once they are all read: the convolution's lowering, the
+// fault's dataflow, the verdict against the counts, and the counts against the counting rule.
+void check_record(const layer_record& r, const io::json_reader<report_error>& f) {
     const dataflow_kind df = *parse_dataflow_kind(r.dataflow);
-    r.m = f.number(j, "m", 1, max_dimension);
-    r.k = f.number(j, "k", 1, max_dimension);
-    r.p = f.number(j, "p", 1, max_dimension);
     if (r.kind == to_string(layer_kind::gemm) && !r.conv.empty()) f.fail("conv", "a GEMM layer has none");
     if (r.kind == to_string(layer_kind::conv)) {
         // The convolution's fields must lower to the record's GEMM, as the topology reader lowers them.
@@ -342,75 +262,29 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
             f.fail("conv", "the convolution does not lower to M=" + std::to_string(r.m) +
                                " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p));
     }
-    r.dtype = f.name(j, "dtype", names(dtype_names));
-    r.engine = f.text(j, "engine");
-    if (!parse_engine_kind(r.engine))
-        f.fail("engine",
-               "'" + io::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
-    r.seed = f.number(j, "seed");
-    r.data = f.name(j, "data", data_sources);
-    r.k_tile = f.number(j, "k_tile", 0, max_dimension);
-    r.inject = f.text(j, "inject");
     const auto fault = verify::parse_fault(r.inject);
     if (!fault)
         f.fail("inject",
                "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
     if (!verify::fault_applies(*fault, df))
         f.fail("inject", r.inject + " does not exist in dataflow " + r.dataflow);
-    const auto& mem = f.at(j, "memory");
-    r.memory.config = f.text(mem, "config");
-    r.memory.buffers = f.name(mem, "buffers", names(buffer_mode_names));
-    r.memory.interface_bandwidth = f.text(mem, "interface_bandwidth");
-    if (!r.memory.interface_bandwidth.empty())
-        f.name(mem, "interface_bandwidth", names(interface_bandwidth_names));
-    r.memory.a_sram = f.number(mem, "a_sram");
-    r.memory.b_sram = f.number(mem, "b_sram");
-    r.memory.c_sram = f.number(mem, "c_sram");
-    r.memory.dram_bandwidth = f.number(mem, "dram_bandwidth");
-    if (r.memory.config.empty() != r.memory.interface_bandwidth.empty())
-        f.fail("interface_bandwidth", "a run with --config has CALC or USER, one without has none");
-    r.operand_bytes = f.number(j, "operand_bytes", 1, 8);
-    r.output_bytes = f.number(j, "output_bytes", 1, 8);
-    r.status = f.name(j, "status", names(job_status_names));
-    r.error = f.text(j, "error");
-    r.pass = f.flag(j, "pass");
-    const auto& sb = f.at(j, "scoreboard");
-    r.checked = f.number(sb, "checked", 0, r.m * r.p);
-    r.mismatches = f.number(sb, "mismatches", 0, r.checked);
-    r.scoreboard_errors = f.texts(sb, "errors");
-    if (r.pass && (r.status != to_string(job_status::completed) || r.checked == 0 || r.mismatches != 0))
-        f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(r.checked) +
-                           " elements checked and " + std::to_string(r.mismatches) + " mismatches");
-    const auto& ex = f.at(j, "expect");
-    r.expect.result = f.name(ex, "result", expect_results);
-    r.expect.checked = f.number(ex, "checked", 0, r.m * r.p);
-    r.expect.failures = f.number(ex, "failures", 0, r.expect.checked);
-    r.expect.max_abs_error = f.real(ex, "max_abs_error");
-    r.expect.max_rel_error = f.real(ex, "max_rel_error");
-    r.expect.errors = f.texts(ex, "errors");
-    if ((r.expect.result == "none") != (r.expect.checked == 0) ||
-        (r.expect.result == "fail") != (r.expect.failures != 0))
-        f.fail("expect", "result " + r.expect.result + " with " + std::to_string(r.expect.checked) +
-                             " elements checked and " + std::to_string(r.expect.failures) + " failures");
-    if (r.pass && r.expect.result == "fail") f.fail("pass", "true, but C differs from --expect's file");
-    r.tiles = f.number(j, "tiles");
-    r.advance_edges = f.number(j, "advance_edges");
-    r.macs_padded = f.number(j, "macs_padded");
-    r.macs_real = f.number(j, "macs_real", 0, r.macs_padded);
-    r.real_outputs = f.number(j, "real_outputs");
-    r.masked_outputs = f.number(j, "masked_outputs");
-    r.preload_edges = f.number(j, "preload_edges");
-    r.overflows = f.number(j, "overflows");
+    const io::scoreboard_counts& sb = r.scoreboard;
+    if (r.pass && (r.status != to_string(job_status::completed) || sb.checked == 0 || sb.mismatches != 0))
+        f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(sb.checked) +
+                           " elements checked and " + std::to_string(sb.mismatches) + " mismatches");
+    const expect_record& ex = r.expect;
+    if ((ex.result == expect_result::none) != (ex.checked == 0) ||
+        (ex.result == expect_result::fail) != (ex.failures != 0))
+        f.fail("expect", "result " + std::string(to_string(ex.result)) + " with " +
+                             std::to_string(ex.checked) + " elements checked and " +
+                             std::to_string(ex.failures) + " failures");
+    if (r.pass && ex.result == expect_result::fail)
+        f.fail("pass", "true, but C differs from --expect's file");
     if (!is_stationary(df) && r.preload_edges != 0)
         f.fail("preload_edges", std::to_string(r.preload_edges) + ", but output stationary preloads nothing");
     std::uint64_t folded = 0;
-    for (const auto& g : f.array(j, "folds")) {
-        fold_group fg{f.number_value(f.at(g, "count"), "folds", 1), f.number_value(f.at(g, "edges"), "folds"),
-                      f.number_value(f.at(g, "used_pes"), "folds", 0, r.array_rows * r.array_cols),
-                      f.number_value(f.at(g, "macs_real"), "folds")};
-        folded += fg.count;
-        r.folds.push_back(fg);
-    }
+    for (const auto& g : r.folds)
+        folded += g.count;
     // SCALE-Sim's folds: our tiles for os; for ws and is each tile's folds of the stationary block,
     // all of them unless the job stopped in a tile.
     const std::uint64_t folds_per_tile =
@@ -443,40 +317,18 @@ layer_record record_from_json(const nlohmann::json& j, const std::string& source
                                   r.array_name() + " in " + r.dataflow + " counts " +
                                   std::to_string(v.second) + " (docs/counting.md)");
     }
-    r.clock_ps = f.number(j, "clock_ps", 1, ~std::uint64_t{0});
-    const auto& tp = f.at(j, "time_ps");
-    r.sim_time_ps = f.number(tp, "sim");
-    r.clear_ps = f.number(tp, "clear");
-    r.load_ps = f.number(tp, "load");
-    r.preload_ps = f.number(tp, "preload");
-    r.advance_ps = f.number(tp, "advance");
-    r.drain_ps = f.number(tp, "drain");
-    const auto& t = f.at(j, "traffic");
-    r.traffic.a_read_bytes = f.number(t, "a_read_bytes");
-    r.traffic.b_read_bytes = f.number(t, "b_read_bytes");
-    r.traffic.c_write_bytes = f.number(t, "c_write_bytes");
-    r.traffic.c_read_bytes = f.number(t, "c_read_bytes");
-    r.traffic.partial_read_bytes = f.number(t, "partial_read_bytes");
-    r.traffic.partial_write_bytes = f.number(t, "partial_write_bytes");
-    r.traffic.other_bytes = f.number(t, "other_bytes");
-    r.traffic.reads = f.number(t, "reads");
-    r.traffic.writes = f.number(t, "writes");
-    const auto& u = f.at(j, "memory_use");
-    memory_report& m = r.memory_use;
-    m.stall_cycles = f.number(u, "stall_cycles");
-    m.prefetch_cycles = f.number(u, "prefetch_cycles");
-    m.total_cycles = f.number(u, "total_cycles");
-    const std::pair<const char*, stream_bytes*> streams[] = {{"a", &m.a}, {"b", &m.b}, {"c", &m.c}};
-    for (const auto& [key, s] : streams) {
-        const auto& sj = f.at(u, key);
-        s->dram = f.number(sj, "dram");
-        s->array = f.number(sj, "array");
-    }
-    m.average_bandwidth = f.real(u, "average_bandwidth");
-    m.peak_bandwidth = f.real(u, "peak_bandwidth");
-    m.zero_stall_bandwidth = f.real(u, "zero_stall_bandwidth");
-    m.streamed_tiles = f.number(u, "streamed_tiles", 0, r.tiles);
-    m.stream_k_chunk = f.number(u, "stream_k_chunk", 0, r.k);
+}
+
+}  // namespace
+
+nlohmann::json to_json(const layer_record& r) {
+    return io::write_fields(r, [](auto& v, auto& rec) { record_fields(v, rec); });
+}
+
+layer_record record_from_json(const nlohmann::json& j, const std::string& source) {
+    layer_record r;
+    io::read_fields<report_error>(j, source, r, [](auto& v, auto& rec) { record_fields(v, rec); });
+    check_record(r, io::json_reader<report_error>(j, source));
     return r;
 }
 
@@ -655,8 +507,9 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
            << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
            << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ", "
-           << r.expect.result << ", " << r.expect.failures << ", " << error_text(r.expect.max_abs_error)
-           << ", " << error_text(r.expect.max_rel_error) << ", " << r.overflows << ",\n";
+           << to_string(r.expect.result) << ", " << r.expect.failures << ", "
+           << error_text(r.expect.max_abs_error) << ", " << error_text(r.expect.max_rel_error) << ", "
+           << r.overflows << ",\n";
     }
     return os.str();
 }
@@ -761,7 +614,7 @@ std::string report_json(const std::vector<layer_record>& records) {
                           {"dtype", f.dtype},
                           {"engine", f.engine},
                           {"seed", f.seed},
-                          {"data", f.data},
+                          {"data", to_string(f.data)},
                           {"inject", f.inject},
                           {"sweep", f.sweep},
                           {"dataflows", f.dataflows},

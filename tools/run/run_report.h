@@ -13,7 +13,9 @@
 #include <string_view>
 #include <vector>
 
+#include "io/job_json.h"
 #include "systolic/memory_system.h"
+#include "systolic/names.h"
 
 namespace systolic::run {
 
@@ -56,9 +58,18 @@ struct memory_settings {
 // --expect: how a layer's C compared with its expected file. Integer formats compare exactly; float
 // formats within the summation error bound (docs/networks.md#the-tolerance). Errors are measured over
 // the elements where both values are finite; a non-finite value must be matched exactly.
-inline constexpr const char* expect_results[] = {"none", "pass", "fail"};
+enum class expect_result { none, pass, fail };
+inline constexpr enum_name<expect_result> expect_result_names[] = {
+    {expect_result::none, "none", "no --expect: nothing compared"},
+    {expect_result::pass, "pass", "C matches the expected file"},
+    {expect_result::fail, "fail", "C differs from the expected file"},
+};
+static_assert(names_in_order(expect_result_names));
+constexpr const char* to_string(expect_result r) {
+    return name_of(expect_result_names, r);
+}
 struct expect_record {
-    std::string result = "none";  // one of expect_results; none: no --expect
+    expect_result result = expect_result::none;
     std::uint64_t checked = 0, failures = 0;
     double max_abs_error = 0, max_rel_error = 0;  // max |c - e|, and max |c - e| / |e| over e != 0
     std::vector<std::string> errors;              // the first failures, one line each
@@ -66,7 +77,15 @@ struct expect_record {
 };
 
 // Where a layer's operands come from: seeded random data, or --data's .npy files.
-inline constexpr const char* data_sources[] = {"random", "npy"};
+enum class data_source { random, npy };
+inline constexpr enum_name<data_source> data_source_names[] = {
+    {data_source::random, "random", "seeded random operands"},
+    {data_source::npy, "npy", "--data's .npy files"},
+};
+static_assert(names_in_order(data_source_names));
+constexpr const char* to_string(data_source d) {
+    return name_of(data_source_names, d);
+}
 
 struct layer_record {
     // What ran.
@@ -83,7 +102,7 @@ struct layer_record {
     std::uint64_t m = 0, k = 0, p = 0;
     std::string dtype, engine;
     std::uint64_t seed = 0;
-    std::string data;             // one of data_sources
+    data_source data = data_source::random;
     std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
     std::string inject = "none";  // a planted fault (testbench use)
     memory_settings memory;
@@ -91,9 +110,8 @@ struct layer_record {
     // What happened.
     std::string status, error;
     bool pass = false;
-    std::uint64_t checked = 0, mismatches = 0;
-    std::vector<std::string> scoreboard_errors;
-    expect_record expect;  // --expect
+    io::scoreboard_counts scoreboard;  // checked, mismatches and the first errors
+    expect_record expect;              // --expect
     std::uint64_t tiles = 0, advance_edges = 0, macs_padded = 0, macs_real = 0;
     std::uint64_t preload_edges = 0;  // ws, is: R a fold; os: none
     std::uint64_t overflows = 0;      // integer accumulations (and partial-sum combinations) that wrapped
@@ -132,6 +150,8 @@ struct bandwidth_figures {
 };
 bandwidth_figures bandwidth_figures_of(const layer_record& r);
 
+// The record's keys, declared once (record_fields in run_report.cpp, io/json_fields.h): the writer
+// and the reader are derived from that one declaration.
 nlohmann::json to_json(const layer_record& r);
 // Throws report_error naming `source` and the field for a missing or mistyped key, a number out of
 // its range, a name not in its list, or fields that disagree (a layer past the topology's end, a

@@ -169,7 +169,7 @@ expect_record compare_expected(const verify::problem<Format>& pr,
             if (!(diff <= tol)) fail(i, got, want, &tol);
         }
     }
-    r.result = r.failures ? "fail" : "pass";
+    r.result = r.failures ? expect_result::fail : expect_result::pass;
     return r;
 }
 
@@ -282,7 +282,7 @@ public:
         r.dtype = s.dtype;
         r.engine = std::string(to_string(s.run.engine));
         r.seed = s.seed;
-        r.data = s.data_dir.empty() ? "random" : "npy";
+        r.data = s.data_dir.empty() ? data_source::random : data_source::npy;
         r.inject = std::string(verify::to_string(s.inject));
         r.memory = s.memory_record;
         r.operand_bytes = sizeof(typename Format::operand_type);
@@ -295,12 +295,12 @@ public:
             using acc = typename Format::accumulator_type;
             r.expect = compare_expected<Format>(pr, out.template c_as<acc>(),
                                                 read_expected_file<Format>(l, s.expect_dir));
-            r.pass = r.pass && r.expect.result == "pass";
+            r.pass = r.pass && r.expect.result == expect_result::pass;
         }
-        r.checked = out.scoreboard.checked;
-        r.mismatches = out.scoreboard.mismatches;
+        r.scoreboard.checked = out.scoreboard.checked;
+        r.scoreboard.mismatches = out.scoreboard.mismatches;
         for (std::size_t i = 0; i < out.scoreboard.errors.size() && i < 8; ++i)
-            r.scoreboard_errors.push_back(out.scoreboard.errors[i]);
+            r.scoreboard.errors.push_back(out.scoreboard.errors[i]);
         r.tiles = res.tiles.size();
         r.advance_edges = res.advance_edges;
         r.preload_edges = res.preload_edges;

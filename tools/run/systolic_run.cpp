@@ -581,14 +581,14 @@ std::string summary(std::vector<layer_record> records) {
                       static_cast<unsigned long long>(r.tiles), f.overall_util, stalls.c_str(),
                       r.pass ? "PASS" : "FAIL");
         os << line;
-        for (const auto& e : r.scoreboard_errors)
+        for (const auto& e : r.scoreboard.errors)
             os << "  error: " << e << "\n";
-        if (r.expect.result == "fail")
+        if (r.expect.result == expect_result::fail)
             os << "  expect: " << r.expect.failures << " of " << r.expect.checked
                << " elements differ from --expect's file, max abs error " << r.expect.max_abs_error << "\n";
         for (const auto& e : r.expect.errors)
             os << "  expect: " << e << "\n";
-        if (!r.error.empty() && r.scoreboard_errors.empty()) os << "  error: " << r.error << "\n";
+        if (!r.error.empty() && r.scoreboard.errors.empty()) os << "  error: " << r.error << "\n";
     }
     if (sweep) {
         for (const auto& a : first.sweep)

@@ -290,7 +290,7 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         return;
     }
     // Every environment's protocol checker sees every transfer: from now on each counts this job's.
-    const auto& seen = environments.int8.checker.violations();
+    const auto& seen = environments.first().checker.violations();
     m_protocol.insert(m_protocol.end(), seen.begin(), seen.end());
     environments.each([](auto& e) { e.clear_violations(); });
     std::vector<memory_snapshot> windows;
@@ -306,12 +306,17 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         windows.push_back(std::move(*s));
     }
     auto pr = std::make_shared<const problem<Format>>(operands_from<Format>(job, windows));
-    env.begin_watch(
-        job, std::move(pr),
-        count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
-        std::move(windows));
-    m_end_watch = [&env](job_report& rep, const job_result& result) {
+    env.begin_watch(job, std::move(pr),
+                    count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
+                    std::move(windows));
+    m_end_watch = [&env, shape = job.shape](job_report& rep, const job_result& result) {
         const job_check<Format> out = env.end_watch(result);
+        rep.format = dtype_of<Format>;
+        rep.shape = shape;
+        rep.advance_edges = result.advance_edges;
+        rep.macs_padded = result.macs_padded;
+        rep.macs_real = result.macs_real;
+        rep.scoreboard = out.scoreboard;
         rep.elements = out.scoreboard.checked;
         rep.errors.insert(rep.errors.end(), out.scoreboard.errors.begin(), out.scoreboard.errors.end());
         if (!out.pass() && rep.errors.empty()) rep.errors.push_back("the scoreboard failed the job");
@@ -356,7 +361,7 @@ void passive_checker::job_ended() {
                 } else {
                     std::vector<std::uint8_t> bytes(failed->length);
                     try {
-                        environments.int8.memory().read(at, bytes.data(), bytes.size());
+                        environments.first().memory().read(at, bytes.data(), bytes.size());
                         m_current.errors.push_back("ERR_DMA at " + hex(at) + ", a " +
                                                    std::to_string(failed->length) +
                                                    "-byte transaction the memory answers");
@@ -364,7 +369,7 @@ void passive_checker::job_ended() {
                     }
                 }
             }
-            for (const auto& v : environments.int8.checker.violations())
+            for (const auto& v : environments.first().checker.violations())
                 m_current.errors.push_back("protocol: " + v);
             break;
         }
@@ -429,7 +434,7 @@ void passive_checker::finish() {
 
 std::vector<std::string> passive_checker::protocol_violations() const {
     std::vector<std::string> all = m_protocol;
-    const auto& since = environments.int8.checker.violations();
+    const auto& since = environments.first().checker.violations();
     all.insert(all.end(), since.begin(), since.end());
     return all;
 }

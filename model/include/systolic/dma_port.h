@@ -22,8 +22,25 @@
 #include <tlm_utils/tlm_quantumkeeper.h>
 
 #include "systolic/job.h"
+#include "systolic/names.h"
 
 namespace systolic {
+
+// The data a DMA transfer moves: what the traffic counters, the waveform and the timeline tell
+// apart, and what an error message names ("bus error while moving C").
+enum class dma_stream { a, b, c, partial_sums, scale_vector, zero_point_vector };
+inline constexpr enum_name<dma_stream> dma_stream_names[] = {
+    {dma_stream::a, "A", "the A operand, read"},
+    {dma_stream::b, "B", "the B operand, read"},
+    {dma_stream::c, "C", "the output C, written"},
+    {dma_stream::partial_sums, "partial sums", "the partial-sum buffer, written and read back"},
+    {dma_stream::scale_vector, "scale vector", "the per-column requantization scales, read"},
+    {dma_stream::zero_point_vector, "zero-point vector", "the per-column zero points, read"},
+};
+static_assert(names_in_order(dma_stream_names));
+constexpr const char* to_string(dma_stream s) {
+    return name_of(dma_stream_names, s);
+}
 
 struct dma_status {
     tlm::tlm_response_status response = tlm::TLM_OK_RESPONSE;
@@ -38,7 +55,7 @@ struct dma_transfer {
     tlm::tlm_command command = tlm::TLM_READ_COMMAND;
     std::uint64_t address = 0;
     std::uint64_t length = 0;
-    const char* what = "";  // "A", "B", "C", "partial sums"
+    dma_stream what = dma_stream::a;
     sc_core::sc_time begin, end;
     bool dmi = false;  // through a DMI pointer (else b_transport)
     bool ok = true;
@@ -69,15 +86,15 @@ public:
     void bind(tlm::tlm_fw_transport_if<>& fw) { m_fw = &fw; }
     bool bound() const { return m_fw != nullptr; }
 
-    // `what` names the data in an error message ("A", "C", ...).
-    dma_status read(std::uint64_t addr, void* data, std::uint64_t len, const char* what);
-    dma_status write(std::uint64_t addr, const void* data, std::uint64_t len, const char* what);
+    // `what` is counted in traffic() and named in an error message ("A", "C", ...).
+    dma_status read(std::uint64_t addr, void* data, std::uint64_t len, dma_stream what);
+    dma_status write(std::uint64_t addr, const void* data, std::uint64_t len, dma_stream what);
 
     // A 2-D block: `rows` rows of `row_bytes`, `stride` bytes apart in the target, into `data` with
     // rows `data_stride` bytes apart. Through DMI when one granted range covers the whole block (one
     // copy per row, the same latency as row-by-row transfers, one sync check), else row by row.
     dma_status read_block(std::uint64_t addr, std::uint64_t rows, std::uint64_t row_bytes,
-                          std::uint64_t stride, void* data, std::uint64_t data_stride, const char* what);
+                          std::uint64_t stride, void* data, std::uint64_t data_stride, dma_stream what);
     // Told about each transfer after it ended (null: none). Not owned.
     void set_listener(dma_listener* listener) { m_listener = listener; }
 
@@ -104,15 +121,15 @@ public:
 
 private:
     dma_status transfer(tlm::tlm_command cmd, std::uint64_t addr, unsigned char* data, std::uint64_t len,
-                        const char* what);
+                        dma_stream what);
     const tlm::tlm_dmi* find_dmi(std::uint64_t addr, std::uint64_t len, bool is_read) const;
     bool denied(std::uint64_t addr) const;
     bool cached(std::uint64_t addr) const;
     sc_core::sc_time now() const { return sc_core::sc_time_stamp() + m_qk.get_local_time(); }
-    void tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, const char* what,
+    void tell(tlm::tlm_command cmd, std::uint64_t addr, std::uint64_t len, dma_stream what,
               const sc_core::sc_time& begin, bool dmi, bool ok);
     void request_dmi(std::uint64_t addr, tlm::tlm_command cmd);
-    void count(tlm::tlm_command cmd, const char* what, std::uint64_t bytes);
+    void count(tlm::tlm_command cmd, dma_stream what, std::uint64_t bytes);
     // An access's time: its latency, plus `accesses` times ceil(bytes / bandwidth) clocks.
     void spend(const sc_core::sc_time& latency, std::uint64_t accesses, std::uint64_t bytes);
 

@@ -88,7 +88,7 @@ public:
             }
             if (s.combine) {  // add the partial sums of the earlier chunks
                 auto st = dma.read(job.partial.address(t.r0 + i, t.c0), m_wide.data(), cols * acc_size,
-                                   "partial sums");
+                                   dma_stream::partial_sums);
                 if (!st.ok()) return st;
                 for (std::size_t j = 0; j < cols; ++j) {
                     bool overflowed = false;
@@ -101,10 +101,10 @@ public:
             dma_status st;
             if (s.target == drain_target::partial) {
                 st = dma.write(job.partial.address(t.r0 + i, t.c0), m_acc.data(), cols * acc_size,
-                               "partial sums");
+                               dma_stream::partial_sums);
             } else {
                 const std::uint64_t bytes = encode(job.run.quant, cols, counts);
-                st = dma.write(job.c.address(t.r0 + i, t.c0), m_out.data(), bytes, "C");
+                st = dma.write(job.c.address(t.r0 + i, t.c0), m_out.data(), bytes, dma_stream::c);
                 if (st.ok()) counts.real_outputs += cols;
             }
             if (!st.ok()) return st;
@@ -138,12 +138,12 @@ private:
     dma_status read_columns(const matmul_job& job, std::uint64_t c0, std::size_t cols, dma_port& dma) {
         const column_vectors& v = *job.run.quant.columns;
         m_scale.resize(cols);
-        auto st =
-            dma.read(v.scale_address(c0), m_scale.data(), cols * column_vectors::scale_bytes, "scale vector");
+        auto st = dma.read(v.scale_address(c0), m_scale.data(), cols * column_vectors::scale_bytes,
+                           dma_stream::scale_vector);
         if (!st.ok() || !v.zero_points) return st;
         m_zero_point.resize(cols);
         return dma.read(v.zero_point_address(job.shape.p, c0), m_zero_point.data(),
-                        cols * column_vectors::zero_point_bytes, "zero-point vector");
+                        cols * column_vectors::zero_point_bytes, dma_stream::zero_point_vector);
     }
 
     std::size_t m_stride;                    // the array's columns: accumulators per row

@@ -420,9 +420,9 @@ private:
         m_fold_a.resize(t.rows * s.kc);
         m_fold_b.resize(s.kc * t.cols);
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
-                               m_fold_a.data(), s.kc * osz, "A"));
+                               m_fold_a.data(), s.kc * osz, dma_stream::a));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
-                               m_fold_b.data(), t.cols * osz, "B"));
+                               m_fold_b.data(), t.cols * osz, dma_stream::b));
         if (m_first_load) m_prefetch_none = cycles(now() - mark);
         m_first_load = false;
         return {m_fold_a.data(), s.kc, m_fold_b.data(), t.cols};
@@ -494,9 +494,9 @@ private:
         m_feeder.begin_chunk(s.kc, t.rows, t.cols);
         m_fed_a.reset();
         check(m_dma.read_block(m_job.a.address(t.r0, s.k0), t.rows, s.kc * osz, m_job.a.row_stride,
-                               m_feeder.a_row(0), s.kc * osz, "A"));
+                               m_feeder.a_row(0), s.kc * osz, dma_stream::a));
         check(m_dma.read_block(m_job.b.address(s.k0, t.c0), s.kc, t.cols * osz, m_job.b.row_stride,
-                               m_feeder.b_row(0), m_array.cols() * osz, "B"));
+                               m_feeder.b_row(0), m_array.cols() * osz, dma_stream::b));
         if (m_first_load) m_prefetch_none = cycles(now() - mark);
         m_first_load = false;
     }
@@ -575,12 +575,14 @@ private:
             if (b.a_read)
                 read(0, [&] {
                     return m_dma.read_block(m_job.a.address(t.r0, b.k0), t.rows, b.kc * osz,
-                                            m_job.a.row_stride, &m_a_pad[t.r0 * k + b.k0], k * osz, "A");
+                                            m_job.a.row_stride, &m_a_pad[t.r0 * k + b.k0], k * osz,
+                                            dma_stream::a);
                 });
             if (b.b_read)
                 read(1, [&] {
                     return m_dma.read_block(m_job.b.address(b.k0, t.c0), b.kc, t.cols * osz,
-                                            m_job.b.row_stride, &m_b_pad[b.k0 * p + t.c0], p * osz, "B");
+                                            m_job.b.row_stride, &m_b_pad[b.k0 * p + t.c0], p * osz,
+                                            dma_stream::b);
                 });
         }
         m_read_plan = &plan;
@@ -605,10 +607,10 @@ private:
         const tile& t = *(*m_read_plan)[b.step].where;
         if (b.a_read)
             tell(m_mem.fetch(memory_timeline::stream::a, b.a_bytes, m_unit_latency[u][0]),
-                 tlm::TLM_READ_COMMAND, m_job.a.address(t.r0, b.k0), "A", u > 0);
+                 tlm::TLM_READ_COMMAND, m_job.a.address(t.r0, b.k0), dma_stream::a, u > 0);
         if (b.b_read)
             tell(m_mem.fetch(memory_timeline::stream::b, b.b_bytes, m_unit_latency[u][1]),
-                 tlm::TLM_READ_COMMAND, m_job.b.address(b.k0, t.c0), "B", u > 0);
+                 tlm::TLM_READ_COMMAND, m_job.b.address(b.k0, t.c0), dma_stream::b, u > 0);
     }
 
     // A unit starts: the array waits for its blocks, then the next unit's reads are issued.
@@ -667,7 +669,7 @@ private:
     }
 
     // A DRAM-channel transfer, for the observer: stamped with the channel's times.
-    void tell(const memory_timeline::request& r, tlm::tlm_command cmd, std::uint64_t addr, const char* what,
+    void tell(const memory_timeline::request& r, tlm::tlm_command cmd, std::uint64_t addr, dma_stream what,
               bool prefetch) {
         if (!m_observer) return;
         dma_transfer x;
@@ -814,7 +816,7 @@ private:
         if (st.ok()) {
             m_c_array += c_block_bytes(t);
             tell(m_mem.write(c_block_bytes(t), latency), tlm::TLM_WRITE_COMMAND, m_job.c.address(t.r0, t.c0),
-                 "C", false);
+                 dma_stream::c, false);
         }
         return st;
     }

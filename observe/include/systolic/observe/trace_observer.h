@@ -25,7 +25,6 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstdlib>
-#include <cstring>
 #include <string>
 #include <systemc>
 
@@ -150,9 +149,9 @@ private:
         return m_out.span(tid, name, cat, begin, end, args);
     }
 
-    // The stream's track: A, B, or C for the outputs and the partial sums.
-    int dma_track(const char* what) const {
-        return m_dma_tracks[std::strcmp(what, "A") == 0 ? 0 : std::strcmp(what, "B") == 0 ? 1 : 2];
+    // The stream's track: A, B, or C for the outputs, the partial sums and the column vectors.
+    int dma_track(dma_stream what) const {
+        return m_dma_tracks[what == dma_stream::a ? 0 : what == dma_stream::b ? 1 : 2];
     }
 
     trace_file& m_out;
@@ -201,7 +200,7 @@ void trace_observer<Format>::on_transfer(const dma_transfer& t) {
     const bool read = t.command == tlm::TLM_READ_COMMAND;
     char addr[24];
     std::snprintf(addr, sizeof addr, "0x%llx", static_cast<unsigned long long>(t.address));
-    m_out.append(span(dma_track(t.what), std::string(read ? "read " : "write ") + t.what, "dma",
+    m_out.append(span(dma_track(t.what), std::string(read ? "read " : "write ") + to_string(t.what), "dma",
                       t.begin.value(), t.end.value(),
                       "\"bytes\":" + std::to_string(t.length) + ",\"address\":\"" + addr + "\",\"dmi\":" +
                           (t.dmi ? "true" : "false") + ",\"ok\":" + (t.ok ? "true" : "false") +

@@ -27,7 +27,6 @@
 #pragma once
 
 #include <cstdint>
-#include <cstring>
 #include <iterator>
 #include <limits>
 #include <queue>
@@ -388,7 +387,7 @@ void vcd_observer<Format>::on_transfer(const dma_transfer& t) {
         push({t.begin.value(), 0, change::prefetch_rise});
         push({t.end.value(), 0, change::prefetch_fall});
     }
-    if (t.command != tlm::TLM_WRITE_COMMAND || std::strcmp(t.what, "C") != 0) return;
+    if (t.command != tlm::TLM_WRITE_COMMAND || t.what != dma_stream::c) return;
     change c{t.begin.value(), 0, change::c_write_rise};
     c.addr = t.address;
     c.row = (t.address - m_c.base) / m_c.row_stride;

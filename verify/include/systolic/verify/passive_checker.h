@@ -49,6 +49,7 @@
 #include "systolic/register_block.h"
 #include "systolic/verify/bus_monitor.h"
 #include "systolic/verify/format_environments.h"
+#include "systolic/verify/scoreboard.h"
 
 namespace systolic::verify {
 
@@ -82,6 +83,12 @@ public:
         // What the accelerator answered a refused start or a job ended by ERR_DMA with, as ERROR
         // reads ("ERR_DTYPE", "ERR_DMA at 0x30000000"); empty for a job that ran.
         std::string error;
+        // A job that ran to its end and was checked: its dtype and shape, its counters as the
+        // registers read them, and what its scoreboard counted (for the platforms' JSON reports).
+        dtype format = dtype::int8;
+        problem_shape shape;
+        std::uint64_t advance_edges = 0, macs_padded = 0, macs_real = 0;
+        std::optional<scoreboard_summary> scoreboard;
         // "job 3 (int32 M=4 K=5 P=6, C at 0x80001200): C(0,1) expected 5, got 6 (and 2 more)", or
         // "job 3 (...): completed, pass"
         std::string line() const;
