@@ -63,16 +63,27 @@ def arrow(ax, start, end, label="", at=None, ha="center", va="bottom",
 
 
 def applications(ax):
-    """The executables on top, and io/ beside them."""
+    """The executables on top; below them the platform kit and io/, which
+    every executable shares."""
     apps = (("systolic-tb  (tb/)",
              "one job: command line,\nreport, summary, progress"),
             ("systolic-run  (tools/run/)",
              "SCALE-Sim topologies,\none job per layer"),
             ("systolic-vp  (vp/)",
-             "cpu running job scripts,\nrouter, RAM, accelerator"))
+             "bus map: a CPU running\njob scripts, RAM"),
+            ("systolic-soc  (soc/)",
+             "bus map: a RISC-V hart\nrunning firmware, RAM"))
     for i, (title, body) in enumerate(apps):
-        box(ax, 0.3 + 3.05 * i, 8.55, 2.85, 0.95, title, body, face=APP,
+        box(ax, 0.3 + 3.5 * i, 9.85, 3.3, 0.95, title, body, face=APP,
             size=9.5)
+    box(ax, 0.3, 8.55, 4.4, 0.95, "cli/  (systolic::cli)",
+        "strict numbers, sizes, times; choices, option rules,\n"
+        "progress; observer_outputs: --vcd --trace --log-level",
+        face=APP, size=9.5, body_size=8)
+    box(ax, 4.95, 8.55, 4.4, 0.95, "components/  (systolic::components)",
+        "router, mmio_device, hart, ELF loader, UART, timer,\n"
+        "finisher; checked_accelerator (regs, dma, irq)",
+        face=APP, size=9.5, body_size=8)
     box(ax, 9.6, 8.55, 4.5, 0.95, "io/  (systolic::io)",
         ".npy in and out, input opening, outputs all or none,\n"
         "signals, a failed stdout: every executable", face=APP, size=9.5)
@@ -171,11 +182,13 @@ def path(ax, points, color=EDGE, dashed=False):
 
 
 def flows(ax):
-    # The applications use the environment (systolic-vp from inside its
-    # platform).
-    for x in (1.7, 4.75):
-        arrow(ax, (x, 8.55), (x, 8.2), color=CALL)
-    arrow(ax, (7.8, 8.55), (6.4, 7.6), color=CALL)
+    # The applications stand on the kit and io/; tb and run use the
+    # environment's testbench, the platforms its passive checker inside
+    # checked_accelerator.
+    arrow(ax, (5.5, 8.55), (5.5, 8.2), "passive checker", at=(5.6, 8.37),
+          ha="left", va="center", color=CALL)
+    arrow(ax, (8.9, 8.55), (8.9, 8.2), "accelerator", at=(9.0, 8.37),
+          ha="left", va="center", color=CALL)
     # The adapters drive their DUTs.
     arrow(ax, (6.25, 5.5), (7.25, 6.6), color=CALL)
     ax.text(6.72, 6.2, "start,\ndone", fontsize=7, color=CALL, ha="center")
@@ -210,9 +223,9 @@ def legend(ax):
 
 
 def draw():
-    fig, ax = plt.subplots(figsize=(14.4, 9.7))
+    fig, ax = plt.subplots(figsize=(14.4, 11.0))
     ax.set_xlim(0, 14.4)
-    ax.set_ylim(-0.1, 9.6)
+    ax.set_ylim(-0.1, 10.9)
     ax.axis("off")
     applications(ax)
     verification(ax)
