@@ -306,9 +306,10 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         windows.push_back(std::move(*s));
     }
     auto pr = std::make_shared<const problem<Format>>(operands_from<Format>(job, windows));
-    env.begin_watch(job, std::move(pr),
-                    count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
-                    std::move(windows));
+    env.begin_watch(
+        job, std::move(pr),
+        count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
+        std::move(windows));
     m_end_watch = [&env, shape = job.shape](job_report& rep, const job_result& result) {
         const job_check<Format> out = env.end_watch(result);
         rep.format = dtype_of<Format>;
