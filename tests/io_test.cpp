@@ -90,8 +90,8 @@ TEST_F(io_test, ProcFilesAreReadToTheirEndOrRefusedWhereTheSizeMatters) {
     EXPECT_THROW(systolic::io::read_text_file(p("big"), 1000), io_error);
 }
 
-// The counters every report shares, under their one set of keys; what a report lacks stays out.
-TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
+// The counters every job has, each its own value.
+systolic::io::job_counters shared_counters() {
     systolic::io::job_counters c;
     c.m = 3;
     c.k = 5;
@@ -99,6 +99,12 @@ TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
     c.advance_edges = 20;
     c.macs_padded = 48;
     c.macs_real = 27;
+    return c;
+}
+
+// The counters every report shares, under their one set of keys; what a report lacks stays out.
+TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
+    systolic::io::job_counters c = shared_counters();
     EXPECT_EQ(
         systolic::io::job_json(c),
         (nlohmann::json{
@@ -123,13 +129,7 @@ TEST(JobJson, WritesTheSharedKeysAndOnlyTheOptionalOnesGiven) {
 // what the writer wrote, every key set to its own value, so that a key swapped, dropped or misspelt
 // on either side shows.
 TEST(JobJson, TheReaderReadsBackWhatTheWriterWroteKeyForKey) {
-    systolic::io::job_counters c;
-    c.m = 3;
-    c.k = 5;
-    c.p = 7;
-    c.advance_edges = 20;
-    c.macs_padded = 48;
-    c.macs_real = 27;
+    systolic::io::job_counters c = shared_counters();
     c.tiles = 4;
     c.real_outputs = 11;
     c.masked_outputs = 6;

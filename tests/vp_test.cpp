@@ -77,15 +77,17 @@ TEST(JobScript, AMatrixWithNoBytesNeedsNoPlaceInRam) {
     EXPECT_THROW(vp::parse_script("job far m=8 k=8 p=1 c_addr=1100\n", "t.vps", ram), vp::script_error);
 }
 
+// The message a script is refused with (as read from bad.vps), or "" when it parses.
+std::string refused(const std::string& text) {
+    try {
+        vp::parse_script(text, "bad.vps");
+    } catch (const vp::script_error& e) {
+        return std::string(e.what());
+    }
+    return std::string();
+}
+
 TEST(JobScript, RefusesWhatItDoesNotKnowWithTheLine) {
-    const auto refused = [](const std::string& text) {
-        try {
-            vp::parse_script(text, "bad.vps");
-        } catch (const vp::script_error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
-    };
     EXPECT_EQ(refused("\nfrobnicate 1\n"), "bad.vps:2: unknown command 'frobnicate' in 'frobnicate 1'");
     EXPECT_NE(refused("write NOPE 1").find("unknown register 'NOPE'"), std::string::npos);
     EXPECT_NE(refused("write DTYPE INT9").find("bad value"), std::string::npos);
@@ -121,14 +123,6 @@ TEST(JobScript, ReadsTheDataflowAndThePerColumnVectors) {
 }
 
 TEST(JobScript, RefusesBadDataflowsAndVectorsWithTheLine) {
-    const auto refused = [](const std::string& text) {
-        try {
-            vp::parse_script(text, "bad.vps");
-        } catch (const vp::script_error& e) {
-            return std::string(e.what());
-        }
-        return std::string();
-    };
     const std::string job = "job j m=2 k=3 p=3 ";
     EXPECT_NE(refused(job + "dataflow=rs").find("bad dataflow 'rs' (os, ws, is)"), std::string::npos);
     EXPECT_NE(refused(job + "out=int8 scales=0.5,x,1").find("bad scales '0.5,x,1' (P finite floats"),
