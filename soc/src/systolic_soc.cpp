@@ -29,35 +29,111 @@ using namespace systolic;
 
 constexpr int exit_failed = 1, exit_usage = 2, exit_fault = 3, exit_timeout = 4;
 
-}  // namespace
-
-int sc_main(int argc, char* argv[]) {
-    soc::soc_options o;
-    if (const auto status = soc::parse_options(argc, argv, o, exit_usage)) return *status;
-
+soc::platform::config config_of(const soc::soc_options& o) {
     soc::platform::config pc;
     pc.arch = o.arch;
     pc.cpu_clock_hz = o.cpu_clock;
     pc.cpi = o.cpi;
     pc.array_size = o.array;
     pc.engine = o.engine;
-    const sc_core::sc_time timeout = o.timeout;
+    return pc;
+}
+
+int fail(const std::exception& e) {
+    std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
+    return exit_usage;
+}
+
+// The exit status, with its reason on stderr: a fault, then the timeout, then the firmware's
+// code, then the checks. The hart runs ahead of the kernel by up to a quantum, so a fault or a
+// finish may come at a CPU time past the timeout, where the kernel has not: that is a timeout too.
+int exit_status(soc::platform& chip, sc_core::sc_time timeout) {
+    const auto& fault = chip.cpu.fault();
+    const auto& code = chip.exit_code();
+    const bool late = fault ? chip.cpu.fault_time() > timeout : code && chip.finish_time() > timeout;
+    if (fault && !late) {
+        std::cerr << "systolic-soc: firmware fault at pc " << io::hex(fault->pc) << ": " << fault->what
+                  << " (mcause " << io::hex(fault->cause) << ", address " << io::hex(fault->address) << ")\n";
+        return exit_fault;
+    }
+    if (!code || late) {
+        std::cerr << "systolic-soc: timeout: the firmware did not finish within " << cli::format_time(timeout)
+                  << " of simulated time (--timeout)\n";
+        return exit_timeout;
+    }
+    if (*code != 0) {
+        std::cerr << "systolic-soc: the firmware finished with code " << *code << " (" << io::hex(*code)
+                  << ")\n";
+        return exit_failed;
+    }
+    return chip.job_failures().empty() && chip.protocol_violations().empty() ? 0 : exit_failed;
+}
+
+// What the checks found, and the summary line.
+void print_summary(soc::platform& chip, double wall_seconds) {
+    // The accelerator's refusals and ERR_DMA, with their reasons: the firmware sees only a code in
+    // ERROR. They are no failures when the checker found them right.
+    for (const auto& e : chip.accelerator_errors())
+        std::cout << "accelerator: " << e << "\n";
+    const auto& failures = chip.job_failures();
+    const auto violations = chip.protocol_violations();
+    for (const auto& f : failures)
+        std::cout << "check failed: " << f << "\n";
+    for (const auto& v : violations)
+        std::cout << "protocol violation: " << v << "\n";
+    const double mips = wall_seconds > 0 ? double(chip.cpu.retired()) / wall_seconds / 1e6 : 0;
+    char mips_text[32];
+    std::snprintf(mips_text, sizeof mips_text, "%.1f", mips);
+    std::cout << "systolic-soc: " << chip.cpu.retired() << " instructions retired, "
+              << cli::format_time(sc_core::sc_time_stamp()) << " simulated, " << mips_text << " MIPS, "
+              << chip.jobs_checked() << " jobs checked, " << failures.size() << " failures, "
+              << chip.bus_transactions_checked() << " bus transactions checked, " << violations.size()
+              << " protocol violations\n";
+}
+
+// --json: the verdict, and each START the passive checker saw with the counters every report
+// shares (io/job_json.h): zeros, and no scoreboard, for a job that did not run.
+std::string report_json(soc::platform& chip, std::size_t array, int status) {
+    nlohmann::json r = {{"array", array},
+                        {"exit_status", status},
+                        {"pass", status == 0},
+                        {"failures", chip.job_failures().size()},
+                        {"protocol_violations", chip.protocol_violations().size()},
+                        {"jobs", nlohmann::json::array()}};
+    for (const auto& j : chip.accel.checks.jobs()) {
+        std::optional<io::scoreboard_counts> sb;
+        if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
+        nlohmann::json job = io::job_json(
+            {j.shape.m, j.shape.k, j.shape.p, j.advance_edges, j.macs_padded, j.macs_real, {}, {}, {}, sb});
+        job.update({{"index", j.index},
+                    {"job", j.job},
+                    {"dtype", j.scoreboard ? nlohmann::json(to_string(j.format)) : nlohmann::json()},
+                    {"outcome", to_string(j.what)},
+                    {"pass", j.pass},
+                    {"error", j.error},
+                    {"errors", j.errors}});
+        r["jobs"].push_back(job);
+    }
+    return r.dump(2) + "\n";
+}
+
+}  // namespace
+
+int sc_main(int argc, char* argv[]) {
+    soc::soc_options o;
+    if (const auto status = soc::parse_options(argc, argv, o, exit_usage)) return *status;
+    const soc::platform::config pc = config_of(o);
     components::elf_image image;
     io::output_set files;
     cli::observer_outputs waves(o.outputs, "systolic-soc");
-    try {
+    try {  // every output name through output_set's checks, an empty one included
         image = components::read_elf(o.firmware, pc.arch, soc::platform::cpu_ram(pc.arch));
         files.add_input({"firmware", o.firmware});
-        // Every output name through output_set's checks, an empty one included.
         if (o.uart) files.add({"--uart", *o.uart});
         if (o.json) files.add({"--json", *o.json});
         waves.plan(files);
-    } catch (const components::elf_error& e) {
-        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
-        return exit_usage;
-    } catch (const std::exception& e) {  // io_error
-        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
-        return exit_usage;
+    } catch (const std::exception& e) {  // elf_error, io_error
+        return fail(e);
     }
 
     // The hart ends the simulation with sc_stop(), which is no news to the user.
@@ -71,113 +147,37 @@ int sc_main(int argc, char* argv[]) {
         if (o.uart) uart_sink = std::make_unique<observe::file_sink>(files.stream(*o.uart), *o.uart);
         waves.open(files);
     } catch (const std::exception& e) {  // io_error
-        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
-        return exit_usage;
+        return fail(e);
     }
     bool line_open = false;  // the UART's output on stdout does not end with a newline
-    if (uart_sink)
-        chip.uart.set_output([&](char c) { uart_sink->append(c); });
-    else
-        chip.uart.set_output([&](char c) {
-            std::cout.put(c);
-            line_open = c != '\n';
-        });
+    chip.uart.set_output([&](char c) {
+        if (uart_sink) return uart_sink->append(c);
+        std::cout.put(c);
+        line_open = c != '\n';
+    });
     if (waves.trace()) chip.cpu.set_trace(waves.trace());
     waves.watch(chip.accel.dut, o.array, [&](observe::vcd_writer& w) { chip.trace_irq(w); });
 
     const auto wall_begin = std::chrono::steady_clock::now();
-    sc_core::sc_start(timeout);
+    sc_core::sc_start(o.timeout);
     const double wall = std::chrono::duration<double>(std::chrono::steady_clock::now() - wall_begin).count();
-    const sc_core::sc_time end = sc_core::sc_time_stamp();
     chip.finish_checks();
-    waves.stop(end);
-    chip.cpu.finish_trace(end);
-
-    // The verdict: a fault, then the timeout, then the firmware's code, then the checks. The hart
-    // runs ahead of the kernel by up to a quantum, so a fault or a finish may come at a CPU time
-    // past the timeout, where the kernel has not: that is a timeout too.
-    int status = 0;
-    const auto& fault = chip.cpu.fault();
-    const auto& code = chip.exit_code();
-    const bool late = fault ? chip.cpu.fault_time() > timeout : code && chip.finish_time() > timeout;
-    const auto violations = chip.protocol_violations();
-    const auto& failures = chip.job_failures();
-    if (fault && !late) {
-        std::cerr << "systolic-soc: firmware fault at pc " << io::hex(fault->pc) << ": " << fault->what
-                  << " (mcause " << io::hex(fault->cause) << ", address " << io::hex(fault->address) << ")\n";
-        status = exit_fault;
-    } else if (!code || late) {
-        std::cerr << "systolic-soc: timeout: the firmware did not finish within " << cli::format_time(timeout)
-                  << " of simulated time (--timeout)\n";
-        status = exit_timeout;
-    } else if (*code != 0) {
-        std::cerr << "systolic-soc: the firmware finished with code " << *code << " (" << io::hex(*code)
-                  << ")\n";
-        status = exit_failed;
-    }
+    waves.stop(sc_core::sc_time_stamp());
+    chip.cpu.finish_trace(sc_core::sc_time_stamp());
+    const int status = exit_status(chip, o.timeout);
     if (line_open) std::cout << "\n";
-    // The accelerator's refusals and ERR_DMA, with their reasons: the firmware sees only a code in
-    // ERROR. They are no failures when the checker found them right.
-    for (const auto& e : chip.accelerator_errors())
-        std::cout << "accelerator: " << e << "\n";
-    for (const auto& f : failures)
-        std::cout << "check failed: " << f << "\n";
-    for (const auto& v : violations)
-        std::cout << "protocol violation: " << v << "\n";
-    if (status == 0 && (!failures.empty() || !violations.empty())) status = exit_failed;
-    const double mips = wall > 0 ? double(chip.cpu.retired()) / wall / 1e6 : 0;
-    char mips_text[32];
-    std::snprintf(mips_text, sizeof mips_text, "%.1f", mips);
-    std::cout << "systolic-soc: " << chip.cpu.retired() << " instructions retired, " << cli::format_time(end)
-              << " simulated, " << mips_text << " MIPS, " << chip.jobs_checked() << " jobs checked, "
-              << failures.size() << " failures, " << chip.bus_transactions_checked()
-              << " bus transactions checked, " << violations.size() << " protocol violations\n";
-
+    print_summary(chip, wall);
     try {
         if (uart_sink)
             if (const std::string err = uart_sink->finish(); !err.empty()) throw std::runtime_error(err);
         waves.finish(files);
-        std::string report;
-        if (o.json) {
-            // The verdict, and each START the passive checker saw with the counters every report
-            // shares (io/job_json.h): zeros, and no scoreboard, for a job that did not run.
-            nlohmann::json r = {{"array", o.array},
-                                {"exit_status", status},
-                                {"pass", status == 0},
-                                {"failures", failures.size()},
-                                {"protocol_violations", violations.size()},
-                                {"jobs", nlohmann::json::array()}};
-            for (const auto& j : chip.accel.checks.jobs()) {
-                std::optional<io::scoreboard_counts> sb;
-                if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
-                nlohmann::json job = io::job_json({j.shape.m,
-                                                   j.shape.k,
-                                                   j.shape.p,
-                                                   j.advance_edges,
-                                                   j.macs_padded,
-                                                   j.macs_real,
-                                                   {},
-                                                   {},
-                                                   {},
-                                                   sb});
-                job.update({{"index", j.index},
-                            {"job", j.job},
-                            {"dtype", j.scoreboard ? nlohmann::json(to_string(j.format)) : nlohmann::json()},
-                            {"outcome", to_string(j.what)},
-                            {"pass", j.pass},
-                            {"error", j.error},
-                            {"errors", j.errors}});
-                r["jobs"].push_back(job);
-            }
-            report = r.dump(2) + "\n";
-            files.set(*o.json, {report});
-        }
+        const std::string report = o.json ? report_json(chip, o.array, status) : "";
+        if (o.json) files.set(*o.json, {report});
         files.prepare();
         io::flush_stdout();
         files.commit();
     } catch (const std::exception& e) {
-        std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";
-        return exit_usage;
+        return fail(e);
     }
     return status;
 }
