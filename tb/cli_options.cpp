@@ -26,26 +26,26 @@ using cli::option_rule;
 using cli::option_rules_help;
 using cli::parse_error_text;
 
-std::string quoted(const std::string& text) {
-    return "'" + one_line(text) + "'";
-}
-
 // The option values as typed, converted after CLI11 has matched them.
 struct raw_options {
     std::string array = "2", m, k, p, seed = "1", k_tile, scale, zero_point, max_memory;
     std::string fabric = "1x1x1", link_latency = "1", threads = "1";
     std::string out_dtype = "acc";
-    std::string a_sram = "inf", b_sram = "inf", c_sram = "inf", dram_bandwidth = "inf";
+    cli::memory_option_text memory;
     bool progress = false, no_progress = false;
 };
 
 // Arrays along each axis of a fabric: a typo is an error, not an out-of-memory.
 constexpr std::size_t max_fabric = 64;
 
+const memory_config& memory_of(const options& o) {
+    return o.run.memory;
+}
+
 // Options that change nothing without another (docs/options.md lists them).
 // Rules that depend on the job's shape, such as a --k-tile shorter than K, are checked with it.
 const std::vector<option_rule<options>>& tb_option_rules() {
-    static const std::vector<option_rule<options>> rules = {
+    static const std::vector<option_rule<options>> before = {
         {"--vcd-pes", "--vcd", "it picks the PEs the waveform traces",
          [](const options& o) { return bool(o.outputs.vcd); }},
         {"--gtkw", "--vcd", "it is the GTKWave save file of that waveform",
@@ -73,16 +73,19 @@ const std::vector<option_rule<options>>& tb_option_rules() {
          [](const options& o) { return o.run.quant.enabled; }},
         {"--overflow", "--dtype int8 or int32", "floating-point accumulators neither wrap nor saturate",
          [](const options& o) { return o.dtype == dtype::int8 || o.dtype == dtype::int32; }},
-        {"--a-sram", "--buffers double", "it sizes the A scratchpad, and buffers none has none",
-         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
-        {"--b-sram", "--buffers double", "it sizes the B scratchpad, and buffers none has none",
-         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
-        {"--c-sram", "--buffers double", "it sizes the C scratchpad, and buffers none has none",
-         [](const options& o) { return o.run.memory.buffers == buffer_mode::double_buffered; }},
+    };
+    static const std::vector<option_rule<options>> after = {
         {"--seed", "random data (--m --k --p) or --order random",
          "it seeds the random A and B and the random order",
          [](const options& o) { return (o.m && o.a_path.empty()) || o.run.order == tile_order::random; }},
     };
+    static const std::vector<option_rule<options>> rules = [] {
+        std::vector<option_rule<options>> all = before;
+        for (const auto& r : cli::memory_option_rules<options, memory_of>())
+            all.push_back(r);
+        all.insert(all.end(), after.begin(), after.end());
+        return all;
+    }();
     return rules;
 }
 
@@ -107,10 +110,7 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
     const std::int64_t zero_point =
         given("--zero-point") ? parse_int("--zero-point", raw.zero_point, i64_min, i64_max) : 0;
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
-    o.run.memory.a_sram = parse_sram_size("--a-sram", raw.a_sram);
-    o.run.memory.b_sram = parse_sram_size("--b-sram", raw.b_sram);
-    o.run.memory.c_sram = parse_sram_size("--c-sram", raw.c_sram);
-    o.run.memory.dram_bandwidth = parse_bandwidth("--dram-bandwidth", raw.dram_bandwidth);
+    cli::convert_memory_options(raw.memory, o.run.memory);
     const auto fabric = parse_fabric_shape(raw.fabric);
     if (!fabric || fabric->rows > max_fabric || fabric->cols > max_fabric || fabric->depth > max_fabric)
         throw usage_error("--fabric wants RxC or RxCxD, arrays along rows, columns and depth, each 1 to " +
@@ -160,35 +160,6 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
 }
 
 }  // namespace
-
-std::uint64_t parse_sram_size(const std::string& option, const std::string& text) {
-    return text == "inf" ? 0 : parse_size(option, text);
-}
-
-double parse_bandwidth(const std::string& option, const std::string& text) {
-    if (text == "inf") return 0;
-    const double v = parse_real(option, text);
-    if (!(v > 0) || std::isinf(v))
-        throw usage_error(option + " " + quoted(text) +
-                          " must be a positive number of bytes per clock cycle, or inf");
-    // The model's own bound (memory_system.h), which every executable's jobs are checked against;
-    // refused here too so that the message names the option and the text typed.
-    if (v < min_dram_bandwidth)
-        throw usage_error(option + " " + quoted(text) + " is below " + bandwidth_text(min_dram_bandwidth) +
-                          " bytes per clock cycle, the least the model simulates (docs/options.md)");
-    return v;
-}
-
-std::string sram_text(std::uint64_t bytes) {
-    return bytes == 0 ? "inf" : format_bytes(bytes);
-}
-
-std::string bandwidth_text(double bytes_per_cycle) {
-    if (bytes_per_cycle == 0) return "inf";
-    char text[32];
-    std::snprintf(text, sizeof text, "%.4g", bytes_per_cycle);
-    return text;
-}
 
 parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     raw_options raw;
@@ -273,18 +244,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         ->type_name("L");
     app.add_option("--threads", raw.threads, "Threads that step a fabric's arrays, in groups of L edges [1]")
         ->type_name("T");
-    add_choice(app, "--buffers", o.run.memory.buffers, buffer_mode_names,
-               "none: no scratchpads, each tile's phases in sequence; double: scratchpads with reuse, "
-               "the next tile's operands prefetched while this one advances (docs/memory.md)");
-    app.add_option("--a-sram", raw.a_sram, "With --buffers double: the A scratchpad's size (e.g. 64k, 1M)")
-        ->type_name("SIZE|inf");
-    app.add_option("--b-sram", raw.b_sram, "With --buffers double: the B scratchpad's size")
-        ->type_name("SIZE|inf");
-    app.add_option("--c-sram", raw.c_sram, "With --buffers double: the C scratchpad's size")
-        ->type_name("SIZE|inf");
-    app.add_option("--dram-bandwidth", raw.dram_bandwidth,
-                   "DRAM bytes per clock cycle, shared by the A, B and C streams (inf: unlimited)")
-        ->type_name("B|inf");
+    cli::add_memory_options(app, o.run.memory, raw.memory);
     app.add_option("--max-memory", raw.max_memory,
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");

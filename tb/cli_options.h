@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_values.h"
+#include "memory_options.h"
 #include "output_options.h"
 #include "systolic/job.h"
 #include "systolic/job_names.h"
@@ -72,13 +73,10 @@ struct parse_result {
 
 parse_result parse_command_line(int argc, const char* const* argv, options& o);
 
-// A scratchpad's size (--a-sram ...): parse_size's sizes, or "inf" (0: large enough for any job).
-std::uint64_t parse_sram_size(const std::string& option, const std::string& text);
-// --dram-bandwidth: bytes per clock cycle, a positive finite number, or "inf" (0: unlimited).
-double parse_bandwidth(const std::string& option, const std::string& text);
-// A size as the options spell it: "inf" for 0, else format_bytes.
-std::string sram_text(std::uint64_t bytes);
-// A bandwidth as the options spell it: "inf" for 0, else the bytes per cycle.
-std::string bandwidth_text(double bytes_per_cycle);
+// The memory options' conversions and texts, shared with every executable (cli/memory_options.h).
+using cli::bandwidth_text;
+using cli::parse_bandwidth;
+using cli::parse_sram_size;
+using cli::sram_text;
 
 }  // namespace systolic::tb

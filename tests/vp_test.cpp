@@ -315,6 +315,29 @@ TEST_F(VpCli, PerColumnRequantizationRunsOnEveryDataflow) {
 
 // A START the script writes itself is checked by the passive checker: the job passes, and the same
 // job with A changed while it runs fails the run (exit 1) with the checker's line.
+// The memory options are systolic-tb's (cli/memory_options.h), given to the accelerator for every
+// job: a narrow DRAM channel lengthens the same jobs, which still pass their checks, and a
+// scratchpad size without --buffers double is refused with the rule, as in systolic-tb.
+TEST_F(VpCli, TheMemoryOptionsReachTheAccelerator) {
+    const auto cycles_of = [](const std::string& out) {
+        const auto at = out.find("job seed: ");
+        const auto c = out.find("cycles: ", at);
+        return c == std::string::npos ? -1L : std::stol(out.substr(c + 8));
+    };
+    const auto plain = run_tool(k_vp, "");
+    ASSERT_EQ(plain.status, 0) << plain.out << plain.err;
+    const auto narrow = run_tool(k_vp, "--dram-bandwidth 0.25");
+    ASSERT_EQ(narrow.status, 0) << narrow.out << narrow.err;
+    EXPECT_EQ(cycles_of(plain.out), 264);
+    EXPECT_GT(cycles_of(narrow.out), cycles_of(plain.out)) << narrow.out;
+    const auto refused = run_tool(k_vp, "--a-sram 64k");
+    EXPECT_EQ(refused.status, 2);
+    EXPECT_EQ(refused.err,
+              "systolic-vp: error: --a-sram needs --buffers double: it sizes the A scratchpad, and buffers none "
+              "has none\n");
+    EXPECT_EQ(run_tool(k_vp, "--dram-bandwidth -1").status, 2);
+}
+
 TEST_F(VpCli, AStartTheScriptWritesIsCheckedPassively) {
     const std::string job =
         "mem 0x80001000 int32 1,2,3,4,5,6,7,8,9\n"

@@ -157,6 +157,7 @@ int sc_main(int argc, char* argv[]) {
 
     accelerator::config ac;
     ac.array_size = o.array;
+    ac.memory = o.memory;
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     vp::platform vp("vp", cc, ac, std::move(script), std::cout);
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"

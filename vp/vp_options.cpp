@@ -4,14 +4,30 @@
 
 #include <cstdint>
 #include <iostream>
+#include <vector>
 
 #include "cli_parse.h"
 #include "cli_values.h"
 #include "io/process.h"
+#include "memory_options.h"
 #include "output_options.h"
 #include "systolic/log.h"
 
 namespace systolic::vp {
+
+namespace {
+
+const memory_config& memory_of(const vp_options& o) {
+    return o.memory;
+}
+
+// Options that change nothing without another: the memory group's.
+const std::vector<cli::option_rule<vp_options>>& vp_option_rules() {
+    static const auto rules = cli::memory_option_rules<vp_options, memory_of>();
+    return rules;
+}
+
+}  // namespace
 
 std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
     CLI::App app{"systolic-vp: a virtual platform with the systolic accelerator, driven by a job script"};
@@ -22,6 +38,9 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
     app.add_option("--json", o.json_path, "write a JSON report of the jobs to this file");
     app.add_option("--c-out", o.c_dir, "write each completed job's C as <dir>/<job>.npy");
     cli::add_output_options(app, o.outputs);
+    cli::memory_option_text memory_text;
+    cli::add_memory_options(app, o.memory, memory_text);
+    app.footer(cli::option_rules_help(vp_option_rules()));
     app.add_flag("--print-default-script", o.print_default, "print the built-in script and exit");
     if (const auto status = cli::parse_command_line(app, argc, argv, "systolic-vp", 2)) return *status;
     if (o.print_default) {
@@ -46,6 +65,10 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
             throw cli::usage_error("--array must be between 1 and 1024, got " + std::to_string(rows));
         o.array = std::size_t(rows);
         cli::check_output_options(o.outputs);
+        cli::convert_memory_options(memory_text, o.memory);
+        if (const auto broken = cli::broken_option_rule(
+                vp_option_rules(), o, [&](const char* name) { return app.count(name) > 0; }))
+            throw cli::usage_error(*broken);
     } catch (const cli::usage_error& e) {
         std::cerr << "systolic-vp: error: " << cli::one_line(e.what()) << "\n";
         return 2;

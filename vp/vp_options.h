@@ -6,6 +6,7 @@
 #include <string>
 
 #include "output_options.h"
+#include "systolic/memory_system.h"
 
 namespace systolic::vp {
 
@@ -15,6 +16,7 @@ struct vp_options {
     std::string script_path, json_path, c_dir;
     cli::output_options outputs;  // --vcd, --trace, --log-level
     std::size_t array = 2;        // N: the accelerator's arrays are N x N
+    memory_config memory;         // the accelerator's scratchpads and DRAM bandwidth, for every job
     bool print_default = false;
 };
 
