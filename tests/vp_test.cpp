@@ -332,9 +332,10 @@ TEST_F(VpCli, TheMemoryOptionsReachTheAccelerator) {
     EXPECT_GT(cycles_of(narrow.out), cycles_of(plain.out)) << narrow.out;
     const auto refused = run_tool(k_vp, "--a-sram 64k");
     EXPECT_EQ(refused.status, 2);
-    EXPECT_EQ(refused.err,
-              "systolic-vp: error: --a-sram needs --buffers double: it sizes the A scratchpad, and buffers none "
-              "has none\n");
+    EXPECT_EQ(
+        refused.err,
+        "systolic-vp: error: --a-sram needs --buffers double: it sizes the A scratchpad, and buffers none "
+        "has none\n");
     EXPECT_EQ(run_tool(k_vp, "--dram-bandwidth -1").status, 2);
 }
 
