@@ -7,6 +7,8 @@
 #include <fstream>
 #include <set>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "io/input_file.h"
 #include "io/job_json.h"
@@ -163,6 +165,53 @@ TEST(JobJson, TheReaderReadsBackWhatTheWriterWroteKeyForKey) {
         ADD_FAILURE() << "accepted";
     } catch (const std::runtime_error& e) {
         EXPECT_EQ(std::string(e.what()), "r.json: field 'mismatches': 20 is outside [0, 19]");
+    }
+}
+
+// An enum field and a list of them, each written and read as its name in its table (a names.h
+// table: entries with `value` and `name`); a name not in the table is refused, naming the field.
+enum class colour { red, green, blue };
+struct colour_name {
+    colour value;
+    const char* name;
+};
+constexpr colour_name colour_names[] = {
+    {colour::red, "red"}, {colour::green, "green"}, {colour::blue, "blue"}};
+struct palette {
+    colour first = colour::red;
+    std::vector<colour> all;
+};
+template <class V, class P>
+void palette_fields(V& v, P& p) {
+    v("first", p.first, systolic::io::named{colour_names});
+    v("all", p.all, systolic::io::named{colour_names});
+}
+
+TEST(JsonFields, EnumsAndListsOfEnumsAreWrittenAndReadAsTheirNames) {
+    const palette p{colour::blue, {colour::green, colour::red, colour::green}};
+    const nlohmann::json j = systolic::io::write_fields(p, [](auto& v, auto& r) { palette_fields(v, r); });
+    EXPECT_EQ(j, (nlohmann::json{{"first", "blue"}, {"all", {"green", "red", "green"}}}));
+    palette back;
+    systolic::io::read_fields<std::runtime_error>(j, "p.json", back,
+                                                  [](auto& v, auto& r) { palette_fields(v, r); });
+    EXPECT_EQ(back.first, colour::blue);
+    EXPECT_EQ(back.all, p.all);
+    const std::pair<nlohmann::json, std::string> bad[] = {
+        {nlohmann::json::array({"green", "mauve"}),
+         "p.json: field 'all': 'mauve' is not one of red, green, blue"},
+        {nlohmann::json::array({"green", 1}), "p.json: field 'all': expected a string, got 1"},
+        {"green", "p.json: field 'all': expected a list, got \"green\""},
+    };
+    for (const auto& [all, says] : bad) {
+        nlohmann::json k = j;
+        k["all"] = all;
+        try {
+            systolic::io::read_fields<std::runtime_error>(k, "p.json", back,
+                                                          [](auto& v, auto& r) { palette_fields(v, r); });
+            ADD_FAILURE() << "accepted " << all;
+        } catch (const std::runtime_error& e) {
+            EXPECT_EQ(std::string(e.what()), says);
+        }
     }
 }
 

@@ -249,19 +249,19 @@ layer_record sample_record() {
     r.topology = "t";
     r.layers_in_topology = 2;
     r.sweep = {"4x4", "8x8"};
-    r.dataflows = {"os"};
+    r.dataflows = {systolic::dataflow_kind::os};
     r.layer_id = 1;
     r.layer = "L, \"one\"";
-    r.kind = "gemm";
+    r.kind = layer_kind::gemm;
     r.array_rows = r.array_cols = 4;
     r.m = 6;
     r.k = 10;
     r.p = 5;
-    r.dtype = "int8";
-    r.engine = "cycle";
+    r.dtype = systolic::dtype::int8;
+    r.engine = systolic::engine_kind::cycle;
     r.seed = 18446744073709551615ull;
     r.data = data_source::random;
-    r.status = "completed";
+    r.status = systolic::job_status::completed;
     r.pass = true;
     r.scoreboard.checked = 30;
     r.tiles = 4;
@@ -304,8 +304,8 @@ TEST(Report, ScaleSimFiguresFromCountedEdges) {
 layer_record stationary_record() {
     layer_record r = sample_record();
     r.sweep = {"4x4"};
-    r.dataflows = {"os", "ws"};
-    r.dataflow = "ws";
+    r.dataflows = {systolic::dataflow_kind::os, systolic::dataflow_kind::ws};
+    r.dataflow = systolic::dataflow_kind::ws;
     r.layer_id = 0;
     r.tiles = 2;
     r.preload_edges = 2 * 3 * 4;
@@ -333,7 +333,7 @@ TEST(Report, StationaryFiguresCountThePreload) {
     const std::string text = job_file_text(r);
     const layer_record back = record_from_json(nlohmann::json::parse(text).at("record"), "x");
     EXPECT_EQ(job_file_text(back), text);
-    EXPECT_EQ(back.dataflow, "ws");
+    EXPECT_EQ(back.dataflow, systolic::dataflow_kind::ws);
     EXPECT_EQ(back.preload_edges, 24u);
     EXPECT_EQ(back.overflows, 7u);
     const auto j = nlohmann::json::parse(report_json({r}));
@@ -499,27 +499,27 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     r.topology = "topo";
     r.layers_in_topology = 1053;
     r.sweep = {"4x5", "9x9"};
-    r.dataflows = {"os", "ws"};
+    r.dataflows = {systolic::dataflow_kind::os, systolic::dataflow_kind::ws};
     r.layer_id = 1002;
     r.layer = "conv1";
-    r.kind = "conv";
+    r.kind = layer_kind::conv;
     r.conv = {1003, 1004, 3, 4, 5, 1005, 1, 8};  // lowers to M = 1001 x 126, K = 3 x 4 x 5, P = 1005
     r.array_rows = 4;
     r.array_cols = 5;
-    r.dataflow = "ws";
+    r.dataflow = systolic::dataflow_kind::ws;
     r.m = 1001 * 126;
     r.k = 60;
     r.p = 1005;
-    r.dtype = "bf16";
-    r.engine = "functional";
+    r.dtype = systolic::dtype::bf16;
+    r.engine = systolic::engine_kind::functional;
     r.seed = 1006;
     r.data = data_source::npy;
     r.k_tile = 7;
-    r.inject = "skip-preload";
+    r.inject = systolic::verify::fault::skip_preload;
     r.memory = {"scale.cfg", "double", "CALC", 1007, 1008, 1009, 1010};
     r.operand_bytes = 2;
     r.output_bytes = 6;
-    r.status = "watchdog";  // a job that stopped: its counts need not be the shape's
+    r.status = systolic::job_status::watchdog;  // a job that stopped: its counts need not be the shape's
     r.error = "the watchdog fired";
     r.pass = false;
     r.scoreboard.checked = 1011;
@@ -716,7 +716,7 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
               "jobs: no record for layer 1 on 8x8 in os (3 of 4 jobs present); run line 4 of the --emit-jobs "
               "output again (with Slurm, sbatch --array=4)");
     EXPECT_EQ(err({a, b, b, c, d}), "jobs: layer 1 on 4x4 in os appears twice");
-    d.dtype = "int32";
+    d.dtype = systolic::dtype::int32;
     EXPECT_NE(err({a, b, c, d}).find("different runs"), std::string::npos);
     EXPECT_EQ(err({}), "jobs: no job records");
     // Report order: the sweep's order of arrays, then LayerID.
@@ -730,11 +730,11 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     // the dataflows, then of the layers.
     std::vector<layer_record> all;
     for (const char* array : {"4x4", "8x8"})
-        for (const char* df : {"is", "os"})
+        for (const auto df : {systolic::dataflow_kind::is, systolic::dataflow_kind::os})
             for (std::uint64_t id : {1u, 0u}) {
                 layer_record r = sample_record();
                 r.array_rows = r.array_cols = array[0] == '4' ? 4 : 8;
-                r.dataflows = {"is", "os"};
+                r.dataflows = {systolic::dataflow_kind::is, systolic::dataflow_kind::os};
                 r.dataflow = df;
                 r.layer_id = id;
                 all.push_back(r);
@@ -752,13 +752,13 @@ TEST(Report, MergeRefusesMixedDuplicateAndMissingJobs) {
     some.push_back(all[1]);
     EXPECT_EQ(err(some), "jobs: layer 0 on 4x4 in is appears twice");
     some = all;
-    some[3].dataflows = {"os", "is"};
+    some[3].dataflows = {systolic::dataflow_kind::os, systolic::dataflow_kind::is};
     EXPECT_NE(err(some).find("different runs"), std::string::npos);
     std::reverse(all.begin(), all.end());
     sort_records(all);
     std::string order;
     for (const auto& r : all)
-        order += r.array_name() + ":" + r.dataflow + ":" + std::to_string(r.layer_id) + " ";
+        order += r.array_name() + ":" + to_string(r.dataflow) + ":" + std::to_string(r.layer_id) + " ";
     EXPECT_EQ(order, "4x4:is:0 4x4:is:1 4x4:os:0 4x4:os:1 8x8:is:0 8x8:is:1 8x8:os:0 8x8:os:1 ");
 }
 

@@ -99,6 +99,14 @@ bool is_array_name(const std::string& s) {
     return true;
 }
 
+// "os, ws": a run's dataflows, for messages.
+std::string dataflow_names(const std::vector<dataflow_kind>& dataflows) {
+    std::string out;
+    for (const auto df : dataflows)
+        out += (out.empty() ? "" : ", ") + std::string(to_string(df));
+    return out;
+}
+
 // A field that must not be empty.
 template <class T>
 auto not_empty(const char* key, const T& value) {
@@ -125,19 +133,16 @@ void record_fields(V& v, R& r) {
               if (!arrays.insert(a).second) f.fail("sweep", a + " is given twice");
           }
       }));
-    v("dataflows", r.dataflows, not_empty("dataflows", r.dataflows), io::then([&](const auto& f) {
-          std::set<std::string> dataflows;
-          for (const auto& d : r.dataflows) {
-              if (!parse_dataflow_kind(d))
-                  f.fail("dataflows", "'" + io::printable(d.substr(0, 40)) + "' is not " +
-                                          names_text(dataflow_kind_names));
-              if (!dataflows.insert(d).second) f.fail("dataflows", d + " is given twice");
-          }
+    v("dataflows", r.dataflows, io::named{dataflow_kind_names}, not_empty("dataflows", r.dataflows),
+      io::then([&](const auto& f) {
+          std::set<dataflow_kind> dataflows;
+          for (const auto d : r.dataflows)
+              if (!dataflows.insert(d).second)
+                  f.fail("dataflows", std::string(to_string(d)) + " is given twice");
       }));
     v("layer_id", r.layer_id, io::range{0, r.layers_in_topology - 1});
     v("layer", r.layer, not_empty("layer", r.layer));
-    static const std::vector<std::string> layer_kinds = names(layer_kind_names);
-    v("kind", r.kind, io::one_of{layer_kinds});
+    v("kind", r.kind, io::named{layer_kind_names});
     v("conv", r.conv, io::range{1, max_dimension});
     v("array_rows", r.array_rows, io::range{1, max_array});
     v("array_cols", r.array_cols, io::range{1, max_array}, io::then([&](const auto& f) {
@@ -145,19 +150,19 @@ void record_fields(V& v, R& r) {
               f.fail("array_rows", "the array " + r.array_name() + " is not in the sweep");
       }));
     v.shown("array", [&] { return r.array_name(); });
-    v("dataflow", r.dataflow, io::one_of{r.dataflows});
-    io::job_counter_fields(v, r, max_dimension);
-    static const std::vector<std::string> dtypes = names(dtype_names);
-    v("dtype", r.dtype, io::one_of{dtypes});
-    v("engine", r.engine, io::then([&](const auto& f) {
-          if (!parse_engine_kind(r.engine))
-              f.fail("engine",
-                     "'" + io::printable(r.engine.substr(0, 40)) + "' is not an engine systolic-run knows");
+    v("dataflow", r.dataflow, io::named{dataflow_kind_names}, io::then([&](const auto& f) {
+          if (std::find(r.dataflows.begin(), r.dataflows.end(), r.dataflow) == r.dataflows.end())
+              f.fail("dataflow", std::string("'") + to_string(r.dataflow) +
+                                     "' is not one of the run's dataflows (" + dataflow_names(r.dataflows) +
+                                     ")");
       }));
+    io::job_counter_fields(v, r, max_dimension);
+    v("dtype", r.dtype, io::named{dtype_names});
+    v("engine", r.engine, io::named{engine_kind_names});
     v("seed", r.seed);
     v("data", r.data, io::named{data_source_names});
     v("k_tile", r.k_tile, io::range{0, max_dimension});
-    v("inject", r.inject);
+    v("inject", r.inject, io::named{verify::fault_names});
     v.object("memory", r.memory, [](auto& mv, auto& m) {
         mv("config", m.config);
         static const std::vector<std::string> buffers = names(buffer_mode_names);
@@ -183,8 +188,7 @@ void record_fields(V& v, R& r) {
     });
     v("operand_bytes", r.operand_bytes, io::range{1, 8});
     v("output_bytes", r.output_bytes, io::range{1, 8});
-    static const std::vector<std::string> statuses = names(job_status_names);
-    v("status", r.status, io::one_of{statuses});
+    v("status", r.status, io::named{job_status_names});
     v("error", r.error);
     v("pass", r.pass);
     v.object("expect", r.expect, [&](auto& ev, auto& e) {
@@ -245,9 +249,9 @@ void record_fields(V& v, R& r) {
 // What the reader checks across fields once they are all read: the convolution's lowering, the
 // fault's dataflow, the verdict against the counts, and the counts against the counting rule.
 void check_record(const layer_record& r, const io::json_reader<report_error>& f) {
-    const dataflow_kind df = *parse_dataflow_kind(r.dataflow);
-    if (r.kind == to_string(layer_kind::gemm) && !r.conv.empty()) f.fail("conv", "a GEMM layer has none");
-    if (r.kind == to_string(layer_kind::conv)) {
+    const dataflow_kind df = r.dataflow;
+    if (r.kind == layer_kind::gemm && !r.conv.empty()) f.fail("conv", "a GEMM layer has none");
+    if (r.kind == layer_kind::conv) {
         // The convolution's fields must lower to the record's GEMM, as the topology reader lowers them.
         if (r.conv.size() != 8)
             f.fail("conv",
@@ -262,16 +266,13 @@ void check_record(const layer_record& r, const io::json_reader<report_error>& f)
             f.fail("conv", "the convolution does not lower to M=" + std::to_string(r.m) +
                                " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p));
     }
-    const auto fault = verify::parse_fault(r.inject);
-    if (!fault)
-        f.fail("inject",
-               "'" + io::printable(r.inject.substr(0, 40)) + "' is not a fault systolic-run --inject knows");
-    if (!verify::fault_applies(*fault, df))
-        f.fail("inject", r.inject + " does not exist in dataflow " + r.dataflow);
+    if (!verify::fault_applies(r.inject, df))
+        f.fail("inject", std::string(to_string(r.inject)) + " does not exist in dataflow " + to_string(df));
     const io::scoreboard_counts& sb = r.scoreboard;
-    if (r.pass && (r.status != to_string(job_status::completed) || sb.checked == 0 || sb.mismatches != 0))
-        f.fail("pass", "true, but the job is " + r.status + " with " + std::to_string(sb.checked) +
-                           " elements checked and " + std::to_string(sb.mismatches) + " mismatches");
+    if (r.pass && (r.status != job_status::completed || sb.checked == 0 || sb.mismatches != 0))
+        f.fail("pass", std::string("true, but the job is ") + to_string(r.status) + " with " +
+                           std::to_string(sb.checked) + " elements checked and " +
+                           std::to_string(sb.mismatches) + " mismatches");
     const expect_record& ex = r.expect;
     if ((ex.result == expect_result::none) != (ex.checked == 0) ||
         (ex.result == expect_result::fail) != (ex.failures != 0))
@@ -290,7 +291,7 @@ void check_record(const layer_record& r, const io::json_reader<report_error>& f)
     const std::uint64_t folds_per_tile =
         is_stationary(df) ? count_job({r.m, r.k, r.p}, {r.array_rows, r.array_cols}, r.k_tile, df).k_chunks
                           : 1;
-    const bool stopped = is_stationary(df) && r.status != to_string(job_status::completed);
+    const bool stopped = is_stationary(df) && r.status != job_status::completed;
     if (stopped ? folded > r.tiles * folds_per_tile : folded != r.tiles * folds_per_tile)
         f.fail("folds", "they count " + std::to_string(folded) + " folds, the record's " +
                             std::to_string(r.tiles) + " tiles have " +
@@ -298,7 +299,7 @@ void check_record(const layer_record& r, const io::json_reader<report_error>& f)
     // A job that completed without a planted fault counted what the model's counting rule says for
     // its shape (the scoreboard checks the same against the same function): a record whose counts
     // do not follow from its M, K, P, array, dataflow and k_tile was edited.
-    if (r.status == to_string(job_status::completed) && r.inject == "none") {
+    if (r.status == job_status::completed && r.inject == verify::fault::none) {
         const expected_counts want = count_job({r.m, r.k, r.p}, {r.array_rows, r.array_cols}, r.k_tile, df);
         const std::pair<const char*, std::pair<std::uint64_t, std::uint64_t>> counts[] = {
             {"tiles", {r.tiles, want.tiles}},
@@ -314,7 +315,7 @@ void check_record(const layer_record& r, const io::json_reader<report_error>& f)
                 f.fail(field, std::to_string(v.first) + ", but M=" + std::to_string(r.m) +
                                   " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p) +
                                   (r.k_tile ? " KT=" + std::to_string(r.k_tile) : std::string()) + " on " +
-                                  r.array_name() + " in " + r.dataflow + " counts " +
+                                  r.array_name() + " in " + to_string(df) + " counts " +
                                   std::to_string(v.second) + " (docs/counting.md)");
     }
 }
@@ -414,8 +415,8 @@ void check_layers_agree(const std::vector<layer_record>& records, const std::vec
             theirs = quoted(o.layer);
         } else if (r.kind != o.kind || r.conv != o.conv) {
             field = r.kind != o.kind ? "kind" : "conv";
-            mine = "a " + r.kind + (r.conv.empty() ? "" : " of other sizes");
-            theirs = "a " + o.kind;
+            mine = std::string("a ") + to_string(r.kind) + (r.conv.empty() ? "" : " of other sizes");
+            theirs = std::string("a ") + to_string(o.kind);
         } else if (r.m != o.m || r.k != o.k || r.p != o.p) {
             field = r.m != o.m ? "m" : r.k != o.k ? "k" : "p";
             mine = shape(r);
@@ -441,14 +442,15 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     for (const auto& r : records)
         if (!same_run(r))
             throw report_error(source + ": the records come from different runs (" + first.topology + " " +
-                               first.dtype + " " + first.engine + " and " + r.topology + " " + r.dtype + " " +
-                               r.engine + ", or different seeds, data, array or dataflow lists)");
+                               to_string(first.dtype) + " " + to_string(first.engine) + " and " + r.topology +
+                               " " + to_string(r.dtype) + " " + to_string(r.engine) +
+                               ", or different seeds, data, array or dataflow lists)");
     check_layers_agree(records, sources);
-    std::set<std::tuple<std::string, std::string, std::uint64_t>> seen;
+    std::set<std::tuple<std::string, dataflow_kind, std::uint64_t>> seen;
     for (const auto& r : records) {
         if (!seen.insert({r.array_name(), r.dataflow, r.layer_id}).second)
             throw report_error(source + ": layer " + std::to_string(r.layer_id) + " on " + r.array_name() +
-                               " in " + r.dataflow + " appears twice");
+                               " in " + to_string(r.dataflow) + " appears twice");
     }
     const std::uint64_t expected = first.sweep.size() * first.dataflows.size() * first.layers_in_topology;
     if (seen.size() == expected) return;
@@ -481,9 +483,9 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
     if (!missing) return;
     const std::uint64_t place = first_missing - 1, layers = first.layers_in_topology;
     const std::string& array = first.sweep[place / layers / first.dataflows.size()];
-    const std::string& dataflow = first.dataflows[place / layers % first.dataflows.size()];
+    const dataflow_kind dataflow = first.dataflows[place / layers % first.dataflows.size()];
     throw report_error(source + ": no record for layer " + std::to_string(place % layers) + " on " + array +
-                       " in " + dataflow +
+                       " in " + to_string(dataflow) +
                        (missing > 1 ? " and " + std::to_string(missing - 1) + " more jobs" : std::string()) +
                        " (" + std::to_string(records.size()) + " of " + std::to_string(expected) +
                        " jobs present); run " + (missing > 1 ? "lines " : "line ") + list +
@@ -505,8 +507,8 @@ std::string compute_report_csv(const std::vector<layer_record>& records) {
            << ", " << fixed(f.mapping_efficiency) << ", " << fixed(f.compute_util) << ", " << r.advance_edges
            << ", " << r.macs_padded << ", " << r.macs_real << ", " << ns_text(r.sim_time_ps) << ", "
            << csv_text(r.layer) << ", " << r.array_name() << ", " << r.m << ", " << r.k << ", " << r.p << ", "
-           << r.tiles << ", " << r.engine << ", " << (r.pass ? "PASS" : "FAIL") << ", "
-           << f.total_cycles_incl_prefetch << ", " << r.dataflow << ", " << r.preload_edges << ", "
+           << r.tiles << ", " << to_string(r.engine) << ", " << (r.pass ? "PASS" : "FAIL") << ", "
+           << f.total_cycles_incl_prefetch << ", " << to_string(r.dataflow) << ", " << r.preload_edges << ", "
            << to_string(r.expect.result) << ", " << r.expect.failures << ", "
            << error_text(r.expect.max_abs_error) << ", " << error_text(r.expect.max_rel_error) << ", "
            << r.overflows << ",\n";
@@ -526,7 +528,7 @@ std::string bandwidth_report_csv(const std::vector<layer_record>& records) {
            << fixed(b.ofmap_sram) << ", " << fixed(b.ifmap_dram) << ", " << fixed(b.filter_dram) << ", "
            << fixed(b.ofmap_dram) << ", " << fixed(m.average_bandwidth) << ", " << fixed(m.peak_bandwidth)
            << ", " << fixed(m.zero_stall_bandwidth) << ", " << m.streamed_tiles << ", " << m.stream_k_chunk
-           << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << r.dataflow << ",\n";
+           << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << to_string(r.dataflow) << ",\n";
     }
     return os.str();
 }
@@ -539,7 +541,8 @@ std::string traffic_report_csv(const std::vector<layer_record>& records) {
         const auto& t = r.traffic;
         os << r.layer_id << ", " << csv_text(r.layer) << ", " << r.array_name() << ", " << t.a_read_bytes
            << ", " << t.b_read_bytes << ", " << t.c_write_bytes << ", " << t.partial_read_bytes << ", "
-           << t.partial_write_bytes << ", " << t.reads << ", " << t.writes << ", " << r.dataflow << ",\n";
+           << t.partial_write_bytes << ", " << t.reads << ", " << t.writes << ", " << to_string(r.dataflow)
+           << ",\n";
     }
     return os.str();
 }
@@ -596,7 +599,7 @@ std::string report_json(const std::vector<layer_record>& records) {
             {{"array", any->array_name()},
              {"array_rows", any->array_rows},
              {"array_cols", any->array_cols},
-             {"dataflow", any->dataflow},
+             {"dataflow", to_string(any->dataflow)},
              {"layers", t.layers},
              {"advance_edges", t.edges},
              {"preload_edges", t.preload},
@@ -608,17 +611,18 @@ std::string report_json(const std::vector<layer_record>& records) {
              {"sim_time_ps", t.sim_ps},
              {"pass", t.pass}});
     }
-    const layer_record& f = records.front();
+    // The run's settings as its records write them (every record of a run has the same).
+    const nlohmann::json f = to_json(records.front());
     nlohmann::json out = {{"tool", "systolic-run"},
-                          {"topology", f.topology},
-                          {"dtype", f.dtype},
-                          {"engine", f.engine},
-                          {"seed", f.seed},
-                          {"data", to_string(f.data)},
-                          {"inject", f.inject},
-                          {"sweep", f.sweep},
-                          {"dataflows", f.dataflows},
-                          {"memory", to_json(f).at("memory")},
+                          {"topology", f.at("topology")},
+                          {"dtype", f.at("dtype")},
+                          {"engine", f.at("engine")},
+                          {"seed", f.at("seed")},
+                          {"data", f.at("data")},
+                          {"inject", f.at("inject")},
+                          {"sweep", f.at("sweep")},
+                          {"dataflows", f.at("dataflows")},
+                          {"memory", f.at("memory")},
                           {"arrays", arrays},
                           {"layers", layers},
                           {"pass", pass}};

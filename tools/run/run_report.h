@@ -1,9 +1,9 @@
 // What systolic-run records about one (layer, array, dataflow) job, and the reports made from the records:
 // COMPUTE_REPORT.csv (SCALE-Sim v2's columns, then ours), BANDWIDTH_REPORT.csv (SCALE-Sim's, then
-// ours), TRAFFIC_REPORT.csv and report.json. A record holds integers, strings and the memory
-// report's bandwidths (doubles, which nlohmann::json writes so that they read back exactly): the reports
-// of a sweep merged from per-job files (--merge) are byte for byte those of a run in one process.
-// Plain C++.
+// ours), TRAFFIC_REPORT.csv and report.json. A record holds integers, strings, the project's enums
+// (written as their names.h names) and the memory report's bandwidths (doubles, which nlohmann::json writes
+// so that they read back exactly): the reports of a sweep merged from per-job files (--merge) are byte for
+// byte those of a run in one process. Plain C++.
 #pragma once
 
 #include <cstdint>
@@ -14,8 +14,12 @@
 #include <vector>
 
 #include "io/job_json.h"
+#include "systolic/job_names.h"
 #include "systolic/memory_system.h"
 #include "systolic/names.h"
+#include "systolic/number_format.h"
+#include "systolic/verify/fault_names.h"
+#include "topology.h"
 
 namespace systolic::run {
 
@@ -91,24 +95,26 @@ struct layer_record {
     // What ran.
     std::string topology;  // the topology's name
     std::uint64_t layers_in_topology = 0;
-    std::vector<std::string> sweep;      // the array sizes of the run, as "RxC", in the order given
-    std::vector<std::string> dataflows;  // the dataflows of the run (dataflow_kind_names), in the order given
+    std::vector<std::string> sweep;        // the array sizes of the run, as "RxC", in the order given
+    std::vector<dataflow_kind> dataflows;  // the dataflows of the run, in the order given
     std::uint64_t layer_id = 0;
     std::string layer;
-    std::string kind;                 // "gemm" or "conv"
+    layer_kind kind = layer_kind::gemm;
     std::vector<std::uint64_t> conv;  // conv layers: ifmap h, w, filter h, w, channels, filters, stride h, w
     std::uint64_t array_rows = 0, array_cols = 0;
-    std::string dataflow = "os";  // this job's, one of dataflows
+    dataflow_kind dataflow = dataflow_kind::os;  // this job's, one of dataflows
     std::uint64_t m = 0, k = 0, p = 0;
-    std::string dtype, engine;
+    systolic::dtype dtype = systolic::dtype::int8;
+    engine_kind engine = engine_kind::cycle;
     std::uint64_t seed = 0;
     data_source data = data_source::random;
-    std::uint64_t k_tile = 0;     // 0: the whole K in one chunk
-    std::string inject = "none";  // a planted fault (testbench use)
+    std::uint64_t k_tile = 0;                    // 0: the whole K in one chunk
+    verify::fault inject = verify::fault::none;  // a planted fault (testbench use)
     memory_settings memory;
     std::uint64_t operand_bytes = 1, output_bytes = 4;  // a word of A and B, and of C
     // What happened.
-    std::string status, error;
+    job_status status = job_status::idle;
+    std::string error;
     bool pass = false;
     io::scoreboard_counts scoreboard;  // checked, mismatches and the first errors
     expect_record expect;              // --expect

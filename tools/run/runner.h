@@ -30,9 +30,9 @@ namespace systolic::run {
 struct run_settings {
     std::string topology;  // its name
     std::uint64_t layers_in_topology = 0;
-    std::vector<std::string> sweep;      // "RxC" in the order given
-    std::vector<std::string> dataflows;  // dataflow_kind_names, in the order given
-    std::string dtype;
+    std::vector<std::string> sweep;        // "RxC" in the order given
+    std::vector<dataflow_kind> dataflows;  // in the order given
+    systolic::dtype dtype = systolic::dtype::int8;
     // How every layer runs (the engine, the memory from --config); each job sets its dataflow.
     run_options run;
     std::uint64_t seed = 1;
@@ -265,10 +265,10 @@ public:
         r.layers_in_topology = s.layers_in_topology;
         r.sweep = s.sweep;
         r.dataflows = s.dataflows;
-        r.dataflow = to_string(df);
+        r.dataflow = df;
         r.layer_id = l.id;
         r.layer = l.name;
-        r.kind = to_string(l.kind);
+        r.kind = l.kind;
         if (l.kind == layer_kind::conv) {
             const conv_params& c = l.conv;
             r.conv = {c.ifmap_h,  c.ifmap_w, c.filter_h, c.filter_w,
@@ -280,15 +280,15 @@ public:
         r.k = pr.shape.k;
         r.p = pr.shape.p;
         r.dtype = s.dtype;
-        r.engine = std::string(to_string(s.run.engine));
+        r.engine = s.run.engine;
         r.seed = s.seed;
         r.data = s.data_dir.empty() ? data_source::random : data_source::npy;
-        r.inject = std::string(verify::to_string(s.inject));
+        r.inject = s.inject;
         r.memory = s.memory_record;
         r.operand_bytes = sizeof(typename Format::operand_type);
         r.output_bytes = sizeof(typename Format::accumulator_type);
         const job_result& res = out.result;
-        r.status = to_string(res.status);
+        r.status = res.status;
         r.error = res.error;
         r.pass = out.pass();
         if (!s.expect_dir.empty()) {

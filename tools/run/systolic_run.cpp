@@ -131,9 +131,8 @@ plan make_plan(const run_cli& o) {
     p.settings.layers_in_topology = p.topo.layers.size();
     for (const auto& a : p.arrays)
         p.settings.sweep.push_back(array_name(a));
-    for (const auto df : p.dataflows)
-        p.settings.dataflows.push_back(to_string(df));
-    p.settings.dtype = to_string(o.dtype);
+    p.settings.dataflows = p.dataflows;
+    p.settings.dtype = o.dtype;
     p.settings.run.engine = o.engine;
     p.settings.seed = o.seed;
     p.settings.inject = o.inject;
@@ -574,7 +573,8 @@ std::string summary(std::vector<layer_record> records) {
         std::snprintf(line, sizeof line,
                       "%-9s %-2s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges%s, %llu tiles, overall util "
                       "%.2f%%%s, %s\n",
-                      r.array_name().c_str(), r.dataflow.c_str(), static_cast<unsigned long long>(r.layer_id),
+                      r.array_name().c_str(), to_string(r.dataflow),
+                      static_cast<unsigned long long>(r.layer_id),
                       cli::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
                       static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
                       static_cast<unsigned long long>(r.advance_edges + r.preload_edges), preload.c_str(),
@@ -604,7 +604,7 @@ std::string summary(std::vector<layer_record> records) {
                     }
                 std::snprintf(line, sizeof line,
                               "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
-                              df.c_str(), static_cast<unsigned long long>(layers),
+                              to_string(df), static_cast<unsigned long long>(layers),
                               static_cast<unsigned long long>(edges),
                               edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0,
                               failed ? "FAIL" : "PASS");

@@ -4,7 +4,9 @@
 //   template <class V, class R>  // R: the record, const for the writer
 //   void my_fields(V& v, R& r) {
 //       v("m", r.m, io::range{1, max_dimension});            // an unsigned integer in its range
-//       v("dtype", r.dtype, io::one_of{names(dtype_names)});  // a name from its list
+//       v("layer", r.layer, io::one_of{layer_names});        // a string from a list
+//       v("dtype", r.dtype, io::named{dtype_names});          // an enum, as its name in its table
+//       v("dataflows", r.dataflows, io::named{dataflow_kind_names});  // a vector of enums, as names
 //       v("engine", r.engine, io::then([&](const auto& f) { ... }));  // checked once it is read
 //       v.object("memory", [&](auto& m) { m("a_sram", r.memory.a_sram); });
 //       v.list("folds", r.folds, [&](auto& e, auto& g) { e("count", g.count); });
@@ -72,6 +74,10 @@ struct is_optional : std::false_type {};
 template <class T>
 struct is_optional<std::optional<T>> : std::true_type {};
 template <class T>
+struct is_enum_vector : std::false_type {};
+template <class T>
+struct is_enum_vector<std::vector<T>> : std::is_enum<T> {};
+template <class T>
 struct is_named : std::false_type {};
 template <class Table>
 struct is_named<named<Table>> : std::true_type {};
@@ -94,16 +100,25 @@ public:
             m_out[key] = std::isinf(value) ? nlohmann::json("inf") : nlohmann::json(value);
         } else if constexpr (std::is_enum_v<T>) {
             static_assert((detail::is_named<Rules>::value || ...), "an enum field needs its io::named table");
-            (write_name(key, value, rules), ...);
+            (write_name(m_out[key], value, rules), ...);
+        } else if constexpr (detail::is_enum_vector<T>::value) {
+            static_assert((detail::is_named<Rules>::value || ...), "an enum field needs its io::named table");
+            nlohmann::json items = nlohmann::json::array();
+            for (const auto e : value) {
+                nlohmann::json name;
+                (write_name(name, e, rules), ...);
+                items.push_back(std::move(name));
+            }
+            m_out[key] = std::move(items);
         } else {
             m_out[key] = value;
         }
     }
     template <class T, class Rule>
-    void write_name(const char* key, T value, const Rule& rule) {
+    static void write_name(nlohmann::json& out, T value, const Rule& rule) {
         if constexpr (detail::is_named<Rule>::value)
             for (const auto& e : rule.table)
-                if (e.value == value) m_out[key] = e.name;
+                if (e.value == value) out = e.name;
     }
 
     // A nested object whose fields `f(writer)` declares; an optional one is left out when empty.
@@ -224,9 +239,18 @@ private:
     }
     template <class T, class... Rules, std::enable_if_t<std::is_enum_v<T>, int> = 0>
     void read(const nlohmann::json& v, const char* key, T& out, const Rules&... rules) const {
+        static_assert((detail::is_named<Rules>::value || ...), "an enum field needs its io::named table");
         if (!v.is_string()) fail(key, "expected a string, got " + shown(v));
         const std::string s = v.get<std::string>();
         (read_name(s, key, out, rules), ...);
+    }
+    // A list of names, each read as the enum field above.
+    template <class T, class... Rules, std::enable_if_t<std::is_enum_v<T>, int> = 0>
+    void read(const nlohmann::json& v, const char* key, std::vector<T>& out, const Rules&... rules) const {
+        if (!v.is_array()) fail(key, "expected a list, got " + shown(v));
+        out.clear();
+        for (const auto& e : v)
+            read(e, key, out.emplace_back(), rules...);
     }
     template <class T, class Rule>
     void read_name(const std::string& s, const char* key, T& out, const Rule& rule) const {
