@@ -106,14 +106,14 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (!engine)
             throw usage_error("--engine must be " + names_text(engine_kind_names) + ", got '" +
                               cli::one_line(r.engine) + "'");
-        o.engine = *engine;
+        o.run.engine = *engine;
         o.dataflows = parse_dataflow_list(r.dataflow, "--dataflow");
         const auto f = verify::parse_fault(r.inject);
         if (!f) throw usage_error("--inject: unknown fault '" + cli::one_line(r.inject) + "'");
         o.inject = *f;
         if (*f == verify::fault::clear_between_k)
             throw usage_error("--inject clear-between-k needs K-splitting, which systolic-run does not do");
-        if (verify::needs_cycle_engine(*f) && o.engine == engine_kind::functional)
+        if (verify::needs_cycle_engine(*f) && o.run.engine == engine_kind::functional)
             throw usage_error("--inject " + r.inject +
                               " changes how the array is stepped: it needs --engine cycle");
         if (o.merge) {

@@ -1,5 +1,5 @@
 // systolic-run's command line as plain C++: the options, the array and dataflow lists of a sweep,
-// and the job lines --emit-jobs prints. No SystemC.
+// and the job lines --emit-jobs prints. No SystemC processes.
 #pragma once
 
 #include <cstdint>
@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "systolic/counting.h"
+#include "systolic/job.h"
 #include "systolic/job_names.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/fault_names.h"
@@ -21,7 +22,9 @@ struct run_cli {
     std::optional<std::string> config;  // --config FILE: a SCALE-Sim .cfg (the array, dataflow and memory)
     std::vector<dataflow_kind> dataflows = {dataflow_kind::os};  // --dataflow: one or a comma list
     systolic::dtype dtype = systolic::dtype::int8;
-    engine_kind engine = engine_kind::cycle;
+    // How every job runs, as far as the command line says (--engine): copied whole into each job,
+    // which adds its dataflow and --config's memory.
+    run_options run;
     std::uint64_t seed = 1;
     std::optional<std::string> data;    // --data DIR
     std::optional<std::string> expect;  // --expect DIR: <layer>.c.npy to compare each layer's C with

@@ -91,6 +91,7 @@ std::string dataflow_list(const std::vector<dataflow_kind>& dataflows) {
 
 plan make_plan(const run_cli& o) {
     plan p;
+    p.settings.run = o.run;
     try {
         p.topo =
             tb::allocating("reading --topology " + o.topology, [&] { return read_topology(o.topology); });
@@ -133,7 +134,6 @@ plan make_plan(const run_cli& o) {
         p.settings.sweep.push_back(array_name(a));
     p.settings.dataflows = p.dataflows;
     p.settings.dtype = o.dtype;
-    p.settings.run.engine = o.engine;
     p.settings.seed = o.seed;
     p.settings.inject = o.inject;
     if (o.data) {
@@ -355,7 +355,7 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
         "--dtype",
         to_string(o.dtype),
         "--engine",
-        to_string(o.engine),
+        to_string(o.run.engine),
         "--job",
         id_of(j),
         "--job-out",
