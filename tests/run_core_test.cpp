@@ -405,7 +405,7 @@ TEST(Report, StationaryFiguresCountThePreload) {
 layer_record memory_record() {
     layer_record r = sample_record();
     r.memory.config = "scale.cfg";
-    r.memory.buffers = "double";
+    r.memory.buffers = systolic::buffer_mode::double_buffered;
     r.memory.interface_bandwidth = "USER";
     r.memory.a_sram = r.memory.b_sram = r.memory.c_sram = 64 * 1024;
     r.memory.dram_bandwidth = 10;
@@ -516,7 +516,7 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     r.data = data_source::npy;
     r.k_tile = 7;
     r.inject = systolic::verify::fault::skip_preload;
-    r.memory = {"scale.cfg", "double", "CALC", 1007, 1008, 1009, 1010};
+    r.memory = {"scale.cfg", systolic::buffer_mode::double_buffered, "CALC", 1007, 1008, 1009, 1010};
     r.operand_bytes = 2;
     r.output_bytes = 6;
     r.status = systolic::job_status::watchdog;  // a job that stopped: its counts need not be the shape's

@@ -165,8 +165,7 @@ void record_fields(V& v, R& r) {
     v("inject", r.inject, io::named{verify::fault_names});
     v.object("memory", r.memory, [](auto& mv, auto& m) {
         mv("config", m.config);
-        static const std::vector<std::string> buffers = names(buffer_mode_names);
-        mv("buffers", m.buffers, io::one_of{buffers});
+        mv("buffers", m.buffers, io::named{buffer_mode_names});
         static const std::vector<std::string> interfaces = names(interface_bandwidth_names);
         mv("interface_bandwidth", m.interface_bandwidth, io::then([&](const auto& f) {
                // Empty without --config, else one of the names.

@@ -51,9 +51,10 @@ struct traffic_counts {
 
 // The memory system of a run (--config): SCALE-Sim's configuration as the job got it.
 struct memory_settings {
-    std::string config;               // the .cfg's file name; empty: no --config (buffers none)
-    std::string buffers = "none";     // buffer_mode_names
-    std::string interface_bandwidth;  // "CALC" or "USER" with --config, else empty
+    std::string config;  // the .cfg's file name; empty: no --config (buffers none)
+    buffer_mode buffers = buffer_mode::none;
+    // "CALC" or "USER" (interface_bandwidth_names) with --config; else empty, a key the files keep
+    std::string interface_bandwidth;
     std::uint64_t a_sram = 0, b_sram = 0, c_sram = 0;  // bytes; 0: unlimited
     std::uint64_t dram_bandwidth = 0;                  // bytes per cycle; 0: unlimited
     bool operator==(const memory_settings& o) const;

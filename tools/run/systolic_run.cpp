@@ -114,7 +114,7 @@ plan make_plan(const run_cli& o) {
         memory_settings& m = p.settings.memory_record;
         // Its file name only: a record names no path, so that where a job ran changes no byte.
         m.config = fs::path(*o.config).filename().string();
-        m.buffers = to_string(p.settings.run.memory.buffers);
+        m.buffers = p.settings.run.memory.buffers;
         m.interface_bandwidth = to_string(c.mode);
         m.a_sram = p.settings.run.memory.a_sram;
         m.b_sram = p.settings.run.memory.b_sram;
