@@ -99,10 +99,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         layers.push_back(l);
     }
     for (const run::layer& l : layers) {
-        agree<int8_format>(l, dir.path);
-        agree<int32_format>(l, dir.path);
-        agree<fp32_format>(l, dir.path);
-        agree<bf16_format>(l, dir.path);
+        systolic::for_each_format([&](auto format) { agree<decltype(format)>(l, dir.path); });
     }
     return 0;
 }

@@ -23,6 +23,7 @@
 #include "observer_outputs.h"
 #include "progress_bar.h"
 #include "report.h"
+#include "systolic/format_instances.h"
 #include "systolic/log.h"
 #include "systolic/memory_system.h"
 #include "systolic/number_format.h"
@@ -580,10 +581,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
 #define SYSTOLIC_TB_JOB(F)                                         \
     template testbench<F>::config bench_config<F>(const options&); \
     template int run_job<F>(const options&, const bench_source<F>&, const problem<F>*, job_reply*);
-SYSTOLIC_TB_JOB(int8_format)
-SYSTOLIC_TB_JOB(int32_format)
-SYSTOLIC_TB_JOB(fp32_format)
-SYSTOLIC_TB_JOB(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_TB_JOB)
 #undef SYSTOLIC_TB_JOB
 
 }  // namespace systolic::tb

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "bench_set.h"
+#include "format_types.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
 
@@ -124,17 +125,12 @@ void run_cases(std::uint64_t first) {
     }
 }
 
-TEST(DataflowCrossCheck, Int8) {
-    run_cases<int8_format>(1000);
-}
-TEST(DataflowCrossCheck, Int32) {
-    run_cases<int32_format>(2000);
-}
-TEST(DataflowCrossCheck, Fp32) {
-    run_cases<fp32_format>(3000);
-}
-TEST(DataflowCrossCheck, Bf16) {
-    run_cases<bf16_format>(4000);
+template <class Format>
+class DataflowCrossCheck : public ::testing::Test {};
+TYPED_TEST_SUITE(DataflowCrossCheck, systolic::test::format_types, systolic::test::format_name);
+
+TYPED_TEST(DataflowCrossCheck, RandomJobs) {
+    run_cases<TypeParam>(1000 * (systolic::test::format_index<TypeParam> + 1));
 }
 
 }  // namespace

@@ -198,20 +198,9 @@ TEST(FabricEngine, RandomShapesMatchTheSequentialSum) {
         fc.cols = 1 + rng() % (fc.shape.cols * fc.n);
         fc.kc = 1 + rng() % 40;
         fc.threads = 1 + unsigned(rng() % 2);
-        switch (i % 4) {
-            case 0:
-                run_case<int8_format>(fc, rng());
-                break;
-            case 1:
-                run_case<int32_format>(fc, rng());
-                break;
-            case 2:
-                run_case<fp32_format>(fc, rng());
-                break;
-            case 3:
-                run_case<bf16_format>(fc, rng());
-                break;
-        }
+        const std::uint64_t seed = rng();
+        with_format(dtype(std::size_t(i) % formats::size),
+                    [&](auto format) { run_case<decltype(format)>(fc, seed); });
     }
 }
 

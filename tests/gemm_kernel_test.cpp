@@ -19,6 +19,7 @@
 #include <string>
 #include <vector>
 
+#include "format_types.h"
 #include "systolic/array_core.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
@@ -185,17 +186,12 @@ void random_shapes_match_scalar(std::uint64_t seed) {
     }
 }
 
-TEST(GemmKernel, Int8RandomShapesMatchScalar) {
-    random_shapes_match_scalar<int8_format>(1);
-}
-TEST(GemmKernel, Int32RandomShapesMatchScalar) {
-    random_shapes_match_scalar<int32_format>(2);
-}
-TEST(GemmKernel, Fp32RandomShapesMatchScalar) {
-    random_shapes_match_scalar<fp32_format>(3);
-}
-TEST(GemmKernel, Bf16RandomShapesMatchScalar) {
-    random_shapes_match_scalar<bf16_format>(4);
+template <class Format>
+class GemmKernelOf : public ::testing::Test {};
+TYPED_TEST_SUITE(GemmKernelOf, systolic::test::format_types, systolic::test::format_name);
+
+TYPED_TEST(GemmKernelOf, RandomShapesMatchScalar) {
+    random_shapes_match_scalar<TypeParam>(systolic::test::format_index<TypeParam> + 1);
 }
 
 // int32 operands up to 2^24: sums pass 2^53 (so not exact in double) but stay far inside int64,
@@ -302,20 +298,11 @@ void small_cases_match_array(std::uint64_t seed, bool extremes = false) {
             two_chunks_match_array<Format>(++s, c.n, c.rows, c.cols, c.k1, c.k2, mode, extremes);
 }
 
-TEST(GemmKernel, Int8MatchesArray) {
-    small_cases_match_array<int8_format>(10);
-}
-TEST(GemmKernel, Int32MatchesArray) {
-    small_cases_match_array<int32_format>(20);
+TYPED_TEST(GemmKernelOf, MatchesArray) {
+    small_cases_match_array<TypeParam>(10 * (systolic::test::format_index<TypeParam> + 1));
 }
 TEST(GemmKernel, Int32OverflowingSumsMatchArray) {
-    small_cases_match_array<int32_format>(30, true);
-}
-TEST(GemmKernel, Fp32MatchesArray) {
-    small_cases_match_array<fp32_format>(40);
-}
-TEST(GemmKernel, Bf16MatchesArray) {
-    small_cases_match_array<bf16_format>(50);
+    small_cases_match_array<int32_format>(60, true);
 }
 
 // ---- Overflow counts on both sides of the bound

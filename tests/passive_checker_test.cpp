@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "driver_rig.h"
+#include "format_types.h"
 #include "systolic/accelerator.h"
 #include "systolic/memory.h"
 #include "systolic/number_format.h"
@@ -171,10 +172,11 @@ void run_one(const problem_shape& s, std::uint64_t seed, const job_options& opt 
 TEST(PassiveChecker, ChecksAJobOfEveryFormat) {
     const std::uint64_t before = bench().checker.transactions_checked();
     const std::size_t failures = bench().checker.failures().size();
-    run_one<int8_format>({7, 5, 4}, 1);
-    run_one<int32_format>({5, 6, 7}, 2);
-    run_one<fp32_format>({4, 9, 5}, 3);
-    run_one<bf16_format>({6, 4, 8}, 4);
+    for_each_format([](auto format) {
+        using Format = decltype(format);
+        const std::uint64_t i = systolic::test::format_index<Format>;
+        run_one<Format>({5 + i, 4 + 2 * i, 6 + i % 2}, i + 1);  // a shape of its own for each format
+    });
     EXPECT_GT(bench().checker.transactions_checked(), before);
     EXPECT_EQ(bench().checker.failures().size(), failures) << joined(bench().checker.failures());
 }

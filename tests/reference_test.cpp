@@ -16,6 +16,7 @@
 #include <type_traits>
 #include <vector>
 
+#include "format_types.h"
 #include "systolic/gemm_kernel.h"
 #include "systolic/number_format.h"
 #include "systolic/verify/problem.h"
@@ -323,10 +324,10 @@ void parts_on_two_threads(std::uint64_t seed) {
 }
 
 TEST(ReferenceParts, TwoThreadsGiveWhatOneGives) {
-    parts_on_two_threads<int8_format>(11);
-    parts_on_two_threads<int32_format>(12);
-    parts_on_two_threads<fp32_format>(13);
-    parts_on_two_threads<bf16_format>(14);
+    systolic::for_each_format([](auto format) {
+        using Format = decltype(format);
+        parts_on_two_threads<Format>(11 + systolic::test::format_index<Format>);
+    });
 }
 
 // ---- Against the model's arithmetic (gemm_accumulate, which uses Format::mac)
@@ -360,20 +361,15 @@ void cross_check(std::uint64_t seed, bool extremes) {
     }
 }
 
-TEST(ReferenceCrossCheck, Int8AgreesWithTheModel) {
-    cross_check<int8_format>(1, false);
-}
-TEST(ReferenceCrossCheck, Int32AgreesWithTheModel) {
-    cross_check<int32_format>(2, false);
+template <class Format>
+class ReferenceCrossCheckOf : public ::testing::Test {};
+TYPED_TEST_SUITE(ReferenceCrossCheckOf, systolic::test::format_types, systolic::test::format_name);
+
+TYPED_TEST(ReferenceCrossCheckOf, AgreesWithTheModel) {
+    cross_check<TypeParam>(systolic::test::format_index<TypeParam> + 1, false);
 }
 TEST(ReferenceCrossCheck, Int32OverflowCountsAgreeWithTheModel) {
-    cross_check<int32_format>(3, true);
-}
-TEST(ReferenceCrossCheck, Fp32AgreesWithTheModel) {
-    cross_check<fp32_format>(4, false);
-}
-TEST(ReferenceCrossCheck, Bf16AgreesWithTheModel) {
-    cross_check<bf16_format>(5, false);
+    cross_check<int32_format>(6, true);
 }
 
 // int8 near its bound: a long K with the type's extremes, so that some blocks overflow.

@@ -5,24 +5,15 @@ namespace systolic::observe {
 accelerator_observers::accelerator_observers(accelerator& accel, vcd_writer* vcd, const pe_selection& traced,
                                              trace_file* trace)
     : m_accel(accel) {
-    attach(m_int8, vcd, traced, trace);
-    attach(m_int32, vcd, traced, trace);
-    attach(m_fp32, vcd, traced, trace);
-    attach(m_bf16, vcd, traced, trace);
+    for_each_format([&](auto format) { attach(lane_of<decltype(format)>(), vcd, traced, trace); });
 }
 
 accelerator_observers::~accelerator_observers() {
-    m_accel.set_observer<int8_format>(nullptr);
-    m_accel.set_observer<int32_format>(nullptr);
-    m_accel.set_observer<fp32_format>(nullptr);
-    m_accel.set_observer<bf16_format>(nullptr);
+    for_each_format([&](auto format) { m_accel.set_observer<decltype(format)>(nullptr); });
 }
 
 void accelerator_observers::finish(const sc_core::sc_time& end) {
-    finish(m_int8, end);
-    finish(m_int32, end);
-    finish(m_fp32, end);
-    finish(m_bf16, end);
+    for_each_format([&](auto format) { finish(lane_of<decltype(format)>(), end); });
 }
 
 template <class Format>

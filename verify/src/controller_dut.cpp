@@ -100,10 +100,7 @@ std::optional<fabric_outcome> controller_dut<Format>::fabric_result() const {
 }
 
 #define SYSTOLIC_CONTROLLER_DUT_INSTANTIATE(F) template class controller_dut<F>;
-SYSTOLIC_CONTROLLER_DUT_INSTANTIATE(int8_format)
-SYSTOLIC_CONTROLLER_DUT_INSTANTIATE(int32_format)
-SYSTOLIC_CONTROLLER_DUT_INSTANTIATE(fp32_format)
-SYSTOLIC_CONTROLLER_DUT_INSTANTIATE(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_CONTROLLER_DUT_INSTANTIATE)
 #undef SYSTOLIC_CONTROLLER_DUT_INSTANTIATE
 
 }  // namespace systolic::verify

@@ -368,10 +368,7 @@ refusal_check environment<Format>::check_refused(dut& d, const matmul_job& job, 
     template std::vector<std::uint8_t> expected_c_bytes<F>(const problem<F>&, const job_options&); \
     template struct job_check<F>;                                                                  \
     template class environment<F>;
-SYSTOLIC_ENVIRONMENT_INSTANTIATE(int8_format)
-SYSTOLIC_ENVIRONMENT_INSTANTIATE(int32_format)
-SYSTOLIC_ENVIRONMENT_INSTANTIATE(fp32_format)
-SYSTOLIC_ENVIRONMENT_INSTANTIATE(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_ENVIRONMENT_INSTANTIATE)
 #undef SYSTOLIC_ENVIRONMENT_INSTANTIATE
 
 }  // namespace systolic::verify

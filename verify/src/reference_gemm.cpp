@@ -14,10 +14,7 @@ namespace systolic::verify {
     template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,             \
                                                    const quantization&, const std::vector<double>&,     \
                                                    const std::vector<std::int32_t>&);
-SYSTOLIC_REFERENCE_INSTANTIATE(int8_format)
-SYSTOLIC_REFERENCE_INSTANTIATE(int32_format)
-SYSTOLIC_REFERENCE_INSTANTIATE(fp32_format)
-SYSTOLIC_REFERENCE_INSTANTIATE(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_REFERENCE_INSTANTIATE)
 #undef SYSTOLIC_REFERENCE_INSTANTIATE
 
 }  // namespace systolic::verify

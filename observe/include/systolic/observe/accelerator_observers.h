@@ -9,6 +9,7 @@
 
 #include <memory>
 #include <systemc>
+#include <tuple>
 
 #include "systolic/accelerator.h"
 #include "systolic/number_format.h"
@@ -44,11 +45,19 @@ private:
     template <class Format>
     void finish(lane<Format>& l, const sc_core::sc_time& end);
 
+    template <class List>
+    struct lane_set;
+    template <class... Formats>
+    struct lane_set<type_list<Formats...>> {
+        using type = std::tuple<lane<Formats>...>;
+    };
+    template <class Format>
+    lane<Format>& lane_of() {
+        return std::get<lane<Format>>(m_lanes);
+    }
+
     accelerator& m_accel;
-    lane<int8_format> m_int8;
-    lane<int32_format> m_int32;
-    lane<fp32_format> m_fp32;
-    lane<bf16_format> m_bf16;
+    typename lane_set<formats>::type m_lanes;  // one per format of the accelerator
 };
 
 }  // namespace systolic::observe

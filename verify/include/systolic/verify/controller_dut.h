@@ -8,6 +8,7 @@
 
 #include "systolic/counting.h"
 #include "systolic/fabric.h"
+#include "systolic/format_instances.h"
 #include "systolic/systolic_array.h"
 #include "systolic/tile_controller.h"
 #include "systolic/verify/dut.h"
@@ -52,10 +53,7 @@ private:
 };
 
 #define SYSTOLIC_CONTROLLER_DUT_EXTERN(F) extern template class controller_dut<F>;
-SYSTOLIC_CONTROLLER_DUT_EXTERN(int8_format)
-SYSTOLIC_CONTROLLER_DUT_EXTERN(int32_format)
-SYSTOLIC_CONTROLLER_DUT_EXTERN(fp32_format)
-SYSTOLIC_CONTROLLER_DUT_EXTERN(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_CONTROLLER_DUT_EXTERN)
 #undef SYSTOLIC_CONTROLLER_DUT_EXTERN
 
 }  // namespace systolic::verify

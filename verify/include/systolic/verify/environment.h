@@ -24,6 +24,7 @@
 #include <tlm>
 #include <vector>
 
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/memory.h"
 #include "systolic/number_format.h"
@@ -177,10 +178,7 @@ private:
     extern template std::vector<std::uint8_t> expected_c_bytes<F>(const problem<F>&, const job_options&); \
     extern template struct job_check<F>;                                                                  \
     extern template class environment<F>;
-SYSTOLIC_ENVIRONMENT_EXTERN(int8_format)
-SYSTOLIC_ENVIRONMENT_EXTERN(int32_format)
-SYSTOLIC_ENVIRONMENT_EXTERN(fp32_format)
-SYSTOLIC_ENVIRONMENT_EXTERN(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_ENVIRONMENT_EXTERN)
 #undef SYSTOLIC_ENVIRONMENT_EXTERN
 
 }  // namespace systolic::verify

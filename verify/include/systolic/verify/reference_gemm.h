@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "systolic/counting.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/number_format.h"
 #include "systolic/quantize.h"
@@ -500,10 +501,7 @@ std::vector<std::uint8_t> encode_c(const std::vector<typename Format::accumulato
     extern template std::vector<std::uint8_t> encode_c<F>(const std::vector<F::accumulator_type>&,         \
                                                           const quantization&, const std::vector<double>&, \
                                                           const std::vector<std::int32_t>&);
-SYSTOLIC_REFERENCE_EXTERN(int8_format)
-SYSTOLIC_REFERENCE_EXTERN(int32_format)
-SYSTOLIC_REFERENCE_EXTERN(fp32_format)
-SYSTOLIC_REFERENCE_EXTERN(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_REFERENCE_EXTERN)
 #undef SYSTOLIC_REFERENCE_EXTERN
 
 }  // namespace systolic::verify

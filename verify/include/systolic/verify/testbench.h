@@ -19,6 +19,7 @@
 
 #include "systolic/counting.h"
 #include "systolic/fabric.h"
+#include "systolic/format_instances.h"
 #include "systolic/job.h"
 #include "systolic/memory.h"
 #include "systolic/systolic_array.h"
@@ -156,10 +157,7 @@ private:
 };
 
 #define SYSTOLIC_TESTBENCH_EXTERN(F) extern template class testbench<F>;
-SYSTOLIC_TESTBENCH_EXTERN(int8_format)
-SYSTOLIC_TESTBENCH_EXTERN(int32_format)
-SYSTOLIC_TESTBENCH_EXTERN(fp32_format)
-SYSTOLIC_TESTBENCH_EXTERN(bf16_format)
+SYSTOLIC_FOR_EACH_FORMAT_DO(SYSTOLIC_TESTBENCH_EXTERN)
 #undef SYSTOLIC_TESTBENCH_EXTERN
 
 }  // namespace systolic::verify
