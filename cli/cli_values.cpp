@@ -13,10 +13,6 @@
 namespace systolic::cli {
 namespace {
 
-std::string quoted(const std::string& text) {
-    return "'" + one_line(text) + "'";
-}
-
 bool all_digits(const std::string& s, std::size_t from) {
     if (from >= s.size()) return false;
     for (std::size_t i = from; i < s.size(); ++i)
@@ -25,6 +21,10 @@ bool all_digits(const std::string& s, std::size_t from) {
 }
 
 }  // namespace
+
+std::string quoted(const std::string& text) {
+    return "'" + one_line(text) + "'";
+}
 
 std::string one_line(const std::string& text) {
     return io::printable(text);

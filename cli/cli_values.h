@@ -20,6 +20,8 @@ struct usage_error : std::runtime_error {
 // text with control characters (a newline typed into an argument) shown as \xNN, so that an error
 // message quoting it stays on one line: io::printable, under the name the command lines use.
 std::string one_line(const std::string& text);
+// The text as a message quotes it: one line, in single quotes.
+std::string quoted(const std::string& text);
 
 // Strict decimal integers: optional sign, digits only, in [lo, hi]. The message quotes `text`.
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t lo, std::int64_t hi);

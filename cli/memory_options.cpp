@@ -10,14 +10,6 @@
 
 namespace systolic::cli {
 
-namespace {
-
-std::string quoted(const std::string& text) {
-    return "'" + one_line(text) + "'";
-}
-
-}  // namespace
-
 void add_memory_options(CLI::App& app, memory_config& m, memory_option_text& text) {
     add_choice(app, "--buffers", m.buffers, buffer_mode_names,
                "none: no scratchpads, each tile's phases in sequence; double: scratchpads with reuse, "
