@@ -1,29 +1,11 @@
 #include "memory_options.h"
 
-#include <CLI/CLI.hpp>
-
 #include <cmath>
 #include <cstdio>
 
-#include "cli_choice.h"
 #include "cli_values.h"
 
 namespace systolic::cli {
-
-void add_memory_options(CLI::App& app, memory_config& m, memory_option_text& text) {
-    add_choice(app, "--buffers", m.buffers, buffer_mode_names,
-               "none: no scratchpads, each tile's phases in sequence; double: scratchpads with reuse, "
-               "the next tile's operands prefetched while this one advances (docs/memory.md)");
-    app.add_option("--a-sram", text.a_sram, "With --buffers double: the A scratchpad's size (e.g. 64k, 1M)")
-        ->type_name("SIZE|inf");
-    app.add_option("--b-sram", text.b_sram, "With --buffers double: the B scratchpad's size")
-        ->type_name("SIZE|inf");
-    app.add_option("--c-sram", text.c_sram, "With --buffers double: the C scratchpad's size")
-        ->type_name("SIZE|inf");
-    app.add_option("--dram-bandwidth", text.dram_bandwidth,
-                   "DRAM bytes per clock cycle, shared by the A, B and C streams (inf: unlimited)")
-        ->type_name("B|inf");
-}
 
 void convert_memory_options(const memory_option_text& text, memory_config& m) {
     m.a_sram = parse_sram_size("--a-sram", text.a_sram);

@@ -1,39 +1,9 @@
 #include "output_options.h"
 
-#include <CLI/CLI.hpp>
-
 #include "cli_values.h"
 #include "systolic/log.h"
 
 namespace systolic::cli {
-
-void add_output_options(CLI::App& app, output_options& o, output_group group) {
-    if (group.waves) {
-        app.add_option("--vcd", o.vcd,
-                       "Write a value-change dump (GTKWave) to FILE: the controllers' phases and C writes, "
-                       "every advance edge of the traced PEs (all up to 16x16) and the interrupt lines, if "
-                       "any (cycle engine)")
-            ->type_name("FILE");
-        if (group.gtkw)
-            app.add_option(
-                   "--gtkw", o.gtkw,
-                   "Write a GTKWave save file for the --vcd: every row named by its PE, zoomed on the "
-                   "first tile, markers at its first and last advance edge")
-                ->type_name("FILE");
-        app.add_option(
-               "--trace", o.trace,
-               "Write a Chrome/Perfetto trace-event timeline to FILE: each job's tiles, chunks, phases "
-               "and DMA transfers, and the CPU's device accesses, interrupts and sleeps, if any")
-            ->type_name("FILE");
-    }
-    add_log_level_option(app, o.log_level);
-}
-
-void add_log_level_option(CLI::App& app, std::string& level) {
-    app.add_option("--log-level", level, "Model log level: " + log_level_help())
-        ->type_name("LEVEL")
-        ->default_str(level);
-}
 
 void check_output_options(const output_options& o) {
     if (o.vcd && o.vcd->empty()) throw usage_error("--vcd needs a file name, got ''");

@@ -1,28 +1,49 @@
 #include "checked_accelerator.h"
 
+#include "systolic/verify/passive_checker.h"
+
 namespace systolic::components {
 
 checked_accelerator::checked_accelerator(const std::string& name, const accelerator::config& cfg,
                                          std::uint64_t ram_base, std::uint64_t ram_size)
     : dut(name.c_str(), cfg),
-      checks((name + "_checks").c_str(), dut, ram_base, ram_size),
-      regs(checks.target_socket),
-      dma(checks.dma_initiator_socket),
+      m_checks(
+          std::make_unique<verify::passive_checker>((name + "_checks").c_str(), dut, ram_base, ram_size)),
+      regs(m_checks->target_socket),
+      dma(m_checks->dma_initiator_socket),
       irq(dut.irq) {
-    dut.dma.bind(checks.dma_target_socket);
-    checks.initiator_socket.bind(dut.regs);
+    dut.dma.bind(m_checks->dma_target_socket);
+    m_checks->initiator_socket.bind(dut.regs);
+}
+
+checked_accelerator::~checked_accelerator() = default;
+
+void checked_accelerator::finish() {
+    m_checks->finish();
+}
+
+std::uint64_t checked_accelerator::jobs_checked() const {
+    return m_checks->counts().checked;
+}
+
+const std::vector<std::string>& checked_accelerator::failures() const {
+    return m_checks->failures();
+}
+
+std::uint64_t checked_accelerator::bus_transactions_checked() const {
+    return m_checks->transactions_checked();
 }
 
 std::vector<std::string> checked_accelerator::protocol_violations() const {
     std::vector<std::string> lines;
-    for (const std::string& v : checks.protocol_violations())
+    for (const std::string& v : m_checks->protocol_violations())
         lines.push_back("DMA: " + v);
     return lines;
 }
 
 std::vector<std::string> checked_accelerator::accelerator_errors() const {
     std::vector<std::string> lines;
-    for (const verify::passive_checker::job_report& j : checks.jobs())
+    for (const verify::passive_checker::job_report& j : m_checks->jobs())
         if (j.pass && !j.error.empty())
             lines.push_back("job " + std::to_string(j.index) + " (" + j.job + "): " + j.error);
     return lines;

@@ -17,13 +17,17 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <string>
 #include <systemc>
 #include <tlm>
 #include <vector>
 
 #include "systolic/accelerator.h"
-#include "systolic/verify/passive_checker.h"
+
+namespace systolic::verify {
+class passive_checker;
+}
 
 namespace systolic::components {
 
@@ -35,23 +39,33 @@ public:
                         std::uint64_t ram_size);
     checked_accelerator(const checked_accelerator&) = delete;
     checked_accelerator& operator=(const checked_accelerator&) = delete;
+    ~checked_accelerator();
 
     accelerator dut;
-    verify::passive_checker checks;
 
+private:
+    // Held by pointer so that a platform's header, and every unit that includes one, need not
+    // parse the verification environment's headers (a second per unit: docs/performance.md).
+    std::unique_ptr<verify::passive_checker> m_checks;
+
+public:
     tlm::tlm_target_socket<>& regs;    // the accelerator's registers, through the checker
     tlm::tlm_initiator_socket<>& dma;  // the accelerator's DMA, after the checker's chain
     sc_core::sc_out<bool>& irq;        // the accelerator's level interrupt
 
+    // The checker (<systolic/verify/passive_checker.h>): its environments, its job reports.
+    verify::passive_checker& checks() { return *m_checks; }
+    const verify::passive_checker& checks() const { return *m_checks; }
+
     // Once the simulation has stopped: a job still running then fails (it was never checked).
-    void finish() { checks.finish(); }
+    void finish();
 
     // Jobs the passive checker checked (refusals included), and the failed ones, one line each.
-    std::uint64_t jobs_checked() const { return checks.counts().checked; }
-    const std::vector<std::string>& failures() const { return checks.failures(); }
+    std::uint64_t jobs_checked() const;
+    const std::vector<std::string>& failures() const;
     // DMA transactions the protocol checker saw, and the TLM-2.0 rules broken there, one line each,
     // each starting "DMA: ".
-    std::uint64_t bus_transactions_checked() const { return checks.transactions_checked(); }
+    std::uint64_t bus_transactions_checked() const;
     std::vector<std::string> protocol_violations() const;
     // The jobs the accelerator refused or ended with ERR_DMA, rightly by the checker, one line each:
     // "job 2 (refused: unknown DTYPE 7): ERR_DTYPE". Software sees only a code in ERROR; these say why.

@@ -1,6 +1,7 @@
 #include "platform.h"
 
 #include <systolic/accelerator_regs.h>
+#include <systolic/verify/passive_checker.h>
 
 #include <utility>
 
@@ -12,7 +13,7 @@ platform::platform(const sc_core::sc_module_name& name, const cpu::config& cc, c
       bus("bus"),
       ram("ram", memory::config{0, cc.ram_size}),
       accel("accel", ac, cc.ram_base, cc.ram_size),
-      cpu("cpu", cc, std::move(script), accel.checks.environments, out),
+      cpu("cpu", cc, std::move(script), accel.checks().environments, out),
       cpu_checker("cpu_checker"),
       irq("irq") {
     cpu.initiator_socket.bind(cpu_checker.target_socket);

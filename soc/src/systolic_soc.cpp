@@ -21,6 +21,7 @@
 #include "platform.h"
 #include "soc_options.h"
 #include "systolic/observe/file_sink.h"
+#include "systolic/verify/passive_checker.h"
 #include "time_text.h"
 
 namespace {
@@ -100,7 +101,7 @@ std::string report_json(soc::platform& chip, std::size_t array, int status) {
                         {"failures", chip.job_failures().size()},
                         {"protocol_violations", chip.protocol_violations().size()},
                         {"jobs", nlohmann::json::array()}};
-    for (const auto& j : chip.accel.checks.jobs()) {
+    for (const auto& j : chip.accel.checks().jobs()) {
         std::optional<io::scoreboard_counts> sb;
         if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
         nlohmann::json job = io::job_json(
