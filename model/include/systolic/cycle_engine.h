@@ -31,7 +31,10 @@ public:
         m_overflow = mode;
         if (m_stationary) m_stationary->core.set_overflow(mode);
     }
-    void clear() override { m_mapping->clear(); }
+    void clear() override {
+        m_mapping->clear();
+        if (this->m_counter) this->m_counter->clear();
+    }
     void clear_accumulators() override { m_mapping->clear_accumulators(); }
 
     bool supports(dataflow_kind) const override { return true; }
@@ -49,11 +52,17 @@ public:
     }
     void preload(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
                  edge_callback* after) override {
-        m_stationary->core.preload(f, first, count, after);
+        stationary_core<Format>& core = m_stationary->core;
+        if (!this->m_counter) return core.preload(f, first, count, after);
+        counting_relay r{[&] { this->m_counter->stepped(core, true); }, after};
+        core.preload(f, first, count, &r);
     }
     void stream(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
                 edge_callback* after) override {
-        m_stationary->core.stream(f, first, count, after);
+        stationary_core<Format>& core = m_stationary->core;
+        if (!this->m_counter) return core.stream(f, first, count, after);
+        counting_relay r{[&] { this->m_counter->stepped(core, false); }, after};
+        core.stream(f, first, count, &r);
     }
     std::uint64_t partial_overflows() const override { return m_mapping->partial_overflows(); }
     const stationary_core<Format>* stationary_array() const override {
@@ -74,7 +83,9 @@ public:
                                                      t.col_delay.data(),
                                                      t.row_valid.data(),
                                                      t.col_valid.data()};
-        m_core.advance(s, first, count, after);
+        if (!this->m_counter) return m_core.advance(s, first, count, after);
+        counting_relay r{[&] { this->m_counter->stepped(m_core); }, after};
+        m_core.advance(s, first, count, &r);
     }
 
     const accumulator_type* accumulators() const override { return &m_core.accumulator_row(0)[0]; }
@@ -94,6 +105,20 @@ public:
     const array_core<Format>& core() const { return m_core; }
 
 private:
+    // A job that counts its actions (count_actions) steps one edge per kernel call, as under an
+    // observer, and the counter reads the registers after each edge before the observer's hook. Which
+    // way an edge run goes is decided once per call (one test of the counter, never one per PE or edge).
+    template <class Count>
+    struct counting_relay final : edge_callback {
+        counting_relay(Count c, edge_callback* a) : count(c), after(a) {}
+        void after_edge(std::uint64_t edge) override {
+            count();
+            if (after) after->after_edge(edge);
+        }
+        Count count;
+        edge_callback* after;
+    };
+
     // What the job's dataflow steps, chosen once per job by set_dataflow: the output-stationary
     // array_core, or a stationary_core for ws and is. Both are stepped grids.
     class mapping {

@@ -10,12 +10,14 @@
 #pragma once
 
 #include <cstdint>
+#include <memory>
 #include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "systolic/action_counter.h"
 #include "systolic/array_core.h"
 #include "systolic/counting.h"
 #include "systolic/feeder.h"
@@ -101,10 +103,24 @@ public:
         return advance_edges_per_tile(m_rows, m_cols, kc);
     }
 
+    // The energy account's counts (action_counter.h), chosen once per job after set_dataflow: with
+    // `on`, the engine counts its PEs' actions and register toggles from zero; without, it does no
+    // counting work at all (no counter exists, so no kernel tests a flag).
+    void count_actions(bool on, dataflow_kind df) {
+        m_counter = on ? std::make_unique<action_counter<Format>>(m_rows, m_cols, df) : nullptr;
+    }
+    // The PE actions and toggles counted since count_actions(true), into out; nothing when off.
+    void report_actions(action_counts& out) const {
+        if (!m_counter) return;
+        out.pe = m_counter->pe();
+        out.toggles = m_counter->toggles();
+    }
+
 protected:
     engine(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {}
     std::size_t m_rows;
     std::size_t m_cols;
+    std::unique_ptr<action_counter<Format>> m_counter;  // null unless the job counts
 };
 
 // What a tile controller drives: R x C PEs and the engines that run chunks on them (systolic_array,

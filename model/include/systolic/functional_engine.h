@@ -5,7 +5,9 @@
 // report says so ("counts": "modelled"). Only the real rows x cols block of a tile is computed;
 // the padding PEs' sums are zero, as the array's are. A weight- or input-stationary fold is the
 // same loop nest over the fold's L terms into a scratch block, stored into or added to the tile's
-// accumulators as the stepped array's bottom row does.
+// accumulators as the stepped array's bottom row does. A job that counts its actions
+// (run_options::count_actions) has them worked out per chunk or fold, on the call that issues its
+// edge 0, by action_counter's rules: the same counts the cycle engine reads off its registers.
 #pragma once
 
 #include <algorithm>
@@ -31,6 +33,7 @@ public:
     void clear() override {
         clear_accumulators();
         m_edges = m_terms = 0;
+        if (this->m_counter) this->m_counter->clear();
     }
     void clear_accumulators() override {
         std::fill(m_acc.begin(), m_acc.end(), accumulator_type{});
@@ -39,8 +42,9 @@ public:
 
     bool supports(dataflow_kind) const override { return true; }
     void set_dataflow(dataflow_kind) override {}
-    void preload(const typename engine<Format>::fold_type&, std::uint64_t, std::uint64_t count,
+    void preload(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
                  edge_callback*) override {
+        if (this->m_counter && first == 0 && count > 0) this->m_counter->preload_fold(f);
         m_edges += count;
     }
     void stream(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
@@ -48,6 +52,7 @@ public:
         if (first == 0 && count > 0) {  // the call that issues edge 0
             run_fold(f);
             m_terms += f.t;
+            if (this->m_counter) this->m_counter->stream_fold(f, m_overflow);
         }
         m_edges += count;
     }
@@ -61,6 +66,9 @@ public:
             m_overflows += gemm_accumulate<Format>(t.rows, t.cols, kc, in.a(), in.a_stride(), in.b(),
                                                    in.b_stride(), m_acc.data(), cols, m_overflow);
             m_terms += kc;
+            if (this->m_counter)
+                this->m_counter->os_chunk(t.rows, t.cols, kc, in.a(), in.a_stride(), in.b(), in.b_stride(),
+                                          m_overflow);
         }
         m_edges += count;
     }

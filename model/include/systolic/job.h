@@ -8,6 +8,7 @@
 #include <systemc>
 #include <vector>
 
+#include "systolic/action_counts.h"
 #include "systolic/counting.h"
 #include "systolic/job_names.h"
 #include "systolic/matrix_layout.h"
@@ -33,6 +34,9 @@ struct run_options {
     engine_kind engine = engine_kind::cycle;
     dataflow_kind dataflow = dataflow_kind::os;
     memory_config memory;  // scratchpads and DRAM bandwidth (memory_system.h); the default: none
+    // Count the PEs' actions and register toggles for the energy account (job_result::actions.pe,
+    // .toggles); off, the engines do no counting work. The memories' counts are filled either way.
+    bool count_actions = false;
 };
 
 struct matmul_job {
@@ -141,6 +145,9 @@ struct job_result {
     phase_times phases;
     memory_traffic traffic;
     memory_report memory;  // the memory system's account: stalls, bytes per stream, bandwidths
+    // The energy account's counts: the memories' always (from traffic and memory), the PEs' actions
+    // and toggles when run_options::count_actions.
+    action_counts actions;
     sc_core::sc_time start = sc_core::SC_ZERO_TIME;
     sc_core::sc_time end = sc_core::SC_ZERO_TIME;
 

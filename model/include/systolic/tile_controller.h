@@ -336,6 +336,7 @@ private:
             m_result.traffic = m_dma.traffic() - traffic_before;
             m_result.end = sc_core::sc_time_stamp();
             report_memory();
+            report_actions();
             if (m_observer) m_observer->on_job_end(m_result);
             m_busy = false;
             m_done_event.notify(sc_core::SC_ZERO_TIME);
@@ -345,6 +346,7 @@ private:
     void run_job() {
         engine_type& eng = m_array.engine_for(m_job.run.engine);
         eng.set_dataflow(m_job.run.dataflow);
+        eng.count_actions(m_job.run.count_actions, m_job.run.dataflow);
         m_mapping = mapping_for(m_job.run.dataflow);
         const tile_plan plan(m_job, m_array.rows(), m_array.cols(),
                              [&eng](const tile& t, std::uint64_t kc) { return eng.advance_edges(t, kc); });
@@ -711,6 +713,35 @@ private:
         m_buffers->report(r);
         if (r.total_cycles)
             r.average_bandwidth = double(r.a.dram + r.b.dram + r.c.dram) / double(r.total_cycles);
+    }
+
+    // The energy account's counts: the engine's PE actions and toggles (when the job counts them), and
+    // the memories' from what the DMA port and the scratchpads already counted (traffic, memory), so
+    // that an access is priced in the same bytes the memory report shows. Buffers double: DRAM fills
+    // the A and B scratchpads (their writes) and the array reads them; the array writes C's, which
+    // drains to DRAM (its reads). Buffers none: no scratchpad.
+    void report_actions() {
+        action_counts& c = m_result.actions;
+        c = action_counts{};
+        m_array.engine_for(m_job.run.engine).report_actions(c);
+        using accumulator_type = typename Format::accumulator_type;
+        constexpr std::uint64_t osz = sizeof(typename Format::operand_type), asz = sizeof(accumulator_type);
+        const std::uint64_t csz = output_size(m_job.run.quant, asz);
+        const memory_traffic& t = m_result.traffic;
+        c.dram_a_read_bytes = t.a_read;
+        c.dram_b_read_bytes = t.b_read;
+        c.dram_c_read_bytes = t.partials_read;
+        c.dram_c_write_bytes = t.c_written + t.partials_written;
+        if (m_job.run.memory.buffers == buffer_mode::double_buffered) {
+            const memory_report& r = m_result.memory;
+            c.a_sram = {r.a.array / osz, r.a.dram / osz, r.a.array, r.a.dram};
+            c.b_sram = {r.b.array / osz, r.b.dram / osz, r.b.array, r.b.dram};
+            c.c_sram = {r.c.dram / csz, r.c.array / csz, r.c.dram, r.c.array};
+        }
+        c.rows = m_array.rows();
+        c.cols = m_array.cols();
+        c.operand_bits = 8 * osz;
+        c.accumulator_bits = 8 * asz;
     }
 
     // Buffers none: the bus moved the operands to the array, and the job's time is the keeper's.
