@@ -219,6 +219,25 @@ TEST(energy, every_shipped_table_loads_and_every_value_has_a_source) {
         0u);
 }
 
+// accelergy45 on Timeloop's own action counts for default_problem gives Timeloop's per-component
+// energies (timeloop-mapper.stats.txt at 67b75f2: MAC line 18, DRAM lines 395, 419 and 443):
+// 10838016 computes, and 13824 weight, 157296 input and 401408 output 16-bit DRAM words.
+TEST(energy, accelergy45_gives_timeloops_energies_for_timeloops_counts) {
+    action_counts c;
+    c.pe.mac_random = 10838016;
+    c.dram_b_read_bytes = 13824 * 2;
+    c.dram_a_read_bytes = 157296 * 2;
+    c.dram_c_write_bytes = 401408 * 2;
+    c.rows = c.cols = 16;
+    c.operand_bits = 8;
+    c.accumulator_bits = 32;
+    const energy_report r = price(c, load_table("accelergy45"), 0);
+    EXPECT_NEAR(r.energy[0].pj, 3413975.04, 1e-3);
+    EXPECT_NEAR(r.energy[5].actions[1].pj, 1769472.00, 1e-6);   // weights
+    EXPECT_NEAR(r.energy[5].actions[0].pj, 20133888.00, 1e-6);  // inputs
+    EXPECT_NEAR(r.energy[5].actions[3].pj, 51380224.00, 1e-6);  // outputs
+}
+
 // tpu7's energy substitutes are horowitz45's scaled 45 -> 7 nm, as their notes say.
 TEST(energy, tpu7_substitutes_are_horowitz45_scaled) {
     const energy_table h = load_table("horowitz45"), t = load_table("tpu7");
