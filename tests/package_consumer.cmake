@@ -11,7 +11,7 @@ function(step)
 endfunction()
 step(${CMAKE_COMMAND} --install ${BUILD_DIR} --prefix ${WORK_DIR}/prefix)
 # What a user of the installed package needs besides the model: the executables, the workloads, the
-# drawing scripts and the GTKWave save file (the README lists this tree).
+# drawing scripts, the GTKWave save file and the energy tables (the README lists this tree).
 foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h include/systolic/accelerator_driver.h
           include/systolic/accelerator_map.h include/systolic/verify/register_dut.h
           include/systolic/verify/format_environments.h include/systolic/observe/accelerator_observers.h
@@ -21,7 +21,9 @@ foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h inc
           share/systolic/workloads/resnet18.csv share/systolic/workloads/gpt2.csv
           share/systolic/scripts/draw share/systolic/scripts/draw_sweep.py
           share/systolic/scripts/draw_index_space.py share/systolic/seed.gtkw
-          share/systolic/vp/default.vps share/systolic/vp/registers.vps)
+          share/systolic/vp/default.vps share/systolic/vp/registers.vps
+          include/systolic/energy/price.h share/systolic/energy/horowitz45.json
+          share/systolic/energy/accelergy45.json share/systolic/energy/tpu7.json)
   if(NOT EXISTS ${WORK_DIR}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()
