@@ -1,10 +1,11 @@
-// The shared option groups' declarations to CLI11 (memory_options.h, output_options.h), in one
-// unit: CLI11 is most of the compile time of a unit that declares options, and these run once per
-// process. Their conversions and checks are in memory_options.cpp and output_options.cpp.
+// The shared option groups' declarations to CLI11 (memory_options.h, output_options.h,
+// energy_options.h), in one unit: CLI11 is most of the compile time of a unit that declares
+// options, and these run once per process. Their conversions and checks are in the groups' own units.
 #include <CLI/CLI.hpp>
 
 #include "cli_choice.h"
 #include "cli_values.h"
+#include "energy_options.h"
 #include "memory_options.h"
 #include "output_options.h"
 #include "systolic/log.h"
@@ -52,6 +53,21 @@ void add_log_level_option(CLI::App& app, std::string& level) {
     app.add_option("--log-level", level, "Model log level: " + log_level_help())
         ->type_name("LEVEL")
         ->default_str(level);
+}
+
+void add_energy_options(CLI::App& app, energy_options& e, energy_option_text& text, energy_group group) {
+    app.add_option("--energy", e.table,
+                   "Price the job's counted actions in pJ and its array in mm2 with TABLE: horowitz45, "
+                   "accelergy45, tpu7, a table file (.json) or an Accelergy ERT.yaml (docs/energy.md)")
+        ->type_name("TABLE");
+    app.add_option("--tech-node", text.tech_node,
+                   "With --energy: scale the table to this technology node (Stillmaker-Baas, 7 to 180 nm) "
+                   "[the table's own]")
+        ->type_name("NM");
+    if (group.action_counts)
+        app.add_option("--action-counts", e.action_counts,
+                       "Write the job's counted actions to FILE as Accelergy's action_counts.yaml")
+            ->type_name("FILE");
 }
 
 }  // namespace systolic::cli

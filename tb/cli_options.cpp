@@ -32,6 +32,7 @@ struct raw_options {
     std::string fabric = "1x1x1", link_latency = "1", threads = "1";
     std::string out_dtype = "acc";
     cli::memory_option_text memory;
+    cli::energy_option_text energy;
     bool progress = false, no_progress = false;
 };
 
@@ -40,6 +41,10 @@ constexpr std::size_t max_fabric = 64;
 
 const memory_config& memory_of(const options& o) {
     return o.run.memory;
+}
+
+const cli::energy_options& energy_of(const options& o) {
+    return o.energy;
 }
 
 // Options that change nothing without another (docs/options.md lists them).
@@ -83,6 +88,8 @@ const std::vector<option_rule<options>>& tb_option_rules() {
         std::vector<option_rule<options>> all = before;
         for (const auto& r : cli::memory_option_rules<options, memory_of>())
             all.push_back(r);
+        for (const auto& r : cli::energy_option_rules<options, energy_of>())
+            all.push_back(r);
         all.insert(all.end(), after.begin(), after.end());
         return all;
     }();
@@ -111,6 +118,8 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
         given("--zero-point") ? parse_int("--zero-point", raw.zero_point, i64_min, i64_max) : 0;
     if (given("--max-memory")) o.max_memory = parse_size("--max-memory", raw.max_memory);
     cli::convert_memory_options(raw.memory, o.run.memory);
+    cli::convert_energy_options(raw.energy, o.energy);
+    o.run.count_actions = o.energy.counting();
     const auto fabric = parse_fabric_shape(raw.fabric);
     if (!fabric || fabric->rows > max_fabric || fabric->cols > max_fabric || fabric->depth > max_fabric)
         throw usage_error("--fabric wants RxC or RxCxD, arrays along rows, columns and depth, each 1 to " +
@@ -245,6 +254,7 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
     app.add_option("--threads", raw.threads, "Threads that step a fabric's arrays, in groups of L edges [1]")
         ->type_name("T");
     cli::add_memory_options(app, o.run.memory, raw.memory);
+    cli::add_energy_options(app, o.energy, raw.energy, {true});
     app.add_option("--max-memory", raw.max_memory,
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");

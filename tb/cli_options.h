@@ -9,6 +9,7 @@
 #include <string>
 
 #include "cli_values.h"
+#include "energy_options.h"
 #include "memory_options.h"
 #include "output_options.h"
 #include "systolic/job.h"
@@ -52,6 +53,8 @@ struct options {
     verify::fault inject = verify::fault::none;
     // --vcd, --trace, --gtkw and --log-level, as every executable declares them.
     cli::output_options outputs;
+    // --energy, --tech-node and --action-counts (docs/energy.md); counting them sets run.count_actions.
+    cli::energy_options energy;
     std::optional<std::string> vcd_pes;       // the PEs the waveform traces
     std::optional<bool> progress;             // unset: on when stderr is a terminal
     std::optional<std::uint64_t> max_memory;  // bytes; unset: the default share of physical memory

@@ -23,6 +23,8 @@
 #include "observer_outputs.h"
 #include "progress_bar.h"
 #include "report.h"
+#include "systolic/energy/accelergy.h"
+#include "systolic/energy/price.h"
 #include "systolic/format_instances.h"
 #include "systolic/log.h"
 #include "systolic/memory_system.h"
@@ -221,11 +223,37 @@ bool has_memory_system(const memory_config& m) {
     return m.buffers != buffer_mode::none || m.dram_bandwidth != 0;
 }
 
+// The scratchpads' sizes that price their accesses and give their area (docs/energy.md): as
+// configured, and an unlimited one (inf) as large as the whole operand it holds.
+template <class Format>
+energy::scratchpad_sizes scratchpads_of(const run_options& run, const problem_shape& s) {
+    const memory_config& m = run.memory;
+    if (m.buffers != buffer_mode::double_buffered) return {};
+    constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
+    const std::uint64_t csz = output_size(run.quant, sizeof(typename Format::accumulator_type));
+    return {m.a_sram ? m.a_sram : s.m * s.k * osz, m.b_sram ? m.b_sram : s.k * s.p * osz,
+            m.c_sram ? m.c_sram : s.m * s.p * csz};
+}
+
+// --energy's table, read and tried on the job's format and node before anything runs: a file that
+// is no table, a format it does not price or a node outside the scaling's fit is one line (exit 2).
+template <class Format>
+std::optional<energy::energy_table> energy_table_of(const options& o) {
+    if (!o.energy.table) return std::nullopt;
+    energy::energy_table table = energy::load_table(*o.energy.table);
+    action_counts none;
+    none.operand_bits = 8 * sizeof(typename Format::operand_type);
+    none.accumulator_bits = 8 * sizeof(typename Format::accumulator_type);
+    energy::price(none, table, o.energy.tech_node);
+    return table;
+}
+
 // C is printed in full up to a size a terminal holds on a line or two.
 constexpr std::uint64_t max_printed_c = 64;
 
 template <class Format>
-void print_summary(std::ostream& os, const options& o, const job_check<Format>& out) {
+void print_summary(std::ostream& os, const options& o, const job_check<Format>& out,
+                   const energy::energy_report* energy) {
     const auto& job = out.job;
     const auto& s = job.shape;
     const auto& r = out.result;
@@ -320,6 +348,7 @@ void print_summary(std::ostream& os, const options& o, const job_check<Format>& 
     if (memory_shown) os << ", stall " << format_time(r.phases.stall);
     os << ")\n";
     if (memory_shown) os << memory_summary(job.run.memory, r.memory);
+    if (energy) os << energy::summary(*energy);
     os << "scoreboard: " << sb.checked << " checked, " << sb.mismatches << " mismatches, " << sb.writes
        << " writes, " << sb.out_of_range_writes << " out of range, memory outside C "
        << (sb.untouched_ok ? "untouched" : "CHANGED") << "\n";
@@ -333,6 +362,7 @@ std::vector<io::named_path> planned_outputs(const options& o) {
     std::vector<io::named_path> outputs;
     if (o.c_out) outputs.push_back({"--c-out", *o.c_out});
     if (o.json && *o.json != "-") outputs.push_back({"--json", *o.json});
+    if (o.energy.action_counts) outputs.push_back({"--action-counts", *o.energy.action_counts});
     return outputs;
 }
 
@@ -340,7 +370,8 @@ std::vector<io::named_path> planned_outputs(const options& o) {
 // that worked are the files renamed into place (io_error otherwise, every temporary removed).
 template <class Format>
 void write_outputs(const options& o, const job_check<Format>& out, const std::string& summary,
-                   const std::string& report, io::output_set& files, bool to_stdout) {
+                   const std::string& report, const std::string& action_counts, io::output_set& files,
+                   bool to_stdout) {
     const bool json_to_stdout = o.json && *o.json == "-";
     std::string c_header;
     // C is saved whenever the job completed, right or wrong, so a failure can be inspected.
@@ -351,6 +382,8 @@ void write_outputs(const options& o, const job_check<Format>& out, const std::st
                   {c_header, std::string_view(reinterpret_cast<const char*>(out.c.data()), out.c.size())});
     }
     if (o.json && !json_to_stdout) files.set(*o.json, {report});
+    // The counts of a job that completed, as for C.
+    if (o.energy.action_counts && out.result.completed()) files.set(*o.energy.action_counts, {action_counts});
     files.prepare();
     if (to_stdout) {
         if (json_to_stdout) std::cerr << summary;
@@ -420,6 +453,14 @@ void check_options(const options& o) {
             array_shape_text(o.array_rows, o.array_cols));
     parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
 
+    if (o.inject == fault::miscount_gated && !o.energy.counting())
+        throw usage_error(
+            "--inject miscount-gated needs --energy or --action-counts: it miscounts the energy account's "
+            "actions, which only a job that counts them has");
+    if (o.fabric() && o.energy.counting())
+        throw usage_error(
+            std::string(o.energy.table ? "--energy" : "--action-counts") +
+            " needs one array (no --fabric): a fabric's arrays do not count their PEs' actions");
     if (o.fabric() && has_memory_system(o.run.memory))
         throw usage_error(
             "--buffers double and --dram-bandwidth need one array (no --fabric): a fabric's arrays "
@@ -466,6 +507,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
 
     const pe_selection traced =
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
+    const std::optional<energy::energy_table> table = energy_table_of<Format>(o);
 
     // The per-column vectors join the operands: a caller's are copied to take them.
     const bool column_files = !o.scale_file.empty() || !o.zero_point_file.empty();
@@ -542,8 +584,12 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     // The save file names the VCD as given: GTKWave opens it from the working directory.
     waves.finish(files, vcd_obs && o.outputs.gtkw ? vcd_obs->save_file(*o.outputs.vcd) : std::string());
 
+    std::optional<energy::energy_report> energy;
+    if (table && out.result.completed())
+        energy = energy::price(out.result.actions, *table, o.energy.tech_node,
+                               scratchpads_of<Format>(out.job.run, out.job.shape));
     std::ostringstream summary;
-    print_summary(summary, o, out);
+    print_summary(summary, o, out, energy ? &*energy : nullptr);
 
     report_input in;
     in.rows = std::uint64_t(o.array_rows);
@@ -561,11 +607,14 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
         if (!o.json && !reply) return std::string();
         auto j = make_report(in);
         j["memory_estimate_bytes"] = estimate.total;
+        if (energy) j.update(energy::to_json(*energy));
         return j.dump(2) + "\n";
     });
     throw_if_stopped(reply);
+    const std::string action_counts =
+        o.energy.action_counts ? energy::action_counts_yaml(out.result.actions) : std::string();
     allocating("writing the outputs",
-               [&] { write_outputs(o, out, summary.str(), report, files, reply == nullptr); });
+               [&] { write_outputs(o, out, summary.str(), report, action_counts, files, reply == nullptr); });
     if (reply) {
         reply->m = out.job.shape.m;
         reply->p = out.job.shape.p;

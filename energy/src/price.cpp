@@ -1,5 +1,10 @@
 #include "systolic/energy/price.h"
 
+#include <cstdio>
+#include <iterator>
+#include <string>
+#include <utility>
+
 #include "systolic/energy/error.h"
 #include "systolic/energy/node_scaling.h"
 #include "systolic/number_format.h"
@@ -81,6 +86,7 @@ energy_report price(const action_counts& c, const energy_table& t, double tech_n
                     const scratchpad_sizes& sizes) {
     energy_report r;
     r.table = t.name;
+    r.scratchpads = sizes;
     r.node_nm = t.node_nm.value.value_or(0);
     if (tech_node > 0 && tech_node != r.node_nm) {
         if (!t.node_nm.given())
@@ -154,7 +160,7 @@ energy_report price(const action_counts& c, const energy_table& t, double tech_n
 
     for (const auto& x : r.energy)
         r.total_pj += x.pj;
-    r.macs = c.pe.mac_random + c.pe.mac_gated;
+    r.macs = c.macs_real;
     r.pj_per_mac = r.macs ? r.total_pj / double(r.macs) : 0;
 
     // Area: the array's MAC units, its PEs' registers (two operand registers and an accumulator
@@ -181,7 +187,12 @@ energy_report price(const action_counts& c, const energy_table& t, double tech_n
 
 nlohmann::json to_json(const energy_report& r) {
     using nlohmann::json;
-    json energy = {{"table", r.table}, {"node_nm", r.node_nm}, {"energy_scale", r.energy_scale}};
+    json energy = {
+        {"table", r.table},
+        {"node_nm", r.node_nm},
+        {"energy_scale", r.energy_scale},
+        {"scratchpad_bytes",
+         {{"a", r.scratchpads.a_bytes}, {"b", r.scratchpads.b_bytes}, {"c", r.scratchpads.c_bytes}}}};
     json components = json::object();
     for (const auto& c : r.energy) {
         json actions = json::object();
@@ -201,6 +212,51 @@ nlohmann::json to_json(const energy_report& r) {
             {"units", a.units}, {"um2_each", a.um2_each}, {"mm2", a.mm2}, {"priced", a.priced}};
     json area = {{"area_scale", r.area_scale}, {"components", area_components}, {"total_mm2", r.total_mm2}};
     return {{"energy", energy}, {"area", area}};
+}
+
+std::string energy_text(double pj) {
+    static constexpr std::pair<double, const char*> units[] = {
+        {1, "pJ"}, {1e3, "nJ"}, {1e6, "uJ"}, {1e9, "mJ"}, {1e12, "J"}};
+    std::size_t u = 0;
+    while (u + 1 < std::size(units) && pj >= units[u + 1].first * 0.9995)
+        ++u;
+    const double v = pj / units[u].first;
+    char text[48];
+    std::snprintf(text, sizeof text, "%.3g %s", v, units[u].second);
+    return text;
+}
+
+std::string summary(const energy_report& r) {
+    char number[48];
+    std::string node = "its own node";
+    if (r.node_nm > 0) {
+        std::snprintf(number, sizeof number, "%g nm", r.node_nm);
+        node = number;
+    }
+    std::string text = "energy (" + r.table + ", " + node + "): " + energy_text(r.total_pj) + ", " +
+                       energy_text(r.pj_per_mac) + " per MAC;";
+    const char* separator = " ";
+    for (const auto& c : r.energy) {
+        std::snprintf(number, sizeof number, "%.0f%%", r.total_pj > 0 ? 100 * c.pj / r.total_pj : 0.0);
+        text += separator + std::string(to_string(c.which)) + " " + energy_text(c.pj) + " (" + number + ")";
+        separator = ", ";
+    }
+    std::snprintf(number, sizeof number, "%.3g", r.total_mm2);
+    text += std::string("\narea: ") + number + " mm2 (";
+    separator = "";
+    for (const auto& a : r.area) {
+        std::snprintf(number, sizeof number, "%.3g", a.mm2);
+        text += separator + std::string(to_string(a.which)) + " " + number;
+        separator = ", ";
+    }
+    text += ")\n";
+    if (!r.unpriced.empty()) {
+        text += "not priced by " + r.table + ":";
+        for (const auto& u : r.unpriced)
+            text += " " + u;
+        text += "\n";
+    }
+    return text;
 }
 
 }  // namespace systolic::energy

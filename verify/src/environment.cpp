@@ -10,6 +10,8 @@
 #include <stdexcept>
 #include <utility>
 
+#include "systolic/action_counter.h"
+
 namespace systolic::verify {
 
 namespace {
@@ -202,6 +204,23 @@ typename environment<Format>::reference_future environment<Format>::start_refere
             [shared] { shared->help(); }};
 }
 
+// The MACs of two nonzero operands, from the operands alone: each term k pairs every nonzero of
+// A's column k with every nonzero of B's row k (expected_counts::macs_random).
+template <class Format>
+std::uint64_t nonzero_products(const problem<Format>& pr) {
+    const problem_shape& s = pr.shape;
+    std::uint64_t total = 0;
+    for (std::uint64_t k = 0; k < s.k; ++k) {
+        std::uint64_t a = 0, b = 0;
+        for (std::uint64_t i = 0; i < s.m; ++i)
+            a += !operand_is_zero(pr.a[i * s.k + k]);
+        for (std::uint64_t j = 0; j < s.p; ++j)
+            b += !operand_is_zero(pr.b[k * s.p + j]);
+        total += a * b;
+    }
+    return total;
+}
+
 template <class Format>
 void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<const problem<Format>> pr,
                                       const systolic::expected_counts& counts,
@@ -218,6 +237,7 @@ void environment<Format>::begin_watch(const matmul_job& job, std::shared_ptr<con
     m_watch.out = job_check<Format>{};
     m_watch.out.job = job;
     m_watch.out.expected = counts;
+    if (job.run.count_actions) m_watch.out.expected.macs_random = nonzero_products(*pr);
     m_watch.operands = std::move(pr);
     m_watch.windows = std::move(windows);
     m_watch.reference = std::move(reference);

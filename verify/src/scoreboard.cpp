@@ -182,6 +182,18 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
         };
         count_macs("MACs with padding", counts.macs_padded, result.macs_padded);
         count_macs("real MACs", counts.macs_real, result.macs_real);
+        // The energy account's PE actions: exactly one per PE and edge, the valid MACs split by
+        // whether an operand was zero, the random ones as many as the operands' nonzero products.
+        if (counts.macs_random) {
+            const pe_action_counts& pe = result.actions.pe;
+            count_macs("MACs of two nonzero operands (mac_random)", *counts.macs_random, pe.mac_random);
+            count_macs("valid MACs (mac_random + mac_gated)", result.macs_padded,
+                       pe.mac_random + pe.mac_gated);
+            count_macs(
+                "PE actions (R x C x edges)",
+                result.actions.rows * result.actions.cols * (result.advance_edges + result.preload_edges),
+                pe.total());
+        }
         for (const auto& t : result.tiles) {
             const std::uint64_t want = tile_edges ? tile_edges(t.where) : counts.advance_edges_per_tile;
             if (t.advance_edges != want) {

@@ -70,16 +70,19 @@ struct action_counts {
     std::uint64_t dram_c_read_bytes = 0;  // partial sums read back (k_policy partials)
     std::uint64_t dram_c_write_bytes = 0;
     std::uint64_t link_words = 0;  // a fabric's words crossing from one array to the next; 0 for one array
-    // What the counts are of, for pricing: the array and the widths of its words.
+    // What the counts are of, for pricing: the array and the widths of its words, and the job's
+    // real MACs (M x K x P, padding excluded), which an energy per MAC is per.
     std::uint64_t rows = 0, cols = 0;
     unsigned operand_bits = 0, accumulator_bits = 0;
+    std::uint64_t macs_real = 0;
 
     bool operator==(const action_counts& o) const {
         return pe == o.pe && toggles == o.toggles && a_sram == o.a_sram && b_sram == o.b_sram &&
                c_sram == o.c_sram && dram_a_read_bytes == o.dram_a_read_bytes &&
                dram_b_read_bytes == o.dram_b_read_bytes && dram_c_read_bytes == o.dram_c_read_bytes &&
                dram_c_write_bytes == o.dram_c_write_bytes && link_words == o.link_words && rows == o.rows &&
-               cols == o.cols && operand_bits == o.operand_bits && accumulator_bits == o.accumulator_bits;
+               cols == o.cols && operand_bits == o.operand_bits && accumulator_bits == o.accumulator_bits &&
+               macs_real == o.macs_real;
     }
 };
 

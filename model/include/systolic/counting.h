@@ -3,6 +3,7 @@
 #pragma once
 
 #include <cstdint>
+#include <optional>
 
 #include "systolic/feeder.h"
 #include "systolic/job_names.h"
@@ -45,6 +46,10 @@ struct expected_counts {
     std::uint64_t macs_real = 0;       // M x K x P: the MACs of the real product
     std::uint64_t outputs_real = 0;    // M x P elements written to C
     std::uint64_t outputs_masked = 0;  // tiles x R x C - M x P PE results that are never written
+    // A job that counts its actions (run_options::count_actions): the MACs of two nonzero operands,
+    // the sum over k of A's nonzeros in column k times B's in row k, which the energy account's
+    // mac_random must equal. Unset otherwise, or where the operands are not known.
+    std::optional<std::uint64_t> macs_random;
 };
 
 // The feeder's skew rule: the last of kc terms reaches PE(R-1, C-1) at edge (kc-1) + (R-1) + (C-1);

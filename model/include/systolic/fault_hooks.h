@@ -6,6 +6,8 @@
 
 #include <cstdint>
 
+#include "systolic/action_counts.h"
+
 #include "systolic/feeder.h"
 #include "systolic/tile_plan.h"
 #include "systolic/tiling.h"
@@ -29,6 +31,8 @@ public:
     // mask (the tile's real rows x cols) comes in.
     virtual void drain_block(const plan_step&, std::size_t /*array_rows*/, std::size_t /*array_cols*/,
                              std::size_t& /*rows*/, std::size_t& /*cols*/) {}
+    // The energy account's counts as the job reports them, once it has ended.
+    virtual void actions(action_counts&) {}
 };
 
 }  // namespace systolic

@@ -742,6 +742,8 @@ private:
         c.cols = m_array.cols();
         c.operand_bits = 8 * osz;
         c.accumulator_bits = 8 * asz;
+        c.macs_real = m_result.macs_real;
+        m_hooks->actions(c);
     }
 
     // Buffers none: the bus moved the operands to the array, and the job's time is the keeper's.

@@ -64,10 +64,11 @@ struct energy_report {
     double node_nm = 0;       // the node priced at (the table's own when not scaled; 0: none)
     double energy_scale = 1;  // the factor applied to the table's energies
     double area_scale = 1;
+    scratchpad_sizes scratchpads;          // the sizes the scratchpads were priced at
     std::vector<component_energy> energy;  // every component, in component_names order
     double total_pj = 0;
-    // Real MACs: mac_random + mac_gated, the valid MACs the PEs did (padding tokens in a partial
-    // tile are gated MACs, so they are among them); pj_per_mac = total_pj / that, 0 when none.
+    // The job's real MACs (action_counts::macs_real: M x K x P, no padding), as the reports and
+    // Timeloop count them; pj_per_mac = total_pj / that, 0 when none.
     std::uint64_t macs = 0;
     double pj_per_mac = 0;
     std::vector<component_area> area;  // pe, registers and the three scratchpads
@@ -86,5 +87,14 @@ energy_report price(const action_counts& counts, const energy_table& table, doub
 
 // The report as the JSON reports hold it: {"energy": {...}, "area": {...}} (docs/energy.md).
 nlohmann::json to_json(const energy_report& r);
+
+// The summary's lines (each ending in a newline): the total, pJ per MAC and each component's share;
+// the area by component; what the table did not price, if anything.
+//   energy (horowitz45, 45 nm): 1.23 uJ, 0.456 pJ per MAC; pe 812 nJ (66%), registers ...
+//   area: 1.07 mm2 (pe 0.98, registers 0.09, a_sram 0, b_sram 0, c_sram 0)
+std::string summary(const energy_report& r);
+
+// An energy as text at three significant digits in pJ, nJ, uJ, mJ or J ("812 nJ").
+std::string energy_text(double pj);
 
 }  // namespace systolic::energy

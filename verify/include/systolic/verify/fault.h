@@ -48,6 +48,13 @@ public:
         }
     }
 
+    void actions(action_counts& c) override {
+        if (m_fault == fault::miscount_gated && c.pe.mac_gated > 0) {
+            --c.pe.mac_gated;
+            ++c.pe.mac_random;
+        }
+    }
+
 private:
     fault m_fault;
 };

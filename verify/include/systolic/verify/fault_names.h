@@ -19,6 +19,7 @@ enum class fault {
     skip_advance,     // issue one advance edge too few per tile
     extra_advance,    // issue one advance edge too many per tile (only the edge count shows it)
     skip_preload,     // ws, is: issue one preload edge too few per fold (the weights sit a row off)
+    miscount_gated,   // the energy account counts one MAC with a zero operand as a MAC of two nonzero ones
 };
 inline constexpr enum_name<fault> fault_names[] = {
     {fault::none, "none", "no defect"},
@@ -29,6 +30,8 @@ inline constexpr enum_name<fault> fault_names[] = {
     {fault::skip_advance, "skip-advance", "one advance edge too few per tile"},
     {fault::extra_advance, "extra-advance", "one advance edge too many per tile"},
     {fault::skip_preload, "skip-preload", "ws, is: one preload edge too few per fold"},
+    {fault::miscount_gated, "miscount-gated",
+     "count one gated MAC as a random one (--energy; only the energy checks see it)"},
 };
 static_assert(names_in_order(fault_names));
 constexpr const char* to_string(fault f) {
@@ -42,7 +45,7 @@ constexpr std::optional<fault> parse_fault(std::string_view name) {
 constexpr bool fault_applies(fault f, dataflow_kind df) {
     if (df == dataflow_kind::os) return f != fault::skip_preload;
     return f == fault::none || f == fault::no_mask || f == fault::skip_advance || f == fault::extra_advance ||
-           f == fault::skip_preload;
+           f == fault::skip_preload || f == fault::miscount_gated;
 }
 
 }  // namespace systolic::verify
