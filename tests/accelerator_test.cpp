@@ -14,6 +14,7 @@
 
 #include <systolic/accelerator_driver.h>
 
+#include <cmath>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -25,6 +26,8 @@
 #include "driver_rig.h"
 #include "systolic/accelerator.h"
 #include "systolic/counting.h"
+#include "systolic/energy/price.h"
+#include "systolic/energy/table.h"
 #include "systolic/memory.h"
 #include "systolic/verify/format_environments.h"
 #include "systolic/verify/problem.h"
@@ -61,6 +64,22 @@ accelerator::config buffered_config() {
 }
 constexpr std::uint64_t k_buffered_mem_size = 0x2000;
 
+// The ENERGY registers' table, read once for the priced accelerator and for the tests that price
+// its jobs' counts again.
+const energy::energy_table& horowitz45() {
+    static const energy::energy_table t = energy::load_table("horowitz45");
+    return t;
+}
+
+// An accelerator whose jobs are priced with horowitz45 (no scratchpads: nothing to size).
+accelerator::config priced_config() {
+    accelerator::config c = accel_config();
+    c.price = [](const matmul_job&, const action_counts& counts) {
+        return energy::price(counts, horowitz45(), 0).total_pj;
+    };
+    return c;
+}
+
 // When the interrupt line last rose.
 struct irq_watch : sc_core::sc_module {
     sc_core::sc_in<bool> in{"in"};
@@ -95,6 +114,11 @@ struct rig {
     memory mem3{"memory3", memory::config{0, k_buffered_mem_size}};
     sc_core::sc_signal<bool> irq3{"irq3"};
 
+    test_initiator cpu4{"cpu4"};
+    accelerator priced{"priced", priced_config()};
+    memory mem4{"memory4", memory::config{0, k_buffered_mem_size}};
+    sc_core::sc_signal<bool> irq4{"irq4"};
+
     rig() {
         tlm::tlm_global_quantum::instance().set(sc_core::sc_time(1, sc_core::SC_US));
         cpu.initiator_socket.bind(reg_checker.target_socket);
@@ -109,6 +133,9 @@ struct rig {
         cpu3.initiator_socket.bind(buffered.regs);
         buffered.dma.bind(mem3.target_socket);
         buffered.irq.bind(irq3);
+        cpu4.initiator_socket.bind(priced.regs);
+        priced.dma.bind(mem4.target_socket);
+        priced.irq.bind(irq4);
     }
 };
 
@@ -123,6 +150,10 @@ std::uint32_t rd(std::uint32_t offset) {
 }
 void wr(std::uint32_t offset, std::uint32_t v) {
     tb::driver_write32(&bench().cpu, offset, v);
+}
+// A 64-bit counter (its _LO offset) as software reads it from the accelerator behind `cpu`.
+std::uint64_t rd64(test_initiator& cpu, std::uint32_t lo) {
+    return tb::driver_read32(&cpu, lo) | std::uint64_t{tb::driver_read32(&cpu, lo + 4)} << 32;
 }
 
 using tb::settle;
@@ -865,6 +896,70 @@ TEST(MemorySystem, StationaryDataflowsRunDoubleBuffered) {
         EXPECT_GT(cnt.stall_cycles, 0u) << to_string(df);
         EXPECT_GE(cnt.cycles, cnt.edges + cnt.preload_edges + cnt.stall_cycles) << to_string(df);
     }
+}
+
+// ---- the ENERGY registers --------------------------------------------------------------------------
+
+// An 8 x 8 x 8 int32 job for an accelerator behind `mem`, as buffered_job places it, with every
+// third element of A zero, so that some MACs are gated.
+systolic_job energy_job(memory& mem, const verify::problem<int32_format>& pr) {
+    systolic_job job;
+    systolic_job_init(&job);
+    job.m = job.k = job.p = 8;
+    job.a_addr = 0x100;
+    job.b_addr = 0x200;
+    job.c_addr = 0x400;
+    for (std::uint64_t i = 0; i < 64; ++i) {
+        const std::int32_t a = i % 3 == 0 ? 0 : pr.a[i];
+        mem.core().write(job.a_addr + 4 * i, &a, 4);
+        mem.core().write(job.b_addr + 4 * i, &pr.b[i], 4);
+    }
+    return job;
+}
+
+// With a pricing function in its configuration the accelerator counts its jobs' actions and ENERGY
+// holds the rounded price of what the job counted: here priced again, in the test, from the job's
+// own result with the same table. The counts are the job's (a nonzero, complete set of PE actions:
+// one per PE and edge), and ENERGY is 0 again after a soft reset.
+TEST(Energy, APricedAcceleratorHoldsItsLastJobsEnergyUntilASoftReset) {
+    auto& b = bench();
+    const auto dev = tb::driver_device(b.cpu4);
+    systolic_reset(&dev);
+    settle();
+    EXPECT_EQ(rd64(b.cpu4, SYSTOLIC_REG_ENERGY_LO), 0u);
+    const auto pr = verify::random_problem<int32_format>({8, 8, 8}, 31);
+    systolic_job job = energy_job(b.mem4, pr);
+    systolic_program(&dev, &job);
+    systolic_start(&dev, 0);
+    settle();
+    ASSERT_EQ(systolic_outcome(&dev), 1) << b.priced.last_result().error;
+    const job_result& r = b.priced.last_result();
+    const action_counts& a = r.actions;
+    EXPECT_EQ(a.pe.total(), k_n * k_n * (r.advance_edges + r.preload_edges));
+    EXPECT_GT(a.pe.mac_random, 0u);
+    EXPECT_GT(a.pe.mac_gated, 0u);
+    const double pj = energy::price(a, horowitz45(), 0).total_pj;
+    ASSERT_GT(pj, 1.0);
+    EXPECT_EQ(systolic_read_energy(&dev), static_cast<std::uint64_t>(std::llround(pj)));
+    EXPECT_EQ(rd64(b.cpu4, SYSTOLIC_REG_ENERGY_LO), static_cast<std::uint64_t>(std::llround(pj)));
+
+    systolic_reset(&dev);
+    settle();
+    EXPECT_EQ(rd64(b.cpu4, SYSTOLIC_REG_ENERGY_LO), 0u);
+}
+
+// Without a pricing function nothing is counted and ENERGY stays 0 after a completed job.
+TEST(Energy, WithoutPricingEnergyReadsZeroAndNothingIsCounted) {
+    fresh();
+    auto p = place<int32_format>({6, 5, 7}, SYSTOLIC_DTYPE_INT32, 32);
+    const auto dev = device();
+    systolic_program(&dev, &p.job);
+    systolic_start(&dev, 0);
+    settle();
+    ASSERT_EQ(systolic_outcome(&dev), 1) << bench().accel.last_result().error;
+    EXPECT_GT(rd(SYSTOLIC_REG_EDGES_LO), 0u);
+    EXPECT_EQ(bench().accel.last_result().actions.pe.total(), 0u);
+    EXPECT_EQ(systolic_read_energy(&dev), 0u);
 }
 
 }  // namespace

@@ -86,10 +86,13 @@ int main(void) {
     regs[SYSTOLIC_REG_STALL_CYCLES_HI / 4] = 2;
     regs[SYSTOLIC_REG_PRELOAD_EDGES_LO / 4] = 9;
     regs[SYSTOLIC_REG_PRELOAD_EDGES_HI / 4] = 4;
+    regs[SYSTOLIC_REG_ENERGY_LO / 4] = 7;
+    regs[SYSTOLIC_REG_ENERGY_HI / 4] = 6;
     systolic_read_counters(&dev, &c);
     CHECK(c.cycles == 0x100000005ull);
     CHECK(c.stall_cycles == 0x200000003ull);
     CHECK(c.preload_edges == 0x400000009ull);
+    CHECK(systolic_read_energy(&dev) == 0x600000007ull);
     systolic_reset(&dev);
     CHECK(regs[SYSTOLIC_REG_CTRL / 4] == SYSTOLIC_CTRL_RESET);
     CHECK(writes > 20);

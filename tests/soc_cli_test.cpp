@@ -225,6 +225,20 @@ TEST_P(SocCli, TheJsonReportCarriesEachJobsScoreboard) {
     EXPECT_EQ(sb.at("errors"), nlohmann::json::array());
 }
 
+// --energy TABLE: the accelerator prices its jobs, and the report gives each job that ran its
+// ENERGY (nonzero: a 2x2x3 int32 job at 45 nm costs some pJ); without it, no energy_pj.
+TEST_P(SocCli, WithEnergyTheReportGivesEachJobsEnergy) {
+    auto r = soc("accel_smoke", "--array 2 --energy horowitz45 --json " + p("r.json"));
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    auto j = nlohmann::json::parse(slurp(path("r.json")));
+    ASSERT_EQ(j.at("jobs").size(), 1u);
+    EXPECT_GT(j.at("jobs")[0].at("energy_pj").get<std::uint64_t>(), 0u) << j.dump();
+    r = soc("accel_smoke", "--array 2 --json " + p("r.json"));
+    EXPECT_EQ(r.status, 0) << r.err << r.out;
+    j = nlohmann::json::parse(slurp(path("r.json")));
+    EXPECT_FALSE(j.at("jobs")[0].contains("energy_pj")) << j.dump();
+}
+
 // The firmware changes A while its job runs and returns 0: the passive checker fails the job with
 // one line, and the run with exit status 1.
 TEST_P(SocCli, AJobTheFirmwareSpoilsFailsThePassiveCheck) {
@@ -458,6 +472,9 @@ TEST_F(SocElf, BadUsageIsRefusedWithExitStatusTwo) {
     expect_refused(run_tool(k_soc, "--quantum 0us " + fw), "--quantum 0us: not a time");
     expect_refused(run_tool(k_soc, "--array 0 " + fw), "--array");
     expect_refused(run_tool(k_soc, "--engine fast " + fw), "--engine");
+    // The energy group's table is read before anything runs, and its rule holds as in systolic-tb.
+    expect_refused(run_tool(k_soc, "--energy no-such-table " + fw), "no-such-table");
+    expect_refused(run_tool(k_soc, "--tech-node 7 " + fw), "--tech-node");
     expect_refused(run_tool(k_soc, "--log-level loud " + fw), "--log-level loud: not a log level");
     expect_refused(run_tool(k_soc, "--uart " + fw + " " + fw), "--uart");
     // An empty output name, as every output of every executable (io::output_set).

@@ -521,6 +521,71 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
     }
 }
 
+// --energy TABLE: the accelerator prices each job, and ENERGY (which the script reads like any
+// register, and the report gives as energy_pj) holds its energy in pJ. systolic-tb prices the same
+// job with the same table from its own counts: the same energy, rounded. Without scratchpads, and
+// double-buffered with an unlimited A scratchpad (priced as the whole of A, as systolic-tb does).
+// A file that is no table is one line and exit status 2, before anything runs.
+TEST_F(VpCli, EnergyIsPricedAsSystolicTbPricesTheSameJob) {
+    struct job {
+        const char* name;
+        const char* vp_keys;
+        const char* tb_args;
+    };
+    const job jobs[] = {
+        {"i8", "dtype=int8 m=13 k=21 p=9 seed=7", "--dtype int8 --m 13 --k 21 --p 9 --seed 7"},
+        {"f32", "dtype=fp32 m=6 k=30 p=7 seed=9 k_tile=7",
+         "--dtype fp32 --m 6 --k 30 --p 7 --seed 9 --k-tile 7"},
+    };
+    std::string script;
+    for (const auto& j : jobs)
+        script += std::string("job ") + j.name + " " + j.vp_keys + "\nread ENERGY_HI == 0\nprint ENERGY_LO\n";
+    write("energy.vps", script);
+    for (const std::string memory : {"", " --buffers double --b-sram 4k --c-sram 4k"}) {
+        auto r = run_tool(k_vp, "--array 4 --script energy.vps --energy horowitz45 --json vp.json" + memory);
+        ASSERT_EQ(r.status, 0) << memory << r.out << r.err;
+        const auto report = nlohmann::json::parse(slurp(path("vp.json")));
+        for (std::size_t i = 0; i < std::size(jobs); ++i) {
+            const auto& j = jobs[i];
+            r = run_tool(
+                k_tb, std::string("--array 4 ") + j.tb_args + " --energy horowitz45 --json tb.json" + memory);
+            ASSERT_EQ(r.status, 0) << j.name << r.out << r.err;
+            const auto tb = nlohmann::json::parse(slurp(path("tb.json")));
+            const auto& v = report.at("jobs").at(i);
+            ASSERT_TRUE(v.at("pass").get<bool>()) << v.dump();
+            const double tb_pj = tb.at("energy").at("total_pj").get<double>();
+            EXPECT_GT(tb_pj, 1.0) << j.name;
+            EXPECT_EQ(v.at("energy_pj").get<std::int64_t>(), std::llround(tb_pj)) << j.name << memory;
+            EXPECT_NE(r.out.find("energy ("), std::string::npos);
+        }
+        const auto vp_text = run_tool(k_vp, "--array 4 --script energy.vps --energy horowitz45" + memory);
+        EXPECT_NE(
+            vp_text.out.find(
+                "energy: " + std::to_string(report.at("jobs").at(0).at("energy_pj").get<std::uint64_t>()) +
+                " pJ (ENERGY)"),
+            std::string::npos)
+            << vp_text.out;
+    }
+    // Without --energy nothing is priced: no energy_pj, and ENERGY reads 0.
+    write("plain.vps", std::string("job i8 ") + jobs[0].vp_keys + "\nread ENERGY_LO == 0\n");
+    auto r = run_tool(k_vp, "--array 4 --script plain.vps --json plain.json");
+    ASSERT_EQ(r.status, 0) << r.out << r.err;
+    EXPECT_FALSE(nlohmann::json::parse(slurp(path("plain.json"))).at("jobs").at(0).contains("energy_pj"));
+
+    write("bad.json", "{\"schema\": 1}\n");
+    r = run_tool(k_vp, "--energy " + p("bad.json") + " --json " + p("never.json"));
+    EXPECT_EQ(r.status, 2) << r.out << r.err;
+    EXPECT_EQ(r.out, "");
+    EXPECT_EQ(r.err.rfind("systolic-vp: error: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(std::filesystem::exists(p("never.json")));
+    r = run_tool(k_vp, "--energy no-such-table");
+    EXPECT_EQ(r.status, 2) << r.err;
+    r = run_tool(k_vp, "--tech-node 7");
+    EXPECT_EQ(r.status, 2) << r.err;
+    EXPECT_NE(r.err.find("--tech-node"), std::string::npos) << r.err;
+}
+
 TEST_F(VpCli, UnknownOptionSuggestsTheNearestOne) {
     const auto r = run_tool(k_vp, "--scirpt x.vps");
     EXPECT_EQ(r.status, 2);

@@ -268,6 +268,11 @@ void cpu::run_job(const command& c, job_record& rec) {
     rec.macs = r.macs_padded;
     rec.macs_real = r.macs_real;
     rec.cycles = m_dut.cycles();
+    if (m_cfg.read_energy) {
+        std::uint64_t pj = 0;  // ENERGY_LO, ENERGY_HI: little-endian, as the 64-bit value
+        debug_read(m_cfg.regs_base + SYSTOLIC_REG_ENERGY_LO, &pj, sizeof pj);
+        rec.energy_pj = pj;
+    }
     rec.scoreboard = out.scoreboard;
     rec.outcome = job_outcome{r.completed() ? SYSTOLIC_ERR_NONE : m_dut.error_code()};
     m_dma_violations += out.scoreboard.protocol_violations;
@@ -313,6 +318,7 @@ void cpu::run_job(const command& c, job_record& rec) {
           << "%)\n";
     m_out << "cycles: " << m_dut.cycles() << " (" << (spec.use_irq ? "interrupt " : "seen done ")
           << cli::format_time(m_dut.took()) << " after systolic_start())\n";
+    if (rec.energy_pj) m_out << "energy: " << *rec.energy_pj << " pJ (ENERGY)\n";
     m_out << "checked: " << matches << " of " << s.m * s.p << " elements of C match the reference, "
           << (out.scoreboard.untouched_ok ? "the rest of RAM untouched" : "RAM outside C changed") << "\n";
     for (const auto& e : out.scoreboard.errors)

@@ -34,8 +34,9 @@ struct job_record {
     bool pass = false;
     std::string message;  // why it failed, when it did
     std::uint64_t edges = 0, macs = 0, macs_real = 0, cycles = 0;
-    std::string c_descr;          // numpy dtype of C
-    std::vector<std::uint8_t> c;  // C as read back (row-major, packed), when the job completed
+    std::optional<std::uint64_t> energy_pj;  // ENERGY after the job, when the platform prices jobs
+    std::string c_descr;                     // numpy dtype of C
+    std::vector<std::uint8_t> c;             // C as read back (row-major, packed), when the job completed
     // What the scoreboard counted, when the job ran.
     std::optional<verify::scoreboard_summary> scoreboard;
 };
@@ -49,6 +50,9 @@ public:
         std::size_t array_size = 2;
         sc_core::sc_time poll_interval = sc_core::sc_time(100, sc_core::SC_NS);
         sc_core::sc_time timeout = sc_core::sc_time(1, sc_core::SC_SEC);  // default for waits
+        // The accelerator prices its jobs (--energy): each job's ENERGY is read after it, by a debug
+        // read (no simulated time), for the summary and the JSON report.
+        bool read_energy = false;
     };
 
     tlm_utils::simple_initiator_socket<cpu> initiator_socket;

@@ -17,6 +17,7 @@
 #include <optional>
 #include <systemc>
 
+#include "accelerator_pricing.h"
 #include "cli_values.h"
 #include "io/input_file.h"
 #include "io/job_json.h"
@@ -126,6 +127,7 @@ void set_results(const vp::vp_options& o, vp::platform& vp, const verdict& v, io
                     {"pass", j.pass},
                     {"message", j.message},
                     {"cycles", j.cycles}});
+        if (j.energy_pj) job["energy_pj"] = *j.energy_pj;
         r["jobs"].push_back(job);
     }
     files.set(o.json_path, {texts.emplace_back(r.dump(2) + "\n")});
@@ -158,6 +160,15 @@ int sc_main(int argc, char* argv[]) {
     accelerator::config ac;
     ac.array_size = o.array;
     ac.memory = o.memory;
+    if (o.energy.table) {  // read and tried before anything runs: a bad table is one line, exit 2
+        try {
+            ac.price = components::accelerator_pricing(
+                components::load_accelerator_table(*o.energy.table, o.energy.tech_node), o.energy.tech_node);
+        } catch (const std::exception& e) {  // energy_error
+            return fail(e);
+        }
+        cc.read_energy = true;
+    }
     tlm::tlm_global_quantum::instance().set(sc_core::sc_time(10, sc_core::SC_US));
     vp::platform vp("vp", cc, ac, std::move(script), std::cout);
     std::cout << "systolic-vp: RAM at 0x" << std::hex << cc.ram_base << ", accelerator registers at 0x"

@@ -8,6 +8,7 @@
 
 #include "cli_parse.h"
 #include "cli_values.h"
+#include "energy_options.h"
 #include "io/process.h"
 #include "memory_options.h"
 #include "output_options.h"
@@ -21,9 +22,18 @@ const memory_config& memory_of(const vp_options& o) {
     return o.memory;
 }
 
-// Options that change nothing without another: the memory group's.
+const cli::energy_options& energy_of(const vp_options& o) {
+    return o.energy;
+}
+
+// Options that change nothing without another: the memory group's and the energy group's.
 const std::vector<cli::option_rule<vp_options>>& vp_option_rules() {
-    static const auto rules = cli::memory_option_rules<vp_options, memory_of>();
+    static const auto rules = [] {
+        auto all = cli::memory_option_rules<vp_options, memory_of>();
+        for (const auto& r : cli::energy_option_rules<vp_options, energy_of>())
+            all.push_back(r);
+        return all;
+    }();
     return rules;
 }
 
@@ -40,6 +50,8 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
     cli::add_output_options(app, o.outputs);
     cli::memory_option_text memory_text;
     cli::add_memory_options(app, o.memory, memory_text);
+    cli::energy_option_text energy_text;
+    cli::add_energy_options(app, o.energy, energy_text);
     app.footer(cli::option_rules_help(vp_option_rules()));
     app.add_flag("--print-default-script", o.print_default, "print the built-in script and exit");
     if (const auto status = cli::parse_command_line(app, argc, argv, "systolic-vp", 2)) return *status;
@@ -66,6 +78,7 @@ std::optional<int> parse_options(int argc, char* argv[], vp_options& o) {
         o.array = std::size_t(rows);
         cli::check_output_options(o.outputs);
         cli::convert_memory_options(memory_text, o.memory);
+        cli::convert_energy_options(energy_text, o.energy);
         if (const auto broken = cli::broken_option_rule(
                 vp_option_rules(), o, [&](const char* name) { return app.count(name) > 0; }))
             throw cli::usage_error(*broken);

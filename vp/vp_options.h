@@ -5,6 +5,7 @@
 #include <optional>
 #include <string>
 
+#include "energy_options.h"
 #include "output_options.h"
 #include "systolic/memory_system.h"
 
@@ -17,6 +18,7 @@ struct vp_options {
     cli::output_options outputs;  // --vcd, --trace, --log-level
     std::size_t array = 2;        // N: the accelerator's arrays are N x N
     memory_config memory;         // the accelerator's scratchpads and DRAM bandwidth, for every job
+    cli::energy_options energy;   // --energy, --tech-node: the table the ENERGY registers price with
     bool print_default = false;
 };
 

@@ -2,6 +2,7 @@
 
 #include <systolic/accelerator_regs.h>
 
+#include <cmath>
 #include <cstring>
 #include <stdexcept>
 #include <tuple>
@@ -201,11 +202,13 @@ void accelerator::start() {
         return;
     }
     d.job.run.engine = m_cfg.engine;
+    d.job.run.count_actions = bool(m_cfg.price);
     m_pending = std::move(d);
     m_regs.set(SYSTOLIC_REG_ERROR, 0);
     for (const std::uint32_t r :
          {SYSTOLIC_REG_ERROR_ADDR_LO, SYSTOLIC_REG_EDGES_LO, SYSTOLIC_REG_MACS_LO, SYSTOLIC_REG_MACS_REAL_LO,
-          SYSTOLIC_REG_CYCLES_LO, SYSTOLIC_REG_STALL_CYCLES_LO, SYSTOLIC_REG_PRELOAD_EDGES_LO})
+          SYSTOLIC_REG_CYCLES_LO, SYSTOLIC_REG_STALL_CYCLES_LO, SYSTOLIC_REG_PRELOAD_EDGES_LO,
+          SYSTOLIC_REG_ENERGY_LO})
         m_regs.set64(r, 0);
     m_busy = true;
     m_done = false;
@@ -282,6 +285,19 @@ void accelerator::run() {
     }
 }
 
+// The job's energy in whole pJ for ENERGY: what the configured pricing gives for its counts, the
+// same counts the job's result holds (a failed job's, as far as it went), like the other counters.
+std::uint64_t accelerator::energy_of(const job_result& r) const {
+    if (!m_cfg.price) return 0;
+    try {
+        const double pj = m_cfg.price(m_pending.job, r.actions);
+        return pj > 0 ? static_cast<std::uint64_t>(std::llround(pj)) : 0;
+    } catch (const std::exception& e) {  // a table that prices no such format, say: no energy
+        m_log->warn("ENERGY left at 0: {}", e.what());
+        return 0;
+    }
+}
+
 void accelerator::finish(const job_result& r) {
     m_launched = false;
     m_busy = false;
@@ -300,6 +316,7 @@ void accelerator::finish(const job_result& r) {
     const sc_core::sc_time took = sc_core::sc_time_stamp() - m_start_time;
     m_regs.set64(SYSTOLIC_REG_CYCLES_LO, static_cast<std::uint64_t>(took / m_cfg.clock_period + 0.5));
     m_regs.set64(SYSTOLIC_REG_STALL_CYCLES_LO, r.memory.stall_cycles);
+    m_regs.set64(SYSTOLIC_REG_ENERGY_LO, energy_of(r));
     std::uint32_t cause = SYSTOLIC_IRQ_DONE;
     if (r.completed()) {
         m_done = true;

@@ -47,6 +47,7 @@ accelerator::config platform::accel_config(const config& cfg) {
     accelerator::config ac;
     ac.array_size = cfg.array_size;
     ac.engine = cfg.engine;
+    ac.price = cfg.price;
     return ac;  // base 0: the router strips the window's address
 }
 

@@ -20,6 +20,7 @@
 #include <systemc>
 #include <vector>
 
+#include "accelerator_pricing.h"
 #include "checked_accelerator.h"
 #include "elf_loader.h"
 #include "finisher.h"
@@ -41,6 +42,8 @@ public:
         double cpi = 1;
         std::size_t array_size = 16;
         engine_kind engine = engine_kind::cycle;
+        // The accelerator's ENERGY pricing (accelerator_pricing.h); empty: none.
+        components::pricing price;
     };
 
     components::router bus;

@@ -7,10 +7,13 @@
 #include <cmath>
 #include <cstdio>
 #include <iostream>
+#include <vector>
 
 #include "cli_choice.h"
 #include "cli_parse.h"
 #include "cli_values.h"
+#include "energy_options.h"
+#include "option_rules.h"
 #include "output_options.h"
 #include "systolic/log.h"
 
@@ -49,6 +52,16 @@ void check_instruction_time(const soc_options& o) {
                                " ps, more than the hour the simulation allows one");
 }
 
+const cli::energy_options& energy_of(const soc_options& o) {
+    return o.energy;
+}
+
+// Options that change nothing without another: the energy group's.
+const std::vector<cli::option_rule<soc_options>>& soc_option_rules() {
+    static const auto rules = cli::energy_option_rules<soc_options, energy_of>();
+    return rules;
+}
+
 }  // namespace
 
 std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usage_status) {
@@ -81,6 +94,9 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
     cli::add_choice(app, "--engine", o.engine, engine_kind_names,
                     "the accelerator's engine: cycle (every advance edge) or functional (same C, counters "
                     "modelled)");
+    cli::energy_option_text energy_text;
+    cli::add_energy_options(app, o.energy, energy_text);
+    app.footer(cli::option_rules_help(soc_option_rules()));
     app.add_option("firmware", o.firmware, "the firmware: a RISC-V ELF executable linked with soc.ld")
         ->required()
         ->type_name("FIRMWARE.elf");
@@ -98,6 +114,10 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
         if (uart_option->count()) o.uart = uart;
         if (json_option->count()) o.json = json;
         cli::check_output_options(o.outputs);
+        cli::convert_energy_options(energy_text, o.energy);
+        if (const auto broken = cli::broken_option_rule(
+                soc_option_rules(), o, [&](const char* name) { return app.count(name) > 0; }))
+            throw cli::usage_error(*broken);
         set_log_level(cli::log_level_of(o.outputs));
     } catch (const cli::usage_error& e) {
         std::cerr << "systolic-soc: error: " << cli::one_line(e.what()) << "\n";

@@ -7,6 +7,7 @@
 #include <string>
 #include <systemc>
 
+#include "energy_options.h"
 #include "hart_core.h"
 #include "output_options.h"
 #include "systolic/job_names.h"
@@ -22,6 +23,7 @@ struct soc_options {
     // Set when the option was given ("" too, which io::output_set refuses).
     std::optional<std::string> uart, json;
     cli::output_options outputs;  // --vcd, --trace, --log-level
+    cli::energy_options energy;   // --energy, --tech-node: the table the ENERGY registers price with
     std::string firmware;
 };
 

@@ -12,6 +12,7 @@
 #include <string>
 #include <systemc>
 
+#include "accelerator_pricing.h"
 #include "cli_values.h"
 #include "io/job_json.h"
 #include "io/output_set.h"
@@ -94,7 +95,8 @@ void print_summary(soc::platform& chip, double wall_seconds) {
 
 // --json: the verdict, and each START the passive checker saw with the counters every report
 // shares (io/job_json.h): zeros, and no scoreboard, for a job that did not run.
-std::string report_json(soc::platform& chip, std::size_t array, int status) {
+// With --energy (`energy`), each job that ran has its ENERGY register's value too.
+std::string report_json(soc::platform& chip, std::size_t array, int status, bool energy) {
     nlohmann::json r = {{"array", array},
                         {"exit_status", status},
                         {"pass", status == 0},
@@ -113,6 +115,7 @@ std::string report_json(soc::platform& chip, std::size_t array, int status) {
                     {"pass", j.pass},
                     {"error", j.error},
                     {"errors", j.errors}});
+        if (energy && j.scoreboard) job["energy_pj"] = j.energy_pj;
         r["jobs"].push_back(job);
     }
     return r.dump(2) + "\n";
@@ -123,7 +126,7 @@ std::string report_json(soc::platform& chip, std::size_t array, int status) {
 int sc_main(int argc, char* argv[]) {
     soc::soc_options o;
     if (const auto status = soc::parse_options(argc, argv, o, exit_usage)) return *status;
-    const soc::platform::config pc = config_of(o);
+    soc::platform::config pc = config_of(o);
     components::elf_image image;
     io::output_set files;
     cli::observer_outputs waves(o.outputs, "systolic-soc");
@@ -133,7 +136,10 @@ int sc_main(int argc, char* argv[]) {
         if (o.uart) files.add({"--uart", *o.uart});
         if (o.json) files.add({"--json", *o.json});
         waves.plan(files);
-    } catch (const std::exception& e) {  // elf_error, io_error
+        if (o.energy.table)  // read and tried before anything runs: a bad table is one line
+            pc.price = components::accelerator_pricing(
+                components::load_accelerator_table(*o.energy.table, o.energy.tech_node), o.energy.tech_node);
+    } catch (const std::exception& e) {  // elf_error, io_error, energy_error
         return fail(e);
     }
 
@@ -172,7 +178,7 @@ int sc_main(int argc, char* argv[]) {
         if (uart_sink)
             if (const std::string err = uart_sink->finish(); !err.empty()) throw std::runtime_error(err);
         waves.finish(files);
-        const std::string report = o.json ? report_json(chip, o.array, status) : "";
+        const std::string report = o.json ? report_json(chip, o.array, status, bool(o.energy.table)) : "";
         if (o.json) files.set(*o.json, {report});
         files.prepare();
         io::flush_stdout();

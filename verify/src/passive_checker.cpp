@@ -310,13 +310,14 @@ void passive_checker::watch(job_report report, const matmul_job& job, std::size_
         job, std::move(pr),
         count_job(job.shape, array_shape{array_size, array_size}, job.run.k_tile, job.run.dataflow),
         std::move(windows));
-    m_end_watch = [&env, shape = job.shape](job_report& rep, const job_result& result) {
+    m_end_watch = [this, &env, shape = job.shape](job_report& rep, const job_result& result) {
         const job_check<Format> out = env.end_watch(result);
         rep.format = dtype_of<Format>;
         rep.shape = shape;
         rep.advance_edges = result.advance_edges;
         rep.macs_padded = result.macs_padded;
         rep.macs_real = result.macs_real;
+        rep.energy_pj = systolic_read_energy(&m_debug_dev);
         rep.scoreboard = out.scoreboard;
         rep.elements = out.scoreboard.checked;
         rep.errors.insert(rep.errors.end(), out.scoreboard.errors.begin(), out.scoreboard.errors.end());

@@ -24,6 +24,7 @@
 #include <tuple>
 
 #include "systolic/accelerator_job.h"
+#include "systolic/action_counts.h"
 #include "systolic/job.h"
 #include "systolic/memory_system.h"
 #include "systolic/number_format.h"
@@ -48,6 +49,14 @@ public:
         // does not fit them is refused with ERR_SIZE, double buffering with K_POLICY_PARTIALS with
         // ERR_OPTION. The default: no scratchpads, no bandwidth limit.
         memory_config memory;
+        // The ENERGY registers' pricing (docs/energy.md, "The ENERGY registers"): the energy in pJ of
+        // a job's counted actions, given the job as decoded (its shape and memory configuration size
+        // the scratchpads). Set, every job counts its actions (run_options::count_actions) and ENERGY
+        // holds round(price(...)) at its end; empty (the default), nothing is counted and ENERGY reads
+        // 0. A function, so that the model does not depend on the energy library: a platform builds
+        // it from a table (components/accelerator_pricing.h). An exception from it leaves ENERGY at 0
+        // with a warning in the log.
+        std::function<double(const matmul_job&, const action_counts&)> price;
     };
 
     tlm_utils::simple_target_socket<accelerator> regs;
@@ -154,6 +163,7 @@ private:
     void run();
     void drive_irq();
     void finish(const job_result& r);
+    std::uint64_t energy_of(const job_result& r) const;
 
     config m_cfg;
     std::shared_ptr<spdlog::logger> m_log;

@@ -70,7 +70,7 @@ struct value_set {
 };
 
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
-inline constexpr std::uint32_t version = 0x00010003u;   // major 1, minor 3 (16 bits each): SCALE_VEC
+inline constexpr std::uint32_t version = 0x00010004u;   // major 1, minor 4 (16 bits each): ENERGY
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
 
 // The tables read best one entry to a line.
@@ -171,6 +171,11 @@ inline constexpr reg registers[] = {
     {"ZERO_POINT_VEC", 0xd8, access::rw, 0, nullptr, nullptr, {},
      "With SCALE_VEC_ADDR: 1 when P int32 zero points follow the scales, used instead of ZERO_POINT; "
      "0: ZERO_POINT for every column; other values: ERR_OPTION."},
+    {"ENERGY_LO", 0xe0, access::ro, 0, nullptr, nullptr, {},
+     "Energy of the last job in pJ, rounded to an integer, as the pricing function of the "
+     "accelerator's configuration gives it from the job's counted actions (docs/energy.md); 0 when "
+     "none is configured, bits 31:0."},
+    {"ENERGY_HI", 0xe4, access::ro, 0, nullptr, nullptr, {}, "The same, bits 63:32."},
 };
 
 inline constexpr value dtype_values[] = {

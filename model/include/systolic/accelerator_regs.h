@@ -7,12 +7,12 @@
 
 /* clang-format off */
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
-#define SYSTOLIC_VERSION_VALUE 0x00010003u /* the VERSION register */
+#define SYSTOLIC_VERSION_VALUE 0x00010004u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
 
 /* Registers */
 #define SYSTOLIC_REG_ID 0x000u /* ro, reset 0x53594143: Magic value a driver probes: 0x53594143 ("SYAC"). */
-#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010003: Register interface version: major in bits 31:16, minor in bits 15:0. */
+#define SYSTOLIC_REG_VERSION 0x004u /* ro, reset 0x00010004: Register interface version: major in bits 31:16, minor in bits 15:0. */
 #define SYSTOLIC_REG_ARRAY_SIZE 0x008u /* ro, reset N: N, the side of the N x N array. */
 #define SYSTOLIC_REG_CTRL 0x00cu /* rw, reset 0x00000000: Control. */
 #define SYSTOLIC_REG_STATUS 0x010u /* ro, reset 0x00000000: Status. */
@@ -60,6 +60,8 @@
 #define SYSTOLIC_REG_SCALE_VEC_ADDR_LO 0x0d0u /* rw, reset 0x00000000: OUT_DTYPE_INT8 per column: address of P little-endian float64 scales, one per column of C, used instead of SCALE (then P int32 zero points if ZERO_POINT_VEC); 8-byte aligned; 0: per-tensor SCALE and ZERO_POINT (docs/formats.md), bits 31:0. */
 #define SYSTOLIC_REG_SCALE_VEC_ADDR_HI 0x0d4u /* rw, reset 0x00000000: The same, bits 63:32. */
 #define SYSTOLIC_REG_ZERO_POINT_VEC 0x0d8u /* rw, reset 0x00000000: With SCALE_VEC_ADDR: 1 when P int32 zero points follow the scales, used instead of ZERO_POINT; 0: ZERO_POINT for every column; other values: ERR_OPTION. */
+#define SYSTOLIC_REG_ENERGY_LO 0x0e0u /* ro, reset 0x00000000: Energy of the last job in pJ, rounded to an integer, as the pricing function of the accelerator's configuration gives it from the job's counted actions (docs/energy.md); 0 when none is configured, bits 31:0. */
+#define SYSTOLIC_REG_ENERGY_HI 0x0e4u /* ro, reset 0x00000000: The same, bits 63:32. */
 
 /* CTRL fields */
 #define SYSTOLIC_CTRL_START (1u << 0) /* Write 1: start a job with the current configuration registers. Refused with ERR_BUSY while a job runs. Reads as 0. */

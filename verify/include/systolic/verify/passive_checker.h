@@ -88,6 +88,7 @@ public:
         dtype format = dtype::int8;
         problem_shape shape;
         std::uint64_t advance_edges = 0, macs_padded = 0, macs_real = 0;
+        std::uint64_t energy_pj = 0;  // ENERGY: 0 unless the accelerator prices its jobs
         std::optional<scoreboard_summary> scoreboard;
         // "job 3 (int32 M=4 K=5 P=6, C at 0x80001200): C(0,1) expected 5, got 6 (and 2 more)", or
         // "job 3 (...): completed, pass"
