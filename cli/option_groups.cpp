@@ -57,8 +57,8 @@ void add_log_level_option(CLI::App& app, std::string& level) {
 
 void add_energy_options(CLI::App& app, energy_options& e, energy_option_text& text, energy_group group) {
     app.add_option("--energy", e.table,
-                   "Price the job's counted actions in pJ and its array in mm2 with TABLE: horowitz45, "
-                   "accelergy45, tpu7, a table file (.json) or an Accelergy ERT.yaml (docs/energy.md)")
+                   "Price each job's counted actions in pJ with TABLE: horowitz45, accelergy45, tpu7, a "
+                   "table file (.json) or an Accelergy ERT.yaml (docs/energy.md)")
         ->type_name("TABLE");
     app.add_option("--tech-node", text.tech_node,
                    "With --energy: scale the table to this technology node (Stillmaker-Baas, 7 to 180 nm) "

@@ -30,21 +30,14 @@ energy::energy_table load_accelerator_table(const std::string& name_or_path, dou
     return table;
 }
 
-energy::scratchpad_sizes scratchpads_of(const matmul_job& job, const action_counts& counts) {
-    const memory_config& m = job.run.memory;
-    if (m.buffers != buffer_mode::double_buffered) return {};
-    const problem_shape& s = job.shape;
-    const std::uint64_t osz = counts.operand_bits / 8;
-    const std::uint64_t csz = output_size(job.run.quant, counts.accumulator_bits / 8);
-    return {m.a_sram ? m.a_sram : s.m * s.k * osz, m.b_sram ? m.b_sram : s.k * s.p * osz,
-            m.c_sram ? m.c_sram : s.m * s.p * csz};
-}
-
 pricing accelerator_pricing(energy::energy_table table, double tech_node) {
     // Shared, so that copies of the accelerator's configuration share one table.
     auto t = std::make_shared<const energy::energy_table>(std::move(table));
     return [t, tech_node](const matmul_job& job, const action_counts& counts) {
-        return energy::price(counts, *t, tech_node, scratchpads_of(job, counts)).total_pj;
+        const energy::scratchpad_sizes sizes =
+            energy::scratchpads_of(job.run.memory, job.shape, counts.operand_bits / 8,
+                                   output_size(job.run.quant, counts.accumulator_bits / 8));
+        return energy::price(counts, *t, tech_node, sizes).total_pj;
     };
 }
 

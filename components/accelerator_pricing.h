@@ -22,12 +22,7 @@ using pricing = std::function<double(const matmul_job&, const action_counts&)>;
 // warning in the accelerator's log.
 energy::energy_table load_accelerator_table(const std::string& name_or_path, double tech_node);
 
-// The scratchpads' sizes a job is priced with: as its memory configuration gives them, and an
-// unlimited one (0 with double buffering) as large as the whole operand it holds, as systolic-tb
-// prices them (tb_job.cpp, scratchpads_of); none without scratchpads.
-energy::scratchpad_sizes scratchpads_of(const matmul_job& job, const action_counts& counts);
-
-// total_pj of energy::price(counts, table, tech_node, scratchpads_of(job, counts)).
+// total_pj of energy::price(counts, table, tech_node, energy::scratchpads_of(...)) for the job.
 pricing accelerator_pricing(energy::energy_table table, double tech_node);
 
 }  // namespace systolic::components

@@ -223,18 +223,6 @@ bool has_memory_system(const memory_config& m) {
     return m.buffers != buffer_mode::none || m.dram_bandwidth != 0;
 }
 
-// The scratchpads' sizes that price their accesses and give their area (docs/energy.md): as
-// configured, and an unlimited one (inf) as large as the whole operand it holds.
-template <class Format>
-energy::scratchpad_sizes scratchpads_of(const run_options& run, const problem_shape& s) {
-    const memory_config& m = run.memory;
-    if (m.buffers != buffer_mode::double_buffered) return {};
-    constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
-    const std::uint64_t csz = output_size(run.quant, sizeof(typename Format::accumulator_type));
-    return {m.a_sram ? m.a_sram : s.m * s.k * osz, m.b_sram ? m.b_sram : s.k * s.p * osz,
-            m.c_sram ? m.c_sram : s.m * s.p * csz};
-}
-
 // --energy's table, read and tried on the job's format and node before anything runs: a file that
 // is no table, a format it does not price or a node outside the scaling's fit is one line (exit 2).
 template <class Format>
@@ -586,8 +574,10 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
 
     std::optional<energy::energy_report> energy;
     if (table && out.result.completed())
-        energy = energy::price(out.result.actions, *table, o.energy.tech_node,
-                               scratchpads_of<Format>(out.job.run, out.job.shape));
+        energy = energy::price(
+            out.result.actions, *table, o.energy.tech_node,
+            energy::scratchpads_of(out.job.run.memory, out.job.shape, sizeof(typename Format::operand_type),
+                                   output_size(out.job.run.quant, sizeof(typename Format::accumulator_type))));
     std::ostringstream summary;
     print_summary(summary, o, out, energy ? &*energy : nullptr);
 

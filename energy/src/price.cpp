@@ -82,6 +82,13 @@ std::string format_name(unsigned operand_bits, unsigned accumulator_bits) {
     return name;
 }
 
+scratchpad_sizes scratchpads_of(const memory_config& m, const problem_shape& s, std::uint64_t operand_bytes,
+                                std::uint64_t output_bytes) {
+    if (m.buffers != buffer_mode::double_buffered) return {};
+    return {m.a_sram ? m.a_sram : s.m * s.k * operand_bytes, m.b_sram ? m.b_sram : s.k * s.p * operand_bytes,
+            m.c_sram ? m.c_sram : s.m * s.p * output_bytes};
+}
+
 energy_report price(const action_counts& c, const energy_table& t, double tech_node,
                     const scratchpad_sizes& sizes) {
     energy_report r;

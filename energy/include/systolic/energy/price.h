@@ -10,7 +10,9 @@
 #include <nlohmann/json.hpp>
 
 #include "systolic/action_counts.h"
+#include "systolic/counting.h"
 #include "systolic/energy/table.h"
+#include "systolic/memory_system.h"
 #include "systolic/names.h"
 
 namespace systolic::energy {
@@ -36,6 +38,13 @@ constexpr const char* to_string(component c) {
 struct scratchpad_sizes {
     std::uint64_t a_bytes = 0, b_bytes = 0, c_bytes = 0;
 };
+
+// The sizes a job's scratchpads are priced with, for every front end: as the memory configuration
+// gives them, and an unlimited one (0 with double buffering) as large as the whole operand it
+// holds; none without scratchpads. output_bytes: a word of C as the job writes it (int8 when
+// requantized).
+scratchpad_sizes scratchpads_of(const memory_config& memory, const problem_shape& shape,
+                                std::uint64_t operand_bytes, std::uint64_t output_bytes);
 
 struct priced_action {
     std::string name;         // as action_counts.h names the count (mac_random, a_toggles, read_bytes, ...)
