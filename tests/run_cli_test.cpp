@@ -733,11 +733,17 @@ TEST_F(SystolicRun, EnergyReportPerLayerAndTheSameBytesHoweverRun) {
     const std::string run = "--topology t.csv --array 4,3 --dataflow os,ws --energy horowitz45";
     auto r = sr(run + " --out seq");
     ASSERT_EQ(r.status, 0) << r.err;
+    write("seq.out", r.out);
     r = sr(run + " --jobs 2 --out par");
     ASSERT_EQ(r.status, 0) << r.err;
     r = sr(run + " --emit-jobs --out jobs");
     ASSERT_EQ(r.status, 0) << r.err;
     EXPECT_NE(r.out.find(" --energy horowitz45"), std::string::npos) << r.out;
+    // The summary gives each (array, dataflow)'s network energy.
+    const std::string summary = slurp(path("seq.out"));
+    for (const char* line :
+         {"4x4       os energy (horowitz45, 45 nm): ", "3x3       ws energy (horowitz45, 45 nm): "})
+        EXPECT_NE(summary.find(line), std::string::npos) << summary;
     expect_jobs_merge_into_the_same_reports(r.out, 16);
     EXPECT_EQ(slurp(path("par/ENERGY_REPORT.csv")), slurp(path("seq/ENERGY_REPORT.csv")));
     EXPECT_EQ(slurp(path("merged/ENERGY_REPORT.csv")), slurp(path("seq/ENERGY_REPORT.csv")));

@@ -644,6 +644,27 @@ std::string summary(std::vector<layer_record> records) {
     }
     const bool pass =
         std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
+    // --energy: the network's energy per (array, dataflow), as report.json's totals give it.
+    if (first.energy)
+        for (const auto& a : first.sweep)
+            for (const auto& df : first.dataflows) {
+                double pj = 0, mm2 = 0;
+                std::uint64_t macs = 0;
+                bool priced = true;
+                for (const auto& r : records)
+                    if (r.array_name() == a && r.dataflow == df) {
+                        pj += r.energy->total_pj;
+                        mm2 = std::max(mm2, r.energy->total_mm2);
+                        macs += r.macs_real;
+                        priced = priced && r.energy->priced;
+                    }
+                std::snprintf(
+                    line, sizeof line, "%-9s %-2s energy (%s, %g nm): %s, %.4g pJ per MAC, %.4g mm2%s\n",
+                    a.c_str(), to_string(df), cli::one_line(first.energy->table).substr(0, 40).c_str(),
+                    first.energy->node_nm, energy::energy_text(pj).c_str(), macs ? pj / double(macs) : 0.0,
+                    mm2, priced ? "" : " (a layer stopped: not priced)");
+                os << line;
+            }
     os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
     return os.str();
 }
