@@ -272,6 +272,71 @@ def check_edges_count_from_zero():
     assert draw.edge_label(4, 5) == "edge 4 of 0-4", draw.edge_label(4, 5)
 
 
+def check_network_energy(run, out):
+    """scripts/draw --run on a run priced with --energy: network.png gets a middle panel of each layer's
+    energy (ENERGY_REPORT.csv beside report.json) with bars in it, taller than the picture without, and
+    the summary gives each series' energy, the sum of the layers' Total pJ in ENERGY_REPORT.csv."""
+    import csv
+    import numpy as np
+    d = fresh_dir(out, "network-energy")
+    res, pics, plain_pics = (fresh_dir(d, n) for n in ("run", "pics", "plain-pics"))
+    with open(os.path.join(d, "topology.csv"), "w", encoding="ascii") as f:
+        f.write("Layer, M, N, K,\nfirst, 20, 9, 13,\nsecond, 7, 5, 11,\nthird, 33, 17, 6,\n")
+    subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--array", "8", "--engine", "functional",
+                    "--energy", "horowitz45", "--out", res, "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+    report = os.path.join(res, "report.json")
+    r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", pics], capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    with open(os.path.join(res, "ENERGY_REPORT.csv"), encoding="utf-8") as f:
+        rows = list(csv.DictReader(f, skipinitialspace=True))
+    total = sum(float(row["Total pJ"]) for row in rows)
+    assert len(rows) == 3 and f", energy 8x8 os {total:.4g} pJ\n" in r.stdout, r.stdout
+    with Image.open(os.path.join(pics, "network.png")) as im:
+        size = im.size
+        px = np.asarray(im.convert("RGB")).astype(int)
+    blue = (abs(px - np.array([31, 119, 180])).sum(axis=2) < 40)
+    third = px.shape[0] // 3
+    middle = int(blue[third:2 * third].sum())
+    assert middle > 2000, f"network.png: bars of {middle} pixels in the energy panel"
+    # The same report without ENERGY_REPORT.csv: the two panels as before, a shorter picture.
+    os.unlink(os.path.join(res, "ENERGY_REPORT.csv"))
+    r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", plain_pics], capture_output=True,
+                       text=True)
+    assert r.returncode == 0 and ", energy " not in r.stdout, (r.returncode, r.stdout, r.stderr)
+    with Image.open(os.path.join(plain_pics, "network.png")) as im:
+        assert im.size[1] < size[1], (im.size, size)
+    print(f"ok: network.png {size[0]}x{size[1]} with the energy per layer of a run priced with --energy")
+
+
+def check_sweep_energy(run, out):
+    """scripts/draw_sweep.py on a sweep priced with --energy: a third panel of the network's energy and
+    energy-delay product against array size, with the os line in it; a sweep without --energy keeps
+    its two panels."""
+    import numpy as np
+    sweep = os.path.join(os.path.dirname(DRAW), "draw_sweep.py")
+    d = fresh_dir(out, "sweep-energy")
+    with open(os.path.join(d, "topology.csv"), "w", encoding="ascii") as f:
+        f.write("Layer, M, N, K,\nfirst, 20, 9, 13,\nsecond, 7, 5, 11,\n")
+    sizes = {}
+    for name, extra in (("priced", ["--energy", "horowitz45"]), ("plain", [])):
+        res = os.path.join(d, name)
+        subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--array", "2,4,8", "--engine",
+                        "functional", "--out", res, "--no-progress", *extra], check=True, stdout=subprocess.DEVNULL)
+        png = os.path.join(d, name + ".png")
+        r = subprocess.run([sys.executable, sweep, res, "--out", png], capture_output=True, text=True)
+        assert r.returncode == 0 and r.stdout == png + "\n", (r.returncode, r.stdout, r.stderr)
+        with Image.open(png) as im:
+            sizes[name] = im.size
+            px = np.asarray(im.convert("RGB")).astype(int)
+        if name == "priced":
+            blue = (abs(px - np.array([31, 119, 180])).sum(axis=2) < 40)
+            third = px.shape[1] // 3
+            right = int(blue[:, 2 * third:].sum())
+            assert right > 500, f"sweep.png: {right} pixels of the os energy line in the third panel"
+    assert sizes["priced"][0] > 1.4 * sizes["plain"][0], sizes
+    print(f"ok: sweep.png {sizes['priced'][0]}x{sizes['priced'][1]} with the energy of a sweep priced with --energy")
+
+
 def main():
     tb = sys.argv[1]
     # systolic-run: the second argument, or next to systolic-tb in the same build tree.
@@ -280,6 +345,8 @@ def main():
     check_edges_count_from_zero()
     with tempfile.TemporaryDirectory() as out:
         check_network(run, out)
+        check_network_energy(run, out)
+        check_sweep_energy(run, out)
         check_partial_and_errors(tb, out)
         check_buffers_waveform(tb, out)
         check_out_dir(tb, out)

@@ -6,7 +6,9 @@ usage: scripts/draw_sweep.py REPORT_DIR [--out sweep.png]
 Left: the network's counted array edges (advance edges, and for ws and is the preloads; all layers,
 log scale) and its simulated time in clocks, which adds the clear, load and drain phases. Right:
 the utilization (real MACs / (edges x PEs)) of the whole network and, for a sweep of one dataflow,
-of each layer. A sweep over dataflows (--dataflow os,ws,is) has one line per dataflow. Debian's
+of each layer. A sweep over dataflows (--dataflow os,ws,is) has one line per dataflow. A sweep priced
+with --energy (report.json's arrays carry "energy") gets a third panel: the network's energy and its
+energy-delay product (total pJ x simulated time) against array size, both log scale. Debian's
 matplotlib (python3-matplotlib).
 """
 import argparse
@@ -42,7 +44,11 @@ def main():
               file=sys.stderr)
         return 2
     x = range(len(names))
-    fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
+    priced = all("energy" in a for a in rep["arrays"])
+    if priced:
+        fig, (left, right, power) = plt.subplots(1, 3, figsize=(18, 4.8))
+    else:
+        fig, (left, right) = plt.subplots(1, 2, figsize=(12, 4.8))
 
     def edges_of(r):  # the array's edges: the advance edges and, for ws and is, the preloads
         return r["advance_edges"] + r.get("preload_edges", 0)
@@ -69,6 +75,25 @@ def main():
         highest = max([highest] + got) if highest else max(got)
         right.plot(x, [r["utilization_percent"] if r else None for r in runs], "o-", color=colors[df],
                    linewidth=2, label=f"{tag}whole network" if tag else "whole network")
+    if priced:
+        # Energy on the left axis, energy-delay product (pJ x s of simulated time) on the right.
+        edp_axis = power.twinx()
+        for df in dataflows:
+            runs = [totals.get((n, df)) for n in names]
+            tag = f"{df}: " if len(dataflows) > 1 else ""
+            pj = [r["energy"]["total_pj"] if r else None for r in runs]
+            edp = [r["energy"]["total_pj"] * r["sim_time_ps"] * 1e-12 if r else None for r in runs]
+            power.plot(x, pj, "o-", color=colors[df], label=f"{tag}energy (pJ)")
+            edp_axis.plot(x, edp, "s--", color=colors[df], alpha=0.6, label=f"{tag}energy x delay (pJ s)")
+        power.set_yscale("log")
+        edp_axis.set_yscale("log")
+        power.set_ylabel("energy, all layers (pJ)")
+        edp_axis.set_ylabel("energy-delay product (pJ x simulated s)")
+        lines = power.get_legend_handles_labels()
+        more = edp_axis.get_legend_handles_labels()
+        power.legend(lines[0] + more[0], lines[1] + more[1], loc="upper left", fontsize=8)
+        table = rep.get("energy", {})
+        power.set_title(f"energy ({table.get('table', '?')}, {table.get('node_nm', 0):g} nm) against array size")
     left.set_yscale("log")
     left.set_ylim(lowest / 2, highest * 3)
     left.set_ylabel("cycles, all layers")
@@ -88,7 +113,7 @@ def main():
     right.set_ylabel("utilization, % (real MACs / (edges x PEs))")
     right.legend(loc="upper right", fontsize=8)
     right.set_title("utilization against array size")
-    for ax in (left, right):
+    for ax in (left, right, power) if priced else (left, right):
         ax.set_xticks(list(x))
         ax.set_xticklabels(names)
         ax.set_xlabel("array")

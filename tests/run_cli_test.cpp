@@ -724,6 +724,119 @@ TEST_F(SystolicRun, ConfigDataflowRunsStationaryOnScaleSimsBuffers) {
     EXPECT_EQ(slurp(path("par/report.json")), slurp(path("wsUSER/report.json")));
 }
 
+// --energy: every job's counts priced, one ENERGY_REPORT.csv row per (layer, array, dataflow) whose
+// total is the sum of its components and whose pJ per MAC is that total over the layer's M x K x P
+// (from the topology), totals per (array, dataflow) in report.json; the same bytes in one process,
+// in --jobs processes and merged from emitted job files. Without --energy no file and no key.
+TEST_F(SystolicRun, EnergyReportPerLayerAndTheSameBytesHoweverRun) {
+    write("t.csv", small_gemm);
+    const std::string run = "--topology t.csv --array 4,3 --dataflow os,ws --energy horowitz45";
+    auto r = sr(run + " --out seq");
+    ASSERT_EQ(r.status, 0) << r.err;
+    write("seq.out", r.out);
+    r = sr(run + " --jobs 2 --out par");
+    ASSERT_EQ(r.status, 0) << r.err;
+    r = sr(run + " --emit-jobs --out jobs");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_NE(r.out.find(" --energy horowitz45"), std::string::npos) << r.out;
+    // The summary gives each (array, dataflow)'s network energy.
+    const std::string summary = slurp(path("seq.out"));
+    for (const char* line :
+         {"4x4       os energy (horowitz45, 45 nm): ", "3x3       ws energy (horowitz45, 45 nm): "})
+        EXPECT_NE(summary.find(line), std::string::npos) << summary;
+    expect_jobs_merge_into_the_same_reports(r.out, 16);
+    EXPECT_EQ(slurp(path("par/ENERGY_REPORT.csv")), slurp(path("seq/ENERGY_REPORT.csv")));
+    EXPECT_EQ(slurp(path("merged/ENERGY_REPORT.csv")), slurp(path("seq/ENERGY_REPORT.csv")));
+
+    const std::string csv = slurp(path("seq/ENERGY_REPORT.csv"));
+    EXPECT_EQ(csv.substr(0, csv.find('\n')),
+              "LayerID, Layer, Array, Dataflow, Total pJ, pJ per MAC, pe pJ, registers pJ, a_sram pJ, "
+              "b_sram pJ, c_sram pJ, dram pJ, links pJ, Total mm2,");
+    const auto rows = csv_rows(csv);
+    ASSERT_EQ(rows.size(), 16u);
+    const std::uint64_t shapes[4][3] = {{6, 5, 10}, {9, 3, 1}, {4, 4, 4}, {1, 17, 33}};  // M, N (P), K
+    const char* arrays[] = {"4x4", "3x3"};
+    const char* dataflows[] = {"os", "ws"};
+    std::map<std::string, double> network_pj;
+    for (std::size_t i = 0; i < rows.size(); ++i) {
+        SCOPED_TRACE(i);
+        const auto& row = rows[i];
+        ASSERT_EQ(row.size(), 14u);
+        EXPECT_EQ(row[0], std::to_string(i % 4));
+        EXPECT_EQ(row[1], std::string(1, char('A' + i % 4)));
+        EXPECT_EQ(row[2], arrays[i / 8]);
+        EXPECT_EQ(row[3], dataflows[i / 4 % 2]);
+        const double total = std::stod(row[4]);
+        double sum = 0;
+        for (std::size_t c = 6; c < 13; ++c)
+            sum += std::stod(row[c]);
+        EXPECT_GT(total, 0);
+        EXPECT_NEAR(sum, total, 1e-8 * total);
+        const double macs = double(shapes[i % 4][0] * shapes[i % 4][1] * shapes[i % 4][2]);
+        EXPECT_NEAR(std::stod(row[5]), total / macs, 1e-8 * total / macs);
+        EXPECT_GT(std::stod(row[13]), 0);
+        network_pj[std::string(arrays[i / 8]) + dataflows[i / 4 % 2]] += total;
+    }
+    const auto j = nlohmann::json::parse(slurp(path("seq/report.json")));
+    EXPECT_EQ(j.at("energy").at("table"), "horowitz45");
+    double all_macs = 0;
+    for (const auto& sh : shapes)
+        all_macs += double(sh[0] * sh[1] * sh[2]);
+    for (const auto& a : j.at("arrays")) {
+        const std::string key = a.at("array").get<std::string>() + a.at("dataflow").get<std::string>();
+        SCOPED_TRACE(key);
+        const double pj = a.at("energy").at("total_pj").get<double>();
+        EXPECT_NEAR(pj, network_pj.at(key), 1e-8 * pj);
+        EXPECT_NEAR(a.at("energy").at("pj_per_mac").get<double>(), pj / all_macs, 1e-9 * pj / all_macs);
+    }
+    // Every layer's counts: one action per PE and edge.
+    for (const auto& l : j.at("layers")) {
+        const auto& e = l.at("energy");
+        const std::uint64_t edges =
+            l.at("advance_edges").get<std::uint64_t>() + l.at("preload_edges").get<std::uint64_t>();
+        EXPECT_EQ(e.at("mac_random").get<std::uint64_t>() + e.at("mac_gated").get<std::uint64_t>() +
+                      e.at("idle").get<std::uint64_t>() + e.at("preload").get<std::uint64_t>(),
+                  edges * l.at("array_rows").get<std::uint64_t>() * l.at("array_cols").get<std::uint64_t>());
+    }
+
+    r = sr("--topology t.csv --array 4 --out plain");
+    ASSERT_EQ(r.status, 0) << r.err;
+    EXPECT_FALSE(fs::exists(path("plain/ENERGY_REPORT.csv")));
+    EXPECT_EQ(slurp(path("plain/report.json")).find("energy"), std::string::npos);
+}
+
+// A table that cannot be read is one line naming the file before anything runs, exit 2, nothing
+// written; --tech-node needs --energy; --inject miscount-gated needs it and is caught with it.
+TEST_F(SystolicRun, EnergyUsageErrorsAndThePlantedMiscount) {
+    write("t.csv", small_gemm);
+    write("bad.json", "{");
+    auto r = sr("--topology t.csv --array 4 --energy bad.json --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err.rfind("systolic-run: error: bad.json: ", 0), 0u) << r.err;
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(path("o")));
+    r = sr("--topology t.csv --array 4 --energy bad.json --emit-jobs --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.out, "");
+    r = sr("--topology t.csv --array 4 --tech-node 7 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(r.err,
+              "systolic-run: error: --tech-node needs --energy: it scales that table's energies and areas to "
+              "another node\n");
+    r = sr("--topology t.csv --array 4 --energy horowitz45 --tech-node 22 --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_EQ(std::count(r.err.begin(), r.err.end(), '\n'), 1) << r.err;
+    EXPECT_FALSE(fs::exists(path("o")));
+    r = sr("--topology t.csv --array 4 --inject miscount-gated --out o");
+    EXPECT_EQ(r.status, 2);
+    EXPECT_NE(r.err.find("--inject miscount-gated needs --energy"), std::string::npos) << r.err;
+    r = sr("--topology t.csv --array 4 --inject miscount-gated --energy horowitz45 --out o");
+    EXPECT_EQ(r.status, 1) << r.err;
+    EXPECT_NE(r.out.find("FAIL"), std::string::npos) << r.out;
+    r = sr("--merge o --energy horowitz45 --out m");
+    EXPECT_EQ(r.status, 2);
+}
+
 // A bad configuration is one line naming the file, the line and the key; nothing is written.
 TEST_F(SystolicRun, BadConfigIsOneLineNamingFileLineAndKey) {
     write("t.csv", small_gemm);

@@ -555,6 +555,23 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     m.zero_stall_bandwidth = HUGE_VAL;
     m.streamed_tiles = 19;
     m.stream_k_chunk = 12;
+    energy_record e;
+    e.table = "tbl";
+    e.node_nm = 1053.5;
+    e.priced = true;
+    e.total_pj = 1054.25;
+    e.pj_per_mac = 1055.125;
+    e.component_pj = {1056.5, 1057.5, 1058.5, 1059.5, 1060.5, 1061.5, 1062.5};
+    e.total_mm2 = 1063.5;
+    e.mac_random = 1064;
+    e.mac_gated = 1065;
+    e.idle = 1066;
+    e.preload = 1067;
+    e.a_toggles = 1068;
+    e.b_toggles = 1069;
+    e.acc_toggles = 1070;
+    e.unpriced = {"pe.idle"};
+    r.energy = e;
 
     const nlohmann::json j = to_json(r);
     // Every number differs from every other (the convolution's, which the shape repeats, aside), and
@@ -584,6 +601,79 @@ TEST(Report, JobFilesWithEveryKeyDistinctReadBackExactly) {
     EXPECT_EQ(back.folds, r.folds);
     EXPECT_TRUE(std::isinf(back.memory_use.zero_stall_bandwidth));
     EXPECT_EQ(back.drain_ps, 1034u);
+    ASSERT_TRUE(back.energy);
+    EXPECT_EQ(*back.energy, e);
+    // Each component's pJ under its name, in the energy library's order.
+    EXPECT_EQ(j.at("energy").at("component_pj").at("pe"), 1056.5);
+    EXPECT_EQ(j.at("energy").at("component_pj").at("links"), 1062.5);
+}
+
+// --energy: ENERGY_REPORT.csv's row per job (its keys as the other reports', then the energy), the
+// network's totals per (array, dataflow) in report.json, no energy anywhere without --energy, and
+// records priced by other tables are other runs.
+TEST(Report, EnergyRowsTotalsAndRuns) {
+    layer_record a = sample_record(), b = sample_record();
+    a.layer_id = 0;
+    a.layer = "A";
+    b.layer = "B";
+    a.sweep = b.sweep = {"4x4"};
+    energy_record e;
+    e.table = "horowitz45";
+    e.node_nm = 45;
+    e.priced = true;
+    e.component_pj = {1, 2, 0.5, 0, 0, 4, 0};
+    e.total_pj = 7.5;
+    e.pj_per_mac = 7.5 / double(a.macs_real);
+    e.total_mm2 = 0.25;
+    a.energy = e;
+    e.component_pj = {2, 2, 0, 0, 0, 0, 0};
+    e.total_pj = 4;
+    e.pj_per_mac = 4 / double(b.macs_real);
+    e.total_mm2 = 0.5;
+    b.energy = e;
+    EXPECT_EQ(
+        energy_report_csv({a, b}),
+        "LayerID, Layer, Array, Dataflow, Total pJ, pJ per MAC, pe pJ, registers pJ, a_sram pJ, "
+        "b_sram pJ, c_sram pJ, dram pJ, links pJ, Total mm2,\n"
+        "0, " +
+            a.layer + ", 4x4, os, 7.5, " +
+            [&] {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.10g", 7.5 / double(a.macs_real));
+                return std::string(buf);
+            }() +
+            ", 1, 2, 0.5, 0, 0, 4, 0, 0.25,\n"
+            "1, " +
+            b.layer + ", 4x4, os, 4, " +
+            [&] {
+                char buf[32];
+                std::snprintf(buf, sizeof buf, "%.10g", 4 / double(b.macs_real));
+                return std::string(buf);
+            }() +
+            ", 2, 2, 0, 0, 0, 0, 0, 0.5,\n");
+    const auto j = nlohmann::json::parse(report_json({a, b}));
+    const auto& total = j.at("arrays")[0].at("energy");
+    EXPECT_EQ(total.at("total_pj"), 11.5);
+    EXPECT_DOUBLE_EQ(total.at("pj_per_mac").get<double>(), 11.5 / double(a.macs_real + b.macs_real));
+    EXPECT_EQ(total.at("total_mm2"), 0.5);  // the array that runs both layers
+    EXPECT_EQ(j.at("energy").at("table"), "horowitz45");
+    EXPECT_NO_THROW(check_complete({a, b}, "jobs"));
+    // Without --energy: no key, no row.
+    const auto plain = nlohmann::json::parse(report_json({sample_record()}));
+    EXPECT_FALSE(plain.contains("energy"));
+    EXPECT_FALSE(plain.at("arrays")[0].contains("energy"));
+    EXPECT_FALSE(plain.at("layers")[0].contains("energy"));
+    layer_record other = b, unpriced = b;
+    other.energy->table = "tpu7";
+    unpriced.energy.reset();
+    for (const layer_record& x : {other, unpriced}) {
+        try {
+            check_complete({a, x}, "jobs");
+            ADD_FAILURE() << "accepted";
+        } catch (const report_error& err) {
+            EXPECT_NE(std::string(err.what()).find("different runs"), std::string::npos) << err.what();
+        }
+    }
 }
 
 // A job file's record is checked as the topology reader checks a row: every number an unsigned

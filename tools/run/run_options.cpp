@@ -25,11 +25,16 @@ struct raw {
     std::string dtype = to_string(dtype::int8), engine = to_string(engine_kind::cycle);
     std::string dataflow = to_string(dataflow_kind::os);
     std::string inject = to_string(verify::fault::none);
+    cli::energy_option_text energy;
 };
+
+const cli::energy_options& energy_of(const run_cli& o) {
+    return o.energy;
+}
 
 // Options that change nothing without another (README's "Options that need another" lists them).
 const std::vector<cli::option_rule<run_cli>>& run_option_rules() {
-    static const std::vector<cli::option_rule<run_cli>> rules = {
+    static const std::vector<cli::option_rule<run_cli>> own = {
         {"--job", "--job-out", "the one job's record goes to that file",
          [](const run_cli& o) { return bool(o.job_out); }},
         {"--job-out", "--job", "it is the file of the one job --job runs",
@@ -43,6 +48,12 @@ const std::vector<cli::option_rule<run_cli>>& run_option_rules() {
         {"--seed", "random operands (no --data)", "operands from --data are not drawn at random",
          [](const run_cli& o) { return !o.data; }},
     };
+    static const std::vector<cli::option_rule<run_cli>> rules = [] {
+        std::vector<cli::option_rule<run_cli>> all = own;
+        for (const auto& r : cli::energy_option_rules<run_cli, energy_of>())
+            all.push_back(r);
+        return all;
+    }();
     return rules;
 }
 
@@ -87,7 +98,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
     app.add_option(
         "--inject", r.inject,
         "plant a known defect in every layer to watch the checks catch it: invalid-padding, no-mask, "
-        "global-skew, skip-advance, extra-advance, skip-preload (ws, is)");
+        "global-skew, skip-advance, extra-advance, skip-preload (ws, is), miscount-gated (with --energy)");
+    cli::add_energy_options(app, o.energy, r.energy);
     app.footer(cli::option_rules_help(run_option_rules()));
     try {
         app.parse(argc, argv);
@@ -108,6 +120,8 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
                               cli::one_line(r.engine) + "'");
         o.run.engine = *engine;
         o.dataflows = parse_dataflow_list(r.dataflow, "--dataflow");
+        cli::convert_energy_options(r.energy, o.energy);
+        o.run.count_actions = o.energy.counting();
         const auto f = verify::parse_fault(r.inject);
         if (!f) throw usage_error("--inject: unknown fault '" + cli::one_line(r.inject) + "'");
         o.inject = *f;
@@ -116,11 +130,16 @@ cli_outcome parse_run_command_line(int argc, const char* const* argv, run_cli& o
         if (verify::needs_cycle_engine(*f) && o.run.engine == engine_kind::functional)
             throw usage_error("--inject " + r.inject +
                               " changes how the array is stepped: it needs --engine cycle");
+        if (*f == verify::fault::miscount_gated && !o.energy.table)
+            throw usage_error(
+                "--inject miscount-gated needs --energy: it miscounts the energy account's actions, which "
+                "only a run that counts them has");
         if (o.merge) {
-            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data || o.expect || o.config)
+            if (!o.topology.empty() || o.emit_jobs || o.job || o.job_out || o.data || o.expect || o.config ||
+                o.energy.table)
                 throw usage_error(
                     "--merge reads job files only: no --topology, --config, --emit-jobs, --job, --job-out, "
-                    "--data or --expect");
+                    "--data, --expect or --energy");
         }
         if (const auto broken = cli::broken_option_rule(
                 run_option_rules(), o, [&](const char* name) { return app.count(name) > 0; }))

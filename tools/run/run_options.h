@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "energy_options.h"
 #include "systolic/counting.h"
 #include "systolic/job.h"
 #include "systolic/job_names.h"
@@ -38,6 +39,9 @@ struct run_cli {
     std::string log_level = "warn";
     bool no_progress = false;
     verify::fault inject = verify::fault::none;  // a known defect planted in every layer (testbench use)
+    // --energy and --tech-node (no --action-counts: a run has many jobs); --energy sets
+    // run.count_actions, and each layer's counts are priced (ENERGY_REPORT.csv, docs/energy.md).
+    cli::energy_options energy;
 };
 
 struct cli_outcome {

@@ -38,6 +38,14 @@ bool expect_record::operator==(const expect_record& o) const {
            std::tie(o.result, o.checked, o.failures, o.max_abs_error, o.max_rel_error, o.errors);
 }
 
+bool energy_record::operator==(const energy_record& o) const {
+    return std::tie(table, node_nm, priced, total_pj, pj_per_mac, component_pj, total_mm2, mac_random,
+                    mac_gated, idle, preload, a_toggles, b_toggles, acc_toggles,
+                    unpriced) == std::tie(o.table, o.node_nm, o.priced, o.total_pj, o.pj_per_mac,
+                                          o.component_pj, o.total_mm2, o.mac_random, o.mac_gated, o.idle,
+                                          o.preload, o.a_toggles, o.b_toggles, o.acc_toggles, o.unpriced);
+}
+
 std::string layer_record::array_name() const {
     return std::to_string(array_rows) + "x" + std::to_string(array_cols);
 }
@@ -243,6 +251,27 @@ void record_fields(V& v, R& r) {
         uv("streamed_tiles", m.streamed_tiles, io::range{0, r.tiles});
         uv("stream_k_chunk", m.stream_k_chunk, io::range{0, r.k});
     });
+    // Absent without --energy.
+    v.object("energy", r.energy, [&](auto& ev, auto& e) {
+        ev("table", e.table, not_empty("energy", e.table));
+        ev("node_nm", e.node_nm);
+        ev("priced", e.priced);
+        ev("total_pj", e.total_pj);
+        ev("pj_per_mac", e.pj_per_mac);
+        ev.object("component_pj", [&](auto& cv) {
+            for (std::size_t i = 0; i < std::size(energy::component_names); ++i)
+                cv(energy::component_names[i].name, e.component_pj[i]);
+        });
+        ev("total_mm2", e.total_mm2);
+        ev("mac_random", e.mac_random);
+        ev("mac_gated", e.mac_gated);
+        ev("idle", e.idle);
+        ev("preload", e.preload);
+        ev("a_toggles", e.a_toggles);
+        ev("b_toggles", e.b_toggles);
+        ev("acc_toggles", e.acc_toggles);
+        ev("unpriced", e.unpriced);
+    });
 }
 
 // What the reader checks across fields once they are all read: the convolution's lowering, the
@@ -354,6 +383,14 @@ std::tuple<std::size_t, std::size_t, std::uint64_t> report_place(const layer_rec
     return {sweep_index(r), dataflow_index(r), r.layer_id};
 }
 
+// An energy or area: ten significant digits, enough that a row's components add up to its total
+// within 1e-9 of it.
+std::string real_text(double v) {
+    char buf[64];
+    std::snprintf(buf, sizeof buf, "%.10g", v);
+    return buf;
+}
+
 std::string fixed(double v, int digits = 4) {
     char buf[64];
     std::snprintf(buf, sizeof buf, "%.*f", digits, v);
@@ -436,14 +473,17 @@ void check_complete(const std::vector<layer_record>& records, const std::string&
         return r.topology == first.topology && r.layers_in_topology == first.layers_in_topology &&
                r.sweep == first.sweep && r.dataflows == first.dataflows && r.dtype == first.dtype &&
                r.engine == first.engine && r.seed == first.seed && r.data == first.data &&
-               r.k_tile == first.k_tile && r.inject == first.inject && r.memory == first.memory;
+               r.k_tile == first.k_tile && r.inject == first.inject && r.memory == first.memory &&
+               bool(r.energy) == bool(first.energy) &&
+               (!r.energy ||
+                (r.energy->table == first.energy->table && r.energy->node_nm == first.energy->node_nm));
     };
     for (const auto& r : records)
         if (!same_run(r))
             throw report_error(source + ": the records come from different runs (" + first.topology + " " +
                                to_string(first.dtype) + " " + to_string(first.engine) + " and " + r.topology +
                                " " + to_string(r.dtype) + " " + to_string(r.engine) +
-                               ", or different seeds, data, array or dataflow lists)");
+                               ", or different seeds, data, array or dataflow lists, or energy tables)");
     check_layers_agree(records, sources);
     std::set<std::tuple<std::string, dataflow_kind, std::uint64_t>> seen;
     for (const auto& r : records) {
@@ -546,12 +586,35 @@ std::string traffic_report_csv(const std::vector<layer_record>& records) {
     return os.str();
 }
 
+std::string energy_report_csv(const std::vector<layer_record>& records) {
+    std::ostringstream os;
+    os << "LayerID, Layer, Array, Dataflow, Total pJ, pJ per MAC, ";
+    for (const auto& c : energy::component_names)
+        os << c.name << " pJ, ";
+    os << "Total mm2,\n";
+    for (const auto& r : records) {
+        if (!r.energy) continue;
+        const energy_record& e = *r.energy;
+        os << r.layer_id << ", " << csv_text(r.layer) << ", " << r.array_name() << ", "
+           << to_string(r.dataflow) << ", " << real_text(e.total_pj) << ", " << real_text(e.pj_per_mac)
+           << ", ";
+        for (const double pj : e.component_pj)
+            os << real_text(pj) << ", ";
+        os << real_text(e.total_mm2) << ",\n";
+    }
+    return os.str();
+}
+
 std::string report_json(const std::vector<layer_record>& records) {
     nlohmann::json layers = nlohmann::json::array();
     struct total {
         std::uint64_t edges = 0, preload = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0,
                       stalls = 0, layers = 0;
         bool pass = true;
+        // --energy: the network's energy over its real MACs, and the area of the array that runs
+        // every layer (the largest a layer needs: an unlimited scratchpad is as large as its operand).
+        double pj = 0, mm2 = 0;
+        bool priced = true;
     };
     // One per (array, dataflow) of the run, in report order.
     std::map<std::pair<std::size_t, std::size_t>, total> totals;
@@ -585,6 +648,11 @@ std::string report_json(const std::vector<layer_record>& records) {
         t.layers += 1;
         t.pass = t.pass && r.pass;
         pass = pass && r.pass;
+        if (r.energy) {
+            t.pj += r.energy->total_pj;
+            t.mm2 = std::max(t.mm2, r.energy->total_mm2);
+            t.priced = t.priced && r.energy->priced;
+        }
     }
     nlohmann::json arrays = nlohmann::json::array();
     for (const auto& [index, t] : totals) {
@@ -609,6 +677,11 @@ std::string report_json(const std::vector<layer_record>& records) {
              {"utilization_percent", edges ? double(t.macs_real) * 100.0 / (double(edges) * pes) : 0.0},
              {"sim_time_ps", t.sim_ps},
              {"pass", t.pass}});
+        if (any->energy)
+            arrays.back()["energy"] = {{"total_pj", t.pj},
+                                       {"pj_per_mac", t.macs_real ? t.pj / double(t.macs_real) : 0.0},
+                                       {"total_mm2", t.mm2},
+                                       {"priced", t.priced}};
     }
     // The run's settings as its records write them (every record of a run has the same).
     const nlohmann::json f = to_json(records.front());
@@ -625,6 +698,9 @@ std::string report_json(const std::vector<layer_record>& records) {
                           {"arrays", arrays},
                           {"layers", layers},
                           {"pass", pass}};
+    if (records.front().energy)
+        out["energy"] = {{"table", records.front().energy->table},
+                         {"node_nm", records.front().energy->node_nm}};
     return out.dump(2) + "\n";
 }
 

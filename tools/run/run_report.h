@@ -8,12 +8,14 @@
 
 #include <cstdint>
 #include <nlohmann/json.hpp>
+#include <optional>
 #include <stdexcept>
 #include <string>
 #include <string_view>
 #include <vector>
 
 #include "io/job_json.h"
+#include "systolic/energy/price.h"
 #include "systolic/job_names.h"
 #include "systolic/memory_system.h"
 #include "systolic/names.h"
@@ -92,6 +94,24 @@ constexpr const char* to_string(data_source d) {
     return name_of(data_source_names, d);
 }
 
+// --energy: a job's energy and area as its table priced its counted actions (systolic::energy;
+// docs/energy.md), and the counts a reader of the report needs to see why. Only a completed job is
+// priced (priced false: the job stopped, its counts are partial, every figure is 0).
+struct energy_record {
+    std::string table;   // the table's name (not its path: where a job ran changes no byte)
+    double node_nm = 0;  // the node it was priced at
+    bool priced = false;
+    double total_pj = 0;
+    double pj_per_mac = 0;  // total_pj over the real MACs (M x K x P)
+    // Each component's pJ, in energy::component_names order.
+    std::vector<double> component_pj = std::vector<double>(std::size(energy::component_names), 0.0);
+    double total_mm2 = 0;
+    std::uint64_t mac_random = 0, mac_gated = 0, idle = 0, preload = 0;  // PE-edges by action
+    std::uint64_t a_toggles = 0, b_toggles = 0, acc_toggles = 0;         // register bit toggles
+    std::vector<std::string> unpriced;  // "component.action" counted but not in the table
+    bool operator==(const energy_record& o) const;
+};
+
 struct layer_record {
     // What ran.
     std::string topology;  // the topology's name
@@ -127,7 +147,8 @@ struct layer_record {
     std::uint64_t clock_ps = 0;
     std::uint64_t sim_time_ps = 0, clear_ps = 0, load_ps = 0, preload_ps = 0, advance_ps = 0, drain_ps = 0;
     traffic_counts traffic;
-    memory_report memory_use;  // stalls, the DRAM and array bytes per stream, bandwidths
+    memory_report memory_use;             // stalls, the DRAM and array bytes per stream, bandwidths
+    std::optional<energy_record> energy;  // --energy only
 
     std::string array_name() const;  // "RxC"
 };
@@ -181,6 +202,8 @@ std::string compute_report_csv(const std::vector<layer_record>& records);
 std::string bandwidth_report_csv(const std::vector<layer_record>& records);
 std::string traffic_report_csv(const std::vector<layer_record>& records);
 std::string report_json(const std::vector<layer_record>& records);
+// --energy (records with energy): one row per job, the same leading keys as the other reports.
+std::string energy_report_csv(const std::vector<layer_record>& records);
 
 // One job's file (--job-out): the record, marked so that --merge can tell it from other JSON.
 std::string job_file_text(const layer_record& r);

@@ -10,6 +10,7 @@
 #include <cstdint>
 #include <functional>
 #include <map>
+#include <optional>
 #include <sstream>
 #include <string>
 #include <tuple>
@@ -18,6 +19,7 @@
 #include "expect_files.h"
 #include "io/npy.h"
 #include "run_report.h"
+#include "systolic/energy/price.h"
 #include "systolic/job.h"
 #include "systolic/verify/fault.h"
 #include "systolic/verify/problem.h"
@@ -40,7 +42,54 @@ struct run_settings {
     std::string expect_dir;  // --expect: <layer>.c.npy per layer; empty: none
     verify::fault inject = verify::fault::none;
     memory_settings memory_record;  // run.memory as the records show it
+    // --energy's table, read and tried once before any layer runs, and --tech-node (0: the table's).
+    std::optional<energy::energy_table> energy_table;
+    double tech_node = 0;
 };
+
+// The scratchpads' sizes that price their accesses and give their area, as systolic-tb chooses them
+// (docs/energy.md): as configured, and an unlimited one (0, inf in a .cfg) as large as the whole
+// operand it holds. systolic-run has no output quantization: C's words are accumulators.
+template <class Format>
+energy::scratchpad_sizes scratchpads_of(const run_options& run, const problem_shape& s) {
+    const memory_config& m = run.memory;
+    if (m.buffers != buffer_mode::double_buffered) return {};
+    constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
+    constexpr std::uint64_t csz = sizeof(typename Format::accumulator_type);
+    return {m.a_sram ? m.a_sram : s.m * s.k * osz, m.b_sram ? m.b_sram : s.k * s.p * osz,
+            m.c_sram ? m.c_sram : s.m * s.p * csz};
+}
+
+// The record's energy: a completed job's counts priced, or the table alone for one that stopped.
+template <class Format>
+energy_record energy_of(const job_result& res, const run_settings& s, const run_options& run,
+                        const problem_shape& shape) {
+    energy_record e;
+    e.table = s.energy_table->name;
+    const auto& c = res.actions;
+    e.mac_random = c.pe.mac_random;
+    e.mac_gated = c.pe.mac_gated;
+    e.idle = c.pe.idle;
+    e.preload = c.pe.preload;
+    e.a_toggles = c.toggles.a_toggles;
+    e.b_toggles = c.toggles.b_toggles;
+    e.acc_toggles = c.toggles.acc_toggles;
+    if (!res.completed()) {
+        e.node_nm = s.tech_node ? s.tech_node : s.energy_table->node_nm.value.value_or(0.0);
+        return e;
+    }
+    const energy::energy_report r =
+        energy::price(c, *s.energy_table, s.tech_node, scratchpads_of<Format>(run, shape));
+    e.node_nm = r.node_nm;
+    e.priced = true;
+    e.total_pj = r.total_pj;
+    e.pj_per_mac = r.pj_per_mac;
+    for (const auto& ce : r.energy)
+        e.component_pj[std::size_t(ce.which)] = ce.pj;
+    e.total_mm2 = r.total_mm2;
+    e.unpriced = r.unpriced;
+    return e;
+}
 
 // The seed of a layer's random operands: its LayerID mixed into the run's seed (SplitMix64), so
 // that every array size and dataflow of a sweep multiplies the same matrices.
@@ -328,6 +377,7 @@ public:
         r.drain_ps = to_ps(res.phases.drain);
         r.traffic = m_traffic.counts();
         r.memory_use = res.memory;
+        if (s.energy_table) r.energy = energy_of<Format>(res, s, opt.run, pr.shape);
         return r;
     }
 

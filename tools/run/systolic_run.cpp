@@ -37,6 +37,8 @@
 #include "run_report.h"
 #include "runner.h"
 #include "scale_config.h"
+#include "systolic/energy/price.h"
+#include "systolic/energy/table.h"
 #include "systolic/log.h"
 #include "systolic/verify/memory_plan.h"
 #include "topology.h"
@@ -134,6 +136,20 @@ plan make_plan(const run_cli& o) {
         p.settings.sweep.push_back(array_name(a));
     p.settings.dataflows = p.dataflows;
     p.settings.dtype = o.dtype;
+    // --energy's table, read and tried on the run's format and node before anything runs: a file
+    // that is no table, a format it does not price or a node outside the scaling's fit is one line
+    // (energy_error, exit 2), as in systolic-tb.
+    if (o.energy.table) {
+        p.settings.energy_table = energy::load_table(*o.energy.table);
+        p.settings.tech_node = o.energy.tech_node;
+        with_format(o.dtype, [&](auto format) {
+            using Format = decltype(format);
+            action_counts none;
+            none.operand_bits = 8 * sizeof(typename Format::operand_type);
+            none.accumulator_bits = 8 * sizeof(typename Format::accumulator_type);
+            energy::price(none, *p.settings.energy_table, o.energy.tech_node);
+        });
+    }
     p.settings.seed = o.seed;
     p.settings.inject = o.inject;
     if (o.data) {
@@ -371,6 +387,18 @@ std::vector<std::string> job_args(const plan& p, const run_cli& o, const job_spe
     if (o.max_memory) a.insert(a.end(), {"--max-memory", std::to_string(*o.max_memory)});
     if (o.log_level != "warn") a.insert(a.end(), {"--log-level", o.log_level});
     if (o.inject != verify::fault::none) a.insert(a.end(), {"--inject", to_string(o.inject)});
+    if (o.energy.table) {
+        // A table file by its absolute path, a shipped table by its name.
+        std::error_code ec;
+        a.insert(a.end(),
+                 {"--energy", fs::exists(*o.energy.table, ec) ? absolute(*o.energy.table) : *o.energy.table});
+        if (o.energy.tech_node) {
+            std::ostringstream nm;
+            nm.precision(17);
+            nm << o.energy.tech_node;
+            a.insert(a.end(), {"--tech-node", nm.str()});
+        }
+    }
     return a;
 }
 
@@ -530,6 +558,8 @@ std::vector<layer_record> run_in_processes(const plan& p, const run_cli& o, bool
 
 constexpr const char* report_files[] = {"COMPUTE_REPORT.csv", "BANDWIDTH_REPORT.csv", "TRAFFIC_REPORT.csv",
                                         "report.json"};
+// Written beside them only with --energy (records with energy).
+constexpr const char* energy_report_file = "ENERGY_REPORT.csv";
 
 std::string report_path(const std::string& out_dir, const char* name) {
     return (fs::path(out_dir) / name).string();
@@ -547,10 +577,11 @@ void add_inputs(io::output_set& files, const run_cli& o) {
 
 // --out (created if missing, never its parents; removed again on failure) and its reports,
 // checked after every input.
-void plan_reports(io::output_set& files, const std::string& out_dir) {
+void plan_reports(io::output_set& files, const std::string& out_dir, bool energy) {
     files.make_directory({"--out", out_dir});
     for (const char* name : report_files)
         files.add({"--out", report_path(out_dir, name)});
+    if (energy) files.add({"--out", report_path(out_dir, energy_report_file)});
 }
 
 // On stdout: one line per layer for a single (array size, dataflow); for a sweep, one line per
@@ -613,6 +644,27 @@ std::string summary(std::vector<layer_record> records) {
     }
     const bool pass =
         std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
+    // --energy: the network's energy per (array, dataflow), as report.json's totals give it.
+    if (first.energy)
+        for (const auto& a : first.sweep)
+            for (const auto& df : first.dataflows) {
+                double pj = 0, mm2 = 0;
+                std::uint64_t macs = 0;
+                bool priced = true;
+                for (const auto& r : records)
+                    if (r.array_name() == a && r.dataflow == df) {
+                        pj += r.energy->total_pj;
+                        mm2 = std::max(mm2, r.energy->total_mm2);
+                        macs += r.macs_real;
+                        priced = priced && r.energy->priced;
+                    }
+                std::snprintf(
+                    line, sizeof line, "%-9s %-2s energy (%s, %g nm): %s, %.4g pJ per MAC, %.4g mm2%s\n",
+                    a.c_str(), to_string(df), cli::one_line(first.energy->table).substr(0, 40).c_str(),
+                    first.energy->node_nm, energy::energy_text(pj).c_str(), macs ? pj / double(macs) : 0.0,
+                    mm2, priced ? "" : " (a layer stopped: not priced)");
+                os << line;
+            }
     os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
     return os.str();
 }
@@ -624,6 +676,9 @@ int finish(io::output_set& files, const std::string& out_dir, std::vector<layer_
                                  traffic_report_csv(records), report_json(records)};
     for (std::size_t i = 0; i < std::size(report_files); ++i)
         files.set(report_path(out_dir, report_files[i]), {texts[i]});
+    // The pieces are views: the text lives until the files are committed.
+    const std::string energy_text = records.front().energy ? energy_report_csv(records) : std::string();
+    if (records.front().energy) files.set(report_path(out_dir, energy_report_file), {energy_text});
     files.prepare();
     io::write_stdout(summary(records));
     files.commit();
@@ -657,7 +712,7 @@ int merge(const run_cli& o) {
     add_inputs(out, o);
     for (const auto& f : files)
         out.add_input({"--merge", f});
-    plan_reports(out, *o.out);
+    plan_reports(out, *o.out, bool(records.front().energy));
     return finish(out, *o.out, records);
 }
 
@@ -695,7 +750,7 @@ int run_main(const run_cli& o) {
         files.commit();
         return records.front().pass ? exit_pass : exit_fail;
     }
-    plan_reports(files, *o.out);
+    plan_reports(files, *o.out, bool(o.energy.table));
     const auto records =
         runs_in_one_process(p, o) ? run_in_process(p, o, progress) : run_in_processes(p, o, progress);
     return finish(files, *o.out, records);
