@@ -574,10 +574,11 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
 
     std::optional<energy::energy_report> energy;
     if (table && out.result.completed())
-        energy = energy::price(
-            out.result.actions, *table, o.energy.tech_node,
-            energy::scratchpads_of(out.job.run.memory, out.job.shape, sizeof(typename Format::operand_type),
-                                   output_size(out.job.run.quant, sizeof(typename Format::accumulator_type))));
+        energy =
+            energy::price(out.result.actions, *table, o.energy.tech_node,
+                          energy::scratchpads_of(
+                              out.job.run.memory, out.job.shape, sizeof(typename Format::operand_type),
+                              output_size(out.job.run.quant, sizeof(typename Format::accumulator_type))));
     std::ostringstream summary;
     print_summary(summary, o, out, energy ? &*energy : nullptr);
 

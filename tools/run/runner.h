@@ -47,19 +47,6 @@ struct run_settings {
     double tech_node = 0;
 };
 
-// The scratchpads' sizes that price their accesses and give their area, as systolic-tb chooses them
-// (docs/energy.md): as configured, and an unlimited one (0, inf in a .cfg) as large as the whole
-// operand it holds. systolic-run has no output quantization: C's words are accumulators.
-template <class Format>
-energy::scratchpad_sizes scratchpads_of(const run_options& run, const problem_shape& s) {
-    const memory_config& m = run.memory;
-    if (m.buffers != buffer_mode::double_buffered) return {};
-    constexpr std::uint64_t osz = sizeof(typename Format::operand_type);
-    constexpr std::uint64_t csz = sizeof(typename Format::accumulator_type);
-    return {m.a_sram ? m.a_sram : s.m * s.k * osz, m.b_sram ? m.b_sram : s.k * s.p * osz,
-            m.c_sram ? m.c_sram : s.m * s.p * csz};
-}
-
 // The record's energy: a completed job's counts priced, or the table alone for one that stopped.
 template <class Format>
 energy_record energy_of(const job_result& res, const run_settings& s, const run_options& run,
@@ -79,7 +66,9 @@ energy_record energy_of(const job_result& res, const run_settings& s, const run_
         return e;
     }
     const energy::energy_report r =
-        energy::price(c, *s.energy_table, s.tech_node, scratchpads_of<Format>(run, shape));
+        energy::price(c, *s.energy_table, s.tech_node,
+                      energy::scratchpads_of(run.memory, shape, sizeof(typename Format::operand_type),
+                                             sizeof(typename Format::accumulator_type)));
     e.node_nm = r.node_nm;
     e.priced = true;
     e.total_pj = r.total_pj;
