@@ -11,21 +11,16 @@ namespace systolic::components {
 
 energy::energy_table load_accelerator_table(const std::string& name_or_path, double tech_node) {
     energy::energy_table table = energy::load_table(name_or_path);
-    // Nothing counted yet, so that only the table, the node and the format are tried.
     std::optional<energy::energy_error> first;
     bool any = false;
-    for_each_format([&](auto format) {
-        using F = decltype(format);
-        action_counts none;
-        none.operand_bits = 8 * sizeof(typename F::operand_type);
-        none.accumulator_bits = 8 * sizeof(typename F::accumulator_type);
+    for (const auto& d : dtype_names) {
         try {
-            energy::price(none, table, tech_node);
+            energy::check_table(table, tech_node, d.value);
             any = true;
         } catch (const energy::energy_error& e) {
             if (!first) first = e;
         }
-    });
+    }
     if (!any) throw *first;
     return table;
 }

@@ -225,14 +225,10 @@ bool has_memory_system(const memory_config& m) {
 
 // --energy's table, read and tried on the job's format and node before anything runs: a file that
 // is no table, a format it does not price or a node outside the scaling's fit is one line (exit 2).
-template <class Format>
 std::optional<energy::energy_table> energy_table_of(const options& o) {
     if (!o.energy.table) return std::nullopt;
     energy::energy_table table = energy::load_table(*o.energy.table);
-    action_counts none;
-    none.operand_bits = 8 * sizeof(typename Format::operand_type);
-    none.accumulator_bits = 8 * sizeof(typename Format::accumulator_type);
-    energy::price(none, table, o.energy.tech_node);
+    energy::check_table(table, o.energy.tech_node, o.dtype);
     return table;
 }
 
@@ -495,7 +491,7 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
 
     const pe_selection traced =
         parse_pe_selection(o.vcd_pes, std::size_t(o.array_rows), std::size_t(o.array_cols));
-    const std::optional<energy::energy_table> table = energy_table_of<Format>(o);
+    const std::optional<energy::energy_table> table = energy_table_of(o);
 
     // The per-column vectors join the operands: a caller's are copied to take them.
     const bool column_files = !o.scale_file.empty() || !o.zero_point_file.empty();

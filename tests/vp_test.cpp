@@ -471,15 +471,17 @@ TEST_F(VpCli, ArrayIsSquare) {
     EXPECT_NE(r.out.find("on a 3x3 array"), std::string::npos) << r.out;
 }
 
+// One job as a vp script's keys and as systolic-tb's options.
+struct paired_job {
+    const char* name;
+    const char* vp_keys;
+    const char* tb_args;
+};
+
 // The same jobs through systolic-vp and systolic-tb: identical C (bit for bit), edges, MACs and
 // simulated time.
 TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
-    struct job {
-        const char* name;
-        const char* vp_keys;
-        const char* tb_args;
-    };
-    const job jobs[] = {
+    const paired_job jobs[] = {
         {"i8", "dtype=int8 m=13 k=21 p=9 seed=7", "--dtype int8 --m 13 --k 21 --p 9 --seed 7"},
         {"i32", "dtype=int32 m=10 k=7 p=11 seed=8 order=col overflow=saturate",
          "--dtype int32 --m 10 --k 7 --p 11 --seed 8 --order col --overflow saturate"},
@@ -527,12 +529,7 @@ TEST_F(VpCli, AgreesWithSystolicTbOnCAndCounters) {
 // double-buffered with an unlimited A scratchpad (priced as the whole of A, as systolic-tb does).
 // A file that is no table is one line and exit status 2, before anything runs.
 TEST_F(VpCli, EnergyIsPricedAsSystolicTbPricesTheSameJob) {
-    struct job {
-        const char* name;
-        const char* vp_keys;
-        const char* tb_args;
-    };
-    const job jobs[] = {
+    const paired_job jobs[] = {
         {"i8", "dtype=int8 m=13 k=21 p=9 seed=7", "--dtype int8 --m 13 --k 21 --p 9 --seed 7"},
         {"f32", "dtype=fp32 m=6 k=30 p=7 seed=9 k_tile=7",
          "--dtype fp32 --m 6 --k 30 --p 7 --seed 9 --k-tile 7"},

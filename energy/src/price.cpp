@@ -89,6 +89,16 @@ scratchpad_sizes scratchpads_of(const memory_config& m, const problem_shape& s, 
             m.c_sram ? m.c_sram : s.m * s.p * output_bytes};
 }
 
+void check_table(const energy_table& table, double tech_node, dtype d) {
+    with_format(d, [&](auto format) {
+        using F = decltype(format);
+        action_counts none;  // nothing counted: only the table, the node and the format are tried
+        none.operand_bits = 8 * sizeof(typename F::operand_type);
+        none.accumulator_bits = 8 * sizeof(typename F::accumulator_type);
+        price(none, table, tech_node);
+    });
+}
+
 energy_report price(const action_counts& c, const energy_table& t, double tech_node,
                     const scratchpad_sizes& sizes) {
     energy_report r;

@@ -142,13 +142,7 @@ plan make_plan(const run_cli& o) {
     if (o.energy.table) {
         p.settings.energy_table = energy::load_table(*o.energy.table);
         p.settings.tech_node = o.energy.tech_node;
-        with_format(o.dtype, [&](auto format) {
-            using Format = decltype(format);
-            action_counts none;
-            none.operand_bits = 8 * sizeof(typename Format::operand_type);
-            none.accumulator_bits = 8 * sizeof(typename Format::accumulator_type);
-            energy::price(none, *p.settings.energy_table, o.energy.tech_node);
-        });
+        energy::check_table(*p.settings.energy_table, o.energy.tech_node, o.dtype);
     }
     p.settings.seed = o.seed;
     p.settings.inject = o.inject;

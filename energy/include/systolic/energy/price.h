@@ -14,6 +14,7 @@
 #include "systolic/energy/table.h"
 #include "systolic/memory_system.h"
 #include "systolic/names.h"
+#include "systolic/number_format.h"
 
 namespace systolic::energy {
 
@@ -93,6 +94,11 @@ std::string format_name(unsigned operand_bits, unsigned accumulator_bits);
 // price the counts' format, the node is outside the fit, or a scratchpad with accesses has no size.
 energy_report price(const action_counts& counts, const energy_table& table, double tech_node,
                     const scratchpad_sizes& sizes = {});
+
+// Whether `table` prices a job of format `d` at `tech_node` (0: the table's own node), for a front
+// end to try before anything runs: energy_error (one line) if it prices no such MAC or the node is
+// outside the scaling's fit.
+void check_table(const energy_table& table, double tech_node, dtype d);
 
 // The report as the JSON reports hold it: {"energy": {...}, "area": {...}} (docs/energy.md).
 nlohmann::json to_json(const energy_report& r);
