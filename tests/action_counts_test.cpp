@@ -4,6 +4,7 @@
 // 2 x 2 job's toggles equal the ones worked out by hand below.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <random>
 #include <string>
 #include <tuple>
@@ -22,7 +23,9 @@ using namespace systolic;
 using namespace systolic::verify;
 
 const std::vector<std::size_t> sizes = {1, 2, 3, 4};
-const std::vector<std::pair<std::size_t, std::size_t>> rect_shapes = {{1, 3}, {3, 1}, {2, 3}, {3, 2}};
+// Two wide enough for the counting kernels' vector loops to run whole vectors and a remainder.
+const std::vector<std::pair<std::size_t, std::size_t>> rect_shapes = {{1, 3}, {3, 1},  {2, 3},
+                                                                      {3, 2}, {5, 37}, {37, 5}};
 
 class benches : public ::testing::Environment {
 public:
@@ -74,7 +77,9 @@ void compare_counts(std::uint64_t seed) {
     } else {
         std::tie(rows, cols) = rect_shapes[rng() % rect_shapes.size()];
     }
-    const problem_shape s{1 + rng() % 9, 1 + rng() % 11, 1 + rng() % 9};
+    // Up to twice the array's rows and columns.
+    const problem_shape s{1 + rng() % std::max<std::size_t>(9, 2 * rows), 1 + rng() % 11,
+                          1 + rng() % std::max<std::size_t>(9, 2 * cols)};
     job_options o;
     o.run.count_actions = true;
     o.run.dataflow = static_cast<dataflow_kind>(rng() % 3);
@@ -214,9 +219,20 @@ TEST(ActionCounts, ZerosAndWidths) {
     EXPECT_TRUE(operand_is_zero(value_from<float>(-0.0)));
     EXPECT_TRUE(operand_is_zero(value_from<bf16>(-0.0)));
     EXPECT_FALSE(operand_is_zero(value_from<bf16>(1.0)));
-    EXPECT_EQ(toggles_between<std::int8_t>(0, -1), 8u);
-    EXPECT_EQ(toggles_between<std::int32_t>(0, -1), 32u);
+    EXPECT_EQ(toggles_between(std::int8_t{0}, std::int8_t{-1}), 8u);
+    EXPECT_EQ(toggles_between(std::int32_t{0}, std::int32_t{-1}), 32u);
+    EXPECT_EQ(toggles_between(std::int64_t{0}, std::int64_t{-1}), 64u);
     EXPECT_EQ(toggles_between(value_from<bf16>(0.0), value_from<bf16>(-0.0)), 1u);
+}
+
+// The portable bit count (every path but AVX-512's) against the instruction, on random words.
+TEST(ActionCounts, PortableBitCountIsThePopcount) {
+    std::mt19937_64 rng(38);
+    for (int n = 0; n < 100000; ++n) {
+        const std::uint64_t x = rng() >> (n % 64);
+        ASSERT_EQ(bit_count(x), unsigned(__builtin_popcountll(x))) << x;
+        ASSERT_EQ(bit_count(std::uint32_t(x)), unsigned(__builtin_popcount(std::uint32_t(x)))) << x;
+    }
 }
 
 }  // namespace

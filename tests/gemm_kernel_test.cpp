@@ -7,8 +7,8 @@
 // wider than the block, accumulators that continue a sum, counts on both sides of the no-overflow
 // bound, and NaN / infinity / subnormal / signed-zero floats. Floats compare bit for bit, except
 // that any NaN matches any NaN (payloads depend on operand order inside the add).
-// CTest runs this executable three times: on the machine's best path, with SYSTOLIC_GEMM_ISA=avx2
-// (the path of machines without AVX-512) and with SYSTOLIC_GEMM_ISA=generic (the portable loops).
+// CTest runs this executable three times: on the machine's best path, with SYSTOLIC_ISA=avx2
+// (the path of machines without AVX-512) and with SYSTOLIC_ISA=generic (the portable loops).
 #include <gtest/gtest.h>
 
 #include <cmath>
@@ -521,7 +521,7 @@ TEST(GemmKernel, Bf16RandomNearTheFusingBounds) {
 TEST(GemmKernel, ReportsItsPath) {
     const std::string isa = systolic::gemm_kernel_isa();
     EXPECT_TRUE(isa == "avx512" || isa == "avx2" || isa == "generic") << isa;
-    const char* forced = std::getenv("SYSTOLIC_GEMM_ISA");
+    const char* forced = std::getenv("SYSTOLIC_ISA");
     if (forced != nullptr && std::string(forced) == "generic") {
         EXPECT_EQ(isa, "generic");
     }

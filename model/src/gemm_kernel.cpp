@@ -15,8 +15,8 @@
 //    double while every partial sum stays within 2^53.
 //  - generic: the same blocking as portable loops, for the rest (int32 beyond 2^53 without
 //    AVX-512; GCC adds an AVX2 clone) and for everything on other compilers or architectures.
-// Which of avx512, avx2 and generic runs is decided once, when first needed. SYSTOLIC_GEMM_ISA in
-// the environment can force "avx2" or "generic", so that the tests cover every path on one machine.
+// Which of avx512, avx2 and generic runs is the machine's (vector_isa.h: SYSTOLIC_ISA in the
+// environment can force "avx2" or "generic", so that the tests cover every path on one machine).
 #include "systolic/gemm_kernel.h"
 
 #include <algorithm>
@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "systolic/format_instances.h"
+#include "systolic/vector_isa.h"
 
 #if defined(__x86_64__) && (defined(__GNUC__) || defined(__clang__))
 #define SYSTOLIC_X86_KERNELS 1
@@ -928,33 +929,8 @@ inline void avx2_int32_in_double(std::size_t rows, std::size_t cols, std::size_t
 // ---------------------------------------------------------------------------------------------
 // Dispatch
 
-struct isa_choice {
-    bool avx512 = false;  // F, BW, DQ, VL
-    bool vnni = false;
-    bool avx2 = false;
-};
-
-isa_choice detect_isa() {
-    isa_choice isa;
-#if SYSTOLIC_X86_KERNELS
-    const char* forced = std::getenv("SYSTOLIC_GEMM_ISA");
-    if (forced != nullptr && std::strcmp(forced, "generic") == 0) return isa;
-    __builtin_cpu_init();
-    if (forced != nullptr && std::strcmp(forced, "avx2") == 0) {
-        isa.avx2 = __builtin_cpu_supports("avx2");
-        return isa;
-    }
-    isa.avx512 = __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx512bw") &&
-                 __builtin_cpu_supports("avx512dq") && __builtin_cpu_supports("avx512vl");
-    isa.vnni = isa.avx512 && __builtin_cpu_supports("avx512vnni");
-    isa.avx2 = __builtin_cpu_supports("avx2");
-#endif
-    return isa;
-}
-
-const isa_choice& isa() {
-    static const isa_choice chosen = detect_isa();
-    return chosen;
+const vector_isa& isa() {
+    return machine_isa();
 }
 
 // reach: integer formats, the bound from integer_reach (within the accumulator's range here).
@@ -1002,8 +978,7 @@ std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc
 }
 
 const char* gemm_kernel_isa() {
-    const auto& isa = gemm_detail::isa();
-    return isa.avx512 ? "avx512" : isa.avx2 ? "avx2" : "generic";
+    return machine_isa_name();
 }
 
 #define SYSTOLIC_GEMM_INSTANTIATE(name, F)                                                                 \

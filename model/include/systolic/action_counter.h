@@ -28,36 +28,12 @@
 
 #include "systolic/action_counts.h"
 #include "systolic/array_core.h"
+#include "systolic/bit_count.h"
 #include "systolic/job_names.h"
 #include "systolic/number_format.h"
 #include "systolic/stationary_core.h"
 
 namespace systolic {
-
-// A register value's bits at its own width (an int8's 8, a bf16's 16), for the Hamming distance.
-template <class T>
-std::uint64_t register_bits(T v) {
-    static_assert(sizeof(T) <= sizeof(std::uint64_t) && std::is_trivially_copyable_v<T>);
-    std::uint64_t u = 0;
-    std::memcpy(&u, &v, sizeof v);
-    return u;
-}
-template <class T>
-std::uint64_t toggles_between(T x, T y) {
-    return static_cast<std::uint64_t>(__builtin_popcountll(register_bits(x) ^ register_bits(y)));
-}
-
-// Whether a MAC's operand gates it: an integer 0, or a floating-point zero of either sign (a zero
-// detector looks at the exponent and mantissa; the sign does not make the product nonzero).
-template <class T>
-bool operand_is_zero(T v) {
-    if constexpr (std::is_integral_v<T>) {
-        return v == 0;
-    } else {
-        const std::uint64_t sign = std::uint64_t{1} << (8 * sizeof(T) - 1);
-        return (register_bits(v) & ~sign) == 0;
-    }
-}
 
 template <class Format>
 class action_counter {
@@ -129,50 +105,52 @@ public:
     void os_chunk(std::size_t rows, std::size_t cols, std::uint64_t kc, const operand_type* a,
                   std::size_t a_stride, const operand_type* b, std::size_t b_stride, overflow_mode mode) {
         const std::size_t R = m_rows, C = m_cols;
-        auto A = [&](std::size_t i, std::uint64_t k) {
-            return i < rows ? a[i * a_stride + k] : operand_type{};
-        };
-        auto B = [&](std::uint64_t k, std::size_t j) {
-            return j < cols ? b[k * b_stride + j] : operand_type{};
-        };
-        // Actions: per term, the nonzero A rows times the nonzero B columns are the random MACs.
+        // Per term k, the nonzero A rows times the nonzero B columns are the random MACs; each row's
+        // and each column's stream toggles once inside itself, then every PE it passes (below).
+        m_row_inner.assign(R, 0);
+        m_col_inner.assign(C, 0);
+        m_nonzero.assign(kc, 0);
         std::uint64_t random = 0;
-        for (std::uint64_t k = 0; k < kc; ++k) {
-            std::uint64_t nz_a = 0, nz_b = 0;
-            for (std::size_t i = 0; i < rows; ++i)
-                nz_a += !operand_is_zero(A(i, k));
-            for (std::size_t j = 0; j < cols; ++j)
-                nz_b += !operand_is_zero(B(k, j));
-            random += nz_a * nz_b;
-        }
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            constexpr bool Native = decltype(native)::value;
+            std::uint32_t* __restrict nz_a = m_nonzero.data();
+            for (std::size_t i = 0; i < rows; ++i) {
+                const operand_type* __restrict x = a + i * a_stride;
+                std::uint32_t t = 0;
+                for (std::uint64_t k = 0; k < kc; ++k)
+                    nz_a[k] += !operand_is_zero(x[k]);
+                for (std::uint64_t k = 1; k < kc; ++k)
+                    t += toggles_between<Native>(x[k - 1], x[k]);
+                m_row_inner[i] = t;
+            }
+            std::uint32_t* __restrict inner = m_col_inner.data();
+            for (std::uint64_t k = 0; k < kc; ++k) {
+                const operand_type* __restrict y = b + k * b_stride;
+                std::uint32_t nz_b = 0;
+                for (std::size_t j = 0; j < cols; ++j)
+                    nz_b += !operand_is_zero(y[j]);
+                random += std::uint64_t(nz_a[k]) * nz_b;
+                if (k == 0) continue;
+                const operand_type* __restrict up = y - b_stride;
+                for (std::size_t j = 0; j < cols; ++j)
+                    inner[j] += toggles_between<Native>(up[j], y[j]);
+            }
+        });
         add_macs(random, std::uint64_t(R) * C * kc, std::uint64_t(R) * C * (R + C - 2));
-        // Row and column registers: each stream's inner toggles once, then every PE it passes.
+        // A padding row or column streams valid zeros.
         for (std::size_t i = 0; i < R; ++i) {
-            const stream s = stream_of(kc, [&](std::uint64_t k) { return A(i, k); });
+            const stream s =
+                i < rows ? stream{a[i * a_stride], m_row_inner[i], a[i * a_stride + kc - 1]} : stream{};
             for (std::size_t j = 0; j < C; ++j)
                 pass(m_row[i * C + j], s, i + j, m_row_toggles);
         }
         for (std::size_t j = 0; j < C; ++j) {
-            const stream s = stream_of(kc, [&](std::uint64_t k) { return B(k, j); });
+            const stream s = j < cols ? stream{b[j], m_col_inner[j], b[(kc - 1) * b_stride + j]} : stream{};
             for (std::size_t i = 0; i < R; ++i)
                 pass(m_col[i * C + j], s, i + j, m_col_toggles);
         }
-        // Accumulators: every PE's partial sums in k order, padding PEs too (a float's 0 x inf is NaN).
-        with_mode(mode, [&](auto m) {
-            constexpr overflow_mode Mode = decltype(m)::value;
-            for (std::size_t i = 0; i < R; ++i) {
-                for (std::size_t j = 0; j < C; ++j) {
-                    accumulator_type& s = m_sum[i * C + j];
-                    for (std::uint64_t k = 0; k < kc; ++k) {
-                        bool overflowed = false;
-                        const accumulator_type next =
-                            Format::template mac<Mode>(s, A(i, k), B(k, j), overflowed);
-                        m_sum_toggles += toggles_between(s, next);
-                        s = next;
-                    }
-                }
-            }
-        });
+        // Accumulators: every PE's partial sums in k order (sums_of_chunk).
+        m_sum_toggles += sums_of_chunk(mode, R, C, rows, cols, kc, a, a_stride, b, b_stride, m_sum.data());
     }
 
     // A fold's R preload edges: on edge e every stationary register takes the one above's, and row 0
@@ -225,30 +203,14 @@ public:
                 pass(m_row[i * C + j], s, i + j, m_row_toggles);
         }
         // Each PE's sums, stream row by stream row: first, inner toggles, last.
-        std::vector<accumulator_type> first(R * C), last(R * C);
-        std::vector<std::uint64_t> inner(R * C);
-        with_mode(mode, [&](auto m) {
-            constexpr overflow_mode Mode = decltype(m)::value;
-            for (std::uint64_t t = 0; t < f.t; ++t) {
-                for (std::size_t j = 0; j < C; ++j) {
-                    accumulator_type s{};
-                    for (std::size_t i = 0; i < R; ++i) {
-                        bool overflowed = false;
-                        s = Format::template mac<Mode>(s, S(t, i), m_col[i * C + j], overflowed);
-                        const std::size_t p = i * C + j;
-                        if (t == 0)
-                            first[p] = s;
-                        else
-                            inner[p] += toggles_between(last[p], s);
-                        last[p] = s;
-                    }
-                }
-            }
-        });
+        m_first.resize(R * C);
+        m_last.resize(R * C);
+        const std::uint64_t inner = sums_of_fold(mode, R, C, f, m_col.data(), m_first.data(), m_last.data());
+        m_sum_toggles += inner;
         for (std::size_t i = 0; i < R; ++i)
             for (std::size_t j = 0; j < C; ++j) {
                 const std::size_t p = i * C + j;
-                pass(m_sum[p], basic_stream<accumulator_type>{first[p], inner[p], last[p]}, i + j,
+                pass(m_sum[p], basic_stream<accumulator_type>{m_first[p], 0, m_last[p]}, i + j,
                      m_sum_toggles);
             }
     }
@@ -292,6 +254,102 @@ private:
         }
     }
 
+    // The toggles of the R x C accumulators `sum` (row-major) over an output-stationary chunk, which
+    // they leave holding its sums: PE(i, j) adds A(i, k) x B(k, j) for k = 0 .. kc - 1 (zero outside
+    // the tile's rows x cols). Row by row and term by term, so that the inner loop runs along a row
+    // of B and a row of sums, vectorised; integer padding adds zeros, which change nothing, so only
+    // floats (0 x inf is NaN) step it.
+    static std::uint64_t sums_of_chunk(overflow_mode mode, std::size_t R, std::size_t C, std::size_t rows,
+                                       std::size_t cols, std::uint64_t kc, const operand_type* a,
+                                       std::size_t a_stride, const operand_type* b, std::size_t b_stride,
+                                       accumulator_type* sum) {
+        std::uint64_t toggles = 0;
+        const std::size_t real_rows = Format::is_integer ? rows : R;
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            with_mode(
+                mode, [&](auto m) __attribute__((always_inline)) {
+                    constexpr bool Native = decltype(native)::value;
+                    constexpr overflow_mode Mode = decltype(m)::value;
+                    for (std::size_t i = 0; i < real_rows; ++i) {
+                        accumulator_type* __restrict s = sum + i * C;
+                        for (std::uint64_t k = 0; k < kc; ++k) {
+                            const operand_type x = i < rows ? a[i * a_stride + k] : operand_type{};
+                            const operand_type* __restrict y = b + k * b_stride;
+                            std::uint32_t t = 0;  // at most 32 x C
+                            for (std::size_t j = 0; j < cols; ++j)
+                                t += step<Mode, Native>(s[j], x, y[j]);
+                            if constexpr (!Format::is_integer)
+                                for (std::size_t j = cols; j < C; ++j)
+                                    t += step<Mode, Native>(s[j], x, operand_type{});
+                            toggles += t;
+                        }
+                    }
+                });
+        });
+        return toggles;
+    }
+
+    // The sums of a stationary fold's stream rows, PE by PE: w holds the stationary registers
+    // (R x C); row t's sum enters row 0 as zero and PE(i, j) adds S(t, i) x w(i, j). Leaves each
+    // PE's sum of stream row 0 in first and of the last row in last, and returns the toggles between
+    // successive rows' sums at every PE.
+    static std::uint64_t sums_of_fold(overflow_mode mode, std::size_t R, std::size_t C, const fold_type& f,
+                                      const operand_type* w, accumulator_type* first,
+                                      accumulator_type* last) {
+        std::uint64_t toggles = 0;
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            with_mode(
+                mode, [&](auto m) __attribute__((always_inline)) {
+                    constexpr bool Native = decltype(native)::value;
+                    constexpr overflow_mode Mode = decltype(m)::value;
+                    for (std::uint64_t t = 0; t < f.t; ++t) {
+                        accumulator_type* out = t == 0 ? first : last;
+                        // Row i's sums are row i - 1's plus its products; row 0's, zero's. (Row t = 0's
+                        // toggles, against what first held, are not counted.)
+                        std::uint32_t n = 0;
+                        for (std::size_t i = 0; i < R; ++i) {
+                            const operand_type x =
+                                i < f.l ? f.stream[t * f.stream_t + i * f.stream_i] : operand_type{};
+                            const operand_type* __restrict y = w + i * C;
+                            accumulator_type* __restrict row = out + i * C;
+                            if (i == 0) {
+                                for (std::size_t j = 0; j < C; ++j)
+                                    n += put<Native>(row[j], sum_step<Mode>(accumulator_type{}, x, y[j]));
+                            } else {
+                                const accumulator_type* __restrict above = out + (i - 1) * C;
+                                for (std::size_t j = 0; j < C; ++j)
+                                    n += put<Native>(row[j], sum_step<Mode>(above[j], x, y[j]));
+                            }
+                        }
+                        if (t > 0) toggles += n;
+                        if (t == 0) std::copy(first, first + R * C, last);
+                    }
+                });
+        });
+        return toggles;
+    }
+
+    // One accumulation step (its overflows are the engine's to count), and one of a sum register:
+    // its new value, and the bits that toggled.
+    template <overflow_mode Mode>
+    static inline __attribute__((always_inline)) accumulator_type sum_step(accumulator_type s, operand_type x,
+                                                                           operand_type y) {
+        bool overflowed = false;
+        return Format::template mac<Mode>(s, x, y, overflowed);
+    }
+    template <overflow_mode Mode, bool Native>
+    static inline __attribute__((always_inline)) std::uint32_t step(accumulator_type& s, operand_type x,
+                                                                    operand_type y) {
+        return put<Native>(s, sum_step<Mode>(s, x, y));
+    }
+    // A register takes a new value: the bits that toggled.
+    template <bool Native, class T>
+    static inline __attribute__((always_inline)) std::uint32_t put(T& reg, T next) {
+        const std::uint32_t t = toggles_between<Native>(reg, next);
+        reg = next;
+        return t;
+    }
+
     // A fold's stationary block as the preload feeds it: W(r, j), zero outside its L x n.
     static operand_type weight(const fold_type& f, std::size_t r, std::size_t j) {
         return r < f.l && j < f.n ? f.weight[r * f.weight_i + j * f.weight_j] : operand_type{};
@@ -304,7 +362,7 @@ private:
     }
 
     template <class F>
-    static void with_mode(overflow_mode mode, F f) {
+    static inline __attribute__((always_inline)) void with_mode(overflow_mode mode, F f) {
         if (mode == overflow_mode::saturate)
             f(std::integral_constant<overflow_mode, overflow_mode::saturate>{});
         else
@@ -332,6 +390,9 @@ private:
     // What each PE's registers held after the last edge or clear, row-major.
     std::vector<operand_type> m_row, m_col;
     std::vector<accumulator_type> m_sum;
+    // Scratch: os_chunk's streams' inner toggles and nonzero A terms per k, stream_fold's sums.
+    std::vector<std::uint32_t> m_row_inner, m_col_inner, m_nonzero;
+    std::vector<accumulator_type> m_first, m_last;
 };
 
 }  // namespace systolic

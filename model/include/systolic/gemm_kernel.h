@@ -30,7 +30,7 @@ std::uint64_t gemm_accumulate(std::size_t rows, std::size_t cols, std::size_t kc
 
 // Which code path gemm_accumulate takes on this machine for its fast (bound-proven or float) case:
 // "avx512", "avx2" (micro-kernels; int32 beyond 2^53 as generic) or "generic" (the portable loop
-// nest, with an AVX2 clone where GCC makes ifuncs). SYSTOLIC_GEMM_ISA=avx2 or =generic in the
+// nest, with an AVX2 clone where GCC makes ifuncs). SYSTOLIC_ISA=avx2 or =generic in the
 // environment, read once, forces the lesser paths.
 const char* gemm_kernel_isa();
 
