@@ -9,6 +9,9 @@
 //    model_is/, model_functional_ws/ and model_functional_is/, on the same rigs (an integer C is
 //    the same in every dataflow; a float one is summed in another order, so float formats run os
 //    only), with each dataflow's PE-updates/s relative to os in the summary;
+//  - both engines counting the energy account's actions (run_options::count_actions, --energy),
+//    model_counting/ and model_functional_counting/, with each one's time over the same job's
+//    without in the summary;
 //  - the test reference GEMM of the same number format, on the same shape and data;
 //  - with --verilator=SCRIPT, the same array as RTL under Verilator (../shared/anchors/verilator/
 //    run.sh N), run for each int32 size, and the cycle engine's ratio to it in os, ws and is.
@@ -120,7 +123,15 @@ sc_core::sc_time time_limit(const expected_counts& e, std::size_t n, const probl
 }
 
 // How a timed model run is made: which engine, observer and buffers (the kind), in which dataflow.
-enum class run_kind { cycle, observed, functional, buffered, functional_buffered };
+enum class run_kind {
+    cycle,
+    observed,
+    functional,
+    buffered,
+    functional_buffered,
+    counting,
+    functional_counting
+};
 struct run_mode {
     run_kind kind = run_kind::cycle;
     dataflow_kind dataflow = dataflow_kind::os;
@@ -140,6 +151,9 @@ constexpr run_kind_info run_kinds[] = {
     {run_kind::functional, "model_functional", "functional engine", true},
     {run_kind::buffered, "model_double", "buffers double", false},
     {run_kind::functional_buffered, "model_functional_double", "functional double", false},
+    // The energy account's counts on (run_options::count_actions): the summary sets them beside off.
+    {run_kind::counting, "model_counting", "cycle engine counting", true},
+    {run_kind::functional_counting, "model_functional_counting", "functional counting", true},
 };
 constexpr bool kinds_in_order() {
     for (std::size_t i = 0; i < std::size(run_kinds); ++i)
@@ -283,9 +297,11 @@ public:
 
     bool run_job(run_mode mode) override {
         const run_kind kind = mode.kind;
-        m_job.run.engine = kind == run_kind::functional || kind == run_kind::functional_buffered
+        m_job.run.engine = kind == run_kind::functional || kind == run_kind::functional_buffered ||
+                                   kind == run_kind::functional_counting
                                ? engine_kind::functional
                                : engine_kind::cycle;
+        m_job.run.count_actions = kind == run_kind::counting || kind == run_kind::functional_counting;
         m_job.run.memory.buffers = kind == run_kind::buffered || kind == run_kind::functional_buffered
                                        ? buffer_mode::double_buffered
                                        : buffer_mode::none;
@@ -431,7 +447,8 @@ bool take_flags(int& argc, char** argv, std::uint64_t& k, std::string& verilator
                 "  model_observed/..., model_functional/..., model_double/... and\n"
                 "  model_functional_double/... (buffers double), model_ws/..., model_is/...,\n"
                 "  model_functional_ws/... and model_functional_is/... (int32 only, weight and input\n"
-                "  stationary), and reference_gemm/<format>/...;\n"
+                "  stationary), model_counting/... and model_functional_counting/... (counting the\n"
+                "  energy account's actions), and reference_gemm/<format>/...;\n"
                 "  functional/... is the functional engine's kernel on the GPT-2 layer beside OpenBLAS,\n"
                 "  soc/... (when systolic-soc is built) the RISC-V hart beside Unicorn alone and the\n"
                 "  firmware-driven GPT-2 layer beside systolic-tb, e.g. --benchmark_filter=/int8/\n\n",
@@ -524,6 +541,30 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
             where += " (M=P=" + std::to_string(rig.shape().m) + ")";
         return where + ":" + out;
     };
+    // "int32 N=64: counting on/off, cycle engine os 1.12, ws 1.10, is 1.15; functional engine os 1.20":
+    // the time of a job that counts its actions over the same job's without, where both ran.
+    auto counting = [](const rig_base& rig, bool cpu) {
+        std::string out;
+        for (auto [on, off] : {std::pair{run_kind::counting, run_kind::cycle},
+                               std::pair{run_kind::functional_counting, run_kind::functional}}) {
+            std::string kind;
+            for (dataflow_kind df : all_dataflows) {
+                const tally &t_on = rig.tally_of({on, df}), &t_off = rig.tally_of({off, df});
+                if (!t_on.ran() || !t_off.ran()) continue;
+                char buf[64];
+                std::snprintf(buf, sizeof buf, "%s %s %.2f", kind.empty() ? "" : ",", to_string(df),
+                              cpu ? t_off.cpu_rate() / t_on.cpu_rate() : t_off.rate() / t_on.rate());
+                kind += buf;
+            }
+            if (!kind.empty())
+                out += (out.empty() ? " " : "; ") +
+                       std::string(off == run_kind::cycle ? "cycle engine" : "functional engine") + kind;
+        }
+        if (out.empty()) return out;
+        char head[64];
+        std::snprintf(head, sizeof head, "%-5s N=%zu", rig.format_name().c_str(), rig.n());
+        return std::string(head) + ":" + out;
+    };
     auto print = [&](bool cpu) {
         for (const auto& rig : rigs) {
             if (rig->any_ran()) std::fprintf(out, "%s\n", line(*rig, cpu).c_str());
@@ -533,6 +574,14 @@ void print_summary(const std::vector<std::unique_ptr<rig_base>>& rigs, std::FILE
             const std::string r = ratios(*rig, cpu);
             if (r.empty()) continue;
             if (!head) std::fprintf(out, "dataflows, PE-updates/s (preload and advance edges) over os:\n");
+            head = true;
+            std::fprintf(out, "%s\n", r.c_str());
+        }
+        head = false;
+        for (const auto& rig : rigs) {
+            const std::string r = counting(*rig, cpu);
+            if (r.empty()) continue;
+            if (!head) std::fprintf(out, "counting actions (--energy), time with over time without:\n");
             head = true;
             std::fprintf(out, "%s\n", r.c_str());
         }
@@ -659,8 +708,8 @@ int sc_main(int argc, char* argv[]) {
     // order, in os; int32 in ws and is too, whose C is the same in any order), in the edges the
     // counting rules give.
     for (auto& rig : rigs) {
-        for (auto kind :
-             {run_kind::cycle, run_kind::functional, run_kind::buffered, run_kind::functional_buffered}) {
+        for (auto kind : {run_kind::cycle, run_kind::functional, run_kind::buffered,
+                          run_kind::functional_buffered, run_kind::counting, run_kind::functional_counting}) {
             for (dataflow_kind df : rig->dataflows()) {
                 rig->poison_c();
                 if (!rig->run_job({kind, df})) {

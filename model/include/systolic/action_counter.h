@@ -2,8 +2,9 @@
 // the bit toggles of every PE's three registers. Plain C++, one object per job that counts (an
 // engine makes it when the job starts, run_options::count_actions), so that a job that does not
 // count runs the engines' kernels untouched. Two ways in, which must agree exactly:
-//  - stepped_*: the cycle engine calls one after each edge it steps, and the counter reads the
-//    registers as they are (what the VCD shows, vcd_observer samples the same accessors);
+//  - stepped: the cycle engine's cores add up, in their edge kernels, what each edge does to the
+//    registers as they are (an edge_tally, stepped_grid.h; what the VCD shows: vcd_observer samples
+//    the same registers), and clear_registers counts a clear from the registers it zeroes;
 //  - *_chunk, *_fold: the functional engine calls one per chunk or fold with its operands, and the
 //    counter works the same registers' sequences out from the skew rule, without stepping.
 //
@@ -45,12 +46,26 @@ public:
     action_counter(std::size_t rows, std::size_t cols, dataflow_kind df)
         : m_rows(rows), m_cols(cols), m_df(df), m_row(rows * cols), m_col(rows * cols), m_sum(rows * cols) {}
 
-    const pe_action_counts& pe() const { return m_pe; }
+    pe_action_counts pe() const {
+        const std::uint64_t pes = std::uint64_t(m_rows) * m_cols;
+        pe_action_counts c = m_pe;
+        c.mac_random += m_stepped.random;
+        c.mac_gated += m_stepped.valid - m_stepped.random;
+        c.idle += pes * m_stepped.mac_edges - m_stepped.valid;
+        c.preload += pes * m_stepped.preload_edges;
+        return c;
+    }
     // The row and column registers by operand: A streams in os and ws and is stationary in is.
     toggle_counts toggles() const {
-        if (m_df == dataflow_kind::is) return {m_col_toggles, m_row_toggles, m_sum_toggles};
-        return {m_row_toggles, m_col_toggles, m_sum_toggles};
+        const std::uint64_t row = m_row_toggles + m_stepped.row_toggles,
+                            col = m_col_toggles + m_stepped.col_toggles,
+                            sum = m_sum_toggles + m_stepped.sum_toggles;
+        if (m_df == dataflow_kind::is) return {col, row, sum};
+        return {row, col, sum};
     }
+
+    // What the cycle engine's cores add to as they step (stepped_grid::tally_into).
+    edge_tally* stepped() { return &m_stepped; }
 
     // A clear step: every register to zero.
     void clear() {
@@ -64,34 +79,17 @@ public:
         std::fill(m_sum.begin(), m_sum.end(), accumulator_type{});
     }
 
-    // ---- the cycle engine: after each stepped edge, the registers as they are.
+    // ---- the cycle engine: a clear, from the registers it zeroes (before it does).
 
-    // An output-stationary edge: a PE whose two tokens are valid did a MAC.
-    void stepped(const array_core<Format>& core) {
-        for (std::size_t i = 0, p = 0; i < m_rows; ++i) {
-            for (std::size_t j = 0; j < m_cols; ++j, ++p) {
-                const auto a = core.a(i, j), b = core.b(i, j);
-                count_pe(a.valid && b.valid, a.value, b.value);
-                note(m_row[p], a.value, m_row_toggles);
-                note(m_col[p], b.value, m_col_toggles);
-                note(m_sum[p], core.accumulator(i, j), m_sum_toggles);
-            }
-        }
+    void clear_registers(const array_core<Format>& core) {
+        count_clear([&](std::size_t i, std::size_t j) {
+            return registers{core.a(i, j).value, core.b(i, j).value, core.accumulator(i, j)};
+        });
     }
-    // A weight- or input-stationary edge: a preload edge is every PE's preload; on a stream edge a
-    // PE with a valid streamed token did a MAC with its stationary register.
-    void stepped(const stationary_core<Format>& core, bool preload) {
-        if (preload) m_pe.preload += m_rows * m_cols;
-        for (std::size_t i = 0, p = 0; i < m_rows; ++i) {
-            for (std::size_t j = 0; j < m_cols; ++j, ++p) {
-                const auto a = core.a(i, j);
-                const operand_type w = core.weight(i, j);
-                if (!preload) count_pe(a.valid, a.value, w);
-                note(m_row[p], a.value, m_row_toggles);
-                note(m_col[p], w, m_col_toggles);
-                note(m_sum[p], core.psum(i, j), m_sum_toggles);
-            }
-        }
+    void clear_registers(const stationary_core<Format>& core) {
+        count_clear([&](std::size_t i, std::size_t j) {
+            return registers{core.a(i, j).value, core.weight(i, j), core.psum(i, j)};
+        });
     }
 
     // ---- the functional engine: whole chunks and folds, from the skew rule.
@@ -184,21 +182,51 @@ public:
     // PE(R-1, C-1)'s last, which stays until the next fold's first edge or the clear.
     void stream_fold(const fold_type& f, overflow_mode mode) {
         const std::size_t R = m_rows, C = m_cols;
-        auto S = [&](std::uint64_t t, std::size_t i) {
-            return i < f.l ? f.stream[t * f.stream_t + i * f.stream_i] : operand_type{};
-        };
+        // Per row i < L: its stream's nonzero terms and inner toggles, stepping along whichever of t
+        // and i is contiguous (ws: i, is: t); rows from L on stream valid zeros.
+        const std::size_t L = std::min<std::size_t>(R, f.l);
+        m_nonzero.assign(L, 0);
+        m_row_inner.assign(L, 0);
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            constexpr bool Native = decltype(native)::value;
+            std::uint32_t* __restrict nz = m_nonzero.data();
+            std::uint32_t* __restrict inner = m_row_inner.data();
+            const operand_type* x = f.stream;
+            if (f.stream_i == 1) {
+                for (std::uint64_t t = 0; t < f.t; ++t) {
+                    const operand_type* __restrict row = x + t * f.stream_t;
+                    for (std::size_t i = 0; i < L; ++i)
+                        nz[i] += !operand_is_zero(row[i]);
+                    if (t == 0) continue;
+                    const operand_type* __restrict up = row - f.stream_t;
+                    for (std::size_t i = 0; i < L; ++i)
+                        inner[i] += toggles_between<Native>(up[i], row[i]);
+                }
+            } else {
+                for (std::size_t i = 0; i < L; ++i) {
+                    const operand_type* col = x + i * f.stream_i;
+                    std::uint32_t n = 0, t_in = 0;
+                    for (std::uint64_t t = 0; t < f.t; ++t)
+                        n += !operand_is_zero(col[t * f.stream_t]);
+                    for (std::uint64_t t = 1; t < f.t; ++t)
+                        t_in += toggles_between<Native>(col[(t - 1) * f.stream_t], col[t * f.stream_t]);
+                    nz[i] = n;
+                    inner[i] = t_in;
+                }
+            }
+        });
         std::uint64_t random = 0;
-        for (std::size_t i = 0; i < R && i < f.l; ++i) {
-            std::uint64_t nz_s = 0, nz_w = 0;
-            for (std::uint64_t t = 0; t < f.t; ++t)
-                nz_s += !operand_is_zero(S(t, i));
+        for (std::size_t i = 0; i < L; ++i) {
+            std::uint64_t nz_w = 0;
             for (std::size_t j = 0; j < C; ++j)
                 nz_w += !operand_is_zero(m_col[i * C + j]);
-            random += nz_s * nz_w;
+            random += m_nonzero[i] * nz_w;
         }
         add_macs(random, std::uint64_t(R) * C * f.t, std::uint64_t(R) * C * (R + C - 2));
         for (std::size_t i = 0; i < R; ++i) {
-            const stream s = stream_of(f.t, [&](std::uint64_t t) { return S(t, i); });
+            const stream s = i < L ? stream{f.stream[i * f.stream_i], m_row_inner[i],
+                                            f.stream[(f.t - 1) * f.stream_t + i * f.stream_i]}
+                                   : stream{};
             for (std::size_t j = 0; j < C; ++j)
                 pass(m_row[i * C + j], s, i + j, m_row_toggles);
         }
@@ -216,6 +244,27 @@ public:
     }
 
 private:
+    struct registers {
+        operand_type row, col;
+        accumulator_type sum;
+    };
+    // (The job's first clear finds what the last job left: it counts from zero registers, as the
+    // functional engine's shadows start.)
+    template <class Get>
+    void count_clear(Get get) {
+        if (!m_cleared) {
+            m_cleared = true;
+            return;
+        }
+        for (std::size_t i = 0; i < m_rows; ++i)
+            for (std::size_t j = 0; j < m_cols; ++j) {
+                const registers r = get(i, j);
+                m_row_toggles += toggles_between(r.row, operand_type{});
+                m_col_toggles += toggles_between(r.col, operand_type{});
+                m_sum_toggles += toggles_between(r.sum, accumulator_type{});
+            }
+    }
+
     // A stream of values through one register, on consecutive edges: its first and last values and
     // the toggles between them.
     template <class T>
@@ -225,17 +274,6 @@ private:
         T last;
     };
     using stream = basic_stream<operand_type>;
-
-    template <class Get>
-    static stream stream_of(std::uint64_t n, Get get) {
-        stream s{get(0), 0, get(0)};
-        for (std::uint64_t k = 1; k < n; ++k) {
-            const operand_type v = get(k);
-            s.inner += toggles_between(s.last, v);
-            s.last = v;
-        }
-        return s;
-    }
 
     // A register that holds `reg`, then zero for `lead` edges (the skew), then the stream, then zero
     // for the chunk's remaining R + C - 2 - lead edges: its toggles, and what it holds after.
@@ -256,9 +294,9 @@ private:
 
     // The toggles of the R x C accumulators `sum` (row-major) over an output-stationary chunk, which
     // they leave holding its sums: PE(i, j) adds A(i, k) x B(k, j) for k = 0 .. kc - 1 (zero outside
-    // the tile's rows x cols). Row by row and term by term, so that the inner loop runs along a row
-    // of B and a row of sums, vectorised; integer padding adds zeros, which change nothing, so only
-    // floats (0 x inf is NaN) step it.
+    // the tile's rows x cols). Row by row, a block of `block` columns at a time (block_sums), whose
+    // sums and toggles stay in vector registers for the whole chunk; integer padding adds zeros,
+    // which change nothing, so only floats (0 x inf is NaN) step it.
     static std::uint64_t sums_of_chunk(overflow_mode mode, std::size_t R, std::size_t C, std::size_t rows,
                                        std::size_t cols, std::uint64_t kc, const operand_type* a,
                                        std::size_t a_stride, const operand_type* b, std::size_t b_stride,
@@ -271,16 +309,24 @@ private:
                     constexpr bool Native = decltype(native)::value;
                     constexpr overflow_mode Mode = decltype(m)::value;
                     for (std::size_t i = 0; i < real_rows; ++i) {
-                        accumulator_type* __restrict s = sum + i * C;
+                        const operand_type* x = a + i * a_stride;
+                        accumulator_type* s = sum + i * C;
+                        std::size_t j = 0;
+                        if (i < rows) {  // (a padding row's terms are zeros: below)
+                            for (; j + block <= cols; j += block)
+                                toggles += block_sums<Mode, Native, block>(kc, x, b + j, b_stride, s + j);
+                            for (; j + block / 2 <= cols; j += block / 2)
+                                toggles += block_sums<Mode, Native, block / 2>(kc, x, b + j, b_stride, s + j);
+                        }
                         for (std::uint64_t k = 0; k < kc; ++k) {
-                            const operand_type x = i < rows ? a[i * a_stride + k] : operand_type{};
+                            const operand_type xk = i < rows ? x[k] : operand_type{};
                             const operand_type* __restrict y = b + k * b_stride;
-                            std::uint32_t t = 0;  // at most 32 x C
-                            for (std::size_t j = 0; j < cols; ++j)
-                                t += step<Mode, Native>(s[j], x, y[j]);
+                            std::uint32_t t = 0;  // at most 64 x C
+                            for (std::size_t jj = j; jj < cols; ++jj)
+                                t += step<Mode, Native>(s[jj], xk, y[jj]);
                             if constexpr (!Format::is_integer)
-                                for (std::size_t j = cols; j < C; ++j)
-                                    t += step<Mode, Native>(s[j], x, operand_type{});
+                                for (std::size_t jj = cols; jj < C; ++jj)
+                                    t += step<Mode, Native>(s[jj], xk, operand_type{});
                             toggles += t;
                         }
                     }
@@ -289,10 +335,41 @@ private:
         return toggles;
     }
 
+    // W sums s[0 .. W) through kc terms x[k] * y[k * y_stride + j], in k order:
+    // a fixed width, which GCC keeps in vector registers across the k loop (narrower than a few
+    // vectors it leaves in memory, wider it spills).
+    static constexpr std::size_t block = 64;
+    template <overflow_mode Mode, bool Native, std::size_t W>
+    static inline __attribute__((always_inline)) std::uint64_t block_sums(std::uint64_t kc,
+                                                                          const operand_type* x,
+                                                                          const operand_type* y,
+                                                                          std::size_t y_stride,
+                                                                          accumulator_type* s_out) {
+        accumulator_type s[W];
+        std::uint32_t t[W];  // at most 64 x kc each
+        for (std::size_t j = 0; j < W; ++j) {
+            s[j] = s_out[j];
+            t[j] = 0;
+        }
+        for (std::uint64_t k = 0; k < kc; ++k) {
+            const operand_type xk = x[k];
+            const operand_type* yk = y + k * y_stride;
+            for (std::size_t j = 0; j < W; ++j)
+                t[j] += step<Mode, Native>(s[j], xk, yk[j]);
+        }
+        std::uint64_t toggles = 0;
+        for (std::size_t j = 0; j < W; ++j) {
+            s_out[j] = s[j];
+            toggles += t[j];
+        }
+        return toggles;
+    }
+
     // The sums of a stationary fold's stream rows, PE by PE: w holds the stationary registers
     // (R x C); row t's sum enters row 0 as zero and PE(i, j) adds S(t, i) x w(i, j). Leaves each
     // PE's sum of stream row 0 in first and of the last row in last, and returns the toggles between
-    // successive rows' sums at every PE.
+    // successive rows' sums at every PE. Stream row by stream row, a block of columns at a time
+    // (fold_block).
     static std::uint64_t sums_of_fold(overflow_mode mode, std::size_t R, std::size_t C, const fold_type& f,
                                       const operand_type* w, accumulator_type* first,
                                       accumulator_type* last) {
@@ -303,29 +380,51 @@ private:
                     constexpr bool Native = decltype(native)::value;
                     constexpr overflow_mode Mode = decltype(m)::value;
                     for (std::uint64_t t = 0; t < f.t; ++t) {
+                        // Row t = 0's toggles, against what first held, are not counted.
                         accumulator_type* out = t == 0 ? first : last;
-                        // Row i's sums are row i - 1's plus its products; row 0's, zero's. (Row t = 0's
-                        // toggles, against what first held, are not counted.)
-                        std::uint32_t n = 0;
-                        for (std::size_t i = 0; i < R; ++i) {
-                            const operand_type x =
-                                i < f.l ? f.stream[t * f.stream_t + i * f.stream_i] : operand_type{};
-                            const operand_type* __restrict y = w + i * C;
-                            accumulator_type* __restrict row = out + i * C;
-                            if (i == 0) {
-                                for (std::size_t j = 0; j < C; ++j)
-                                    n += put<Native>(row[j], sum_step<Mode>(accumulator_type{}, x, y[j]));
-                            } else {
-                                const accumulator_type* __restrict above = out + (i - 1) * C;
-                                for (std::size_t j = 0; j < C; ++j)
-                                    n += put<Native>(row[j], sum_step<Mode>(above[j], x, y[j]));
-                            }
-                        }
+                        std::uint64_t n = 0;
+                        std::size_t j = 0;
+                        for (; j + block <= C; j += block)
+                            n += fold_block<Mode, Native, block>(R, C, f, t, w + j, out + j);
+                        for (; j + block / 2 <= C; j += block / 2)
+                            n += fold_block<Mode, Native, block / 2>(R, C, f, t, w + j, out + j);
+                        for (; j < C; ++j)
+                            n += fold_block<Mode, Native, 1>(R, C, f, t, w + j, out + j);
                         if (t > 0) toggles += n;
                         if (t == 0) std::copy(first, first + R * C, last);
                     }
                 });
         });
+        return toggles;
+    }
+
+    // Stream row t's sums down W columns: each PE's register takes the sum from the one above plus
+    // its product (row 0's from zero), its toggles against what out held (that PE's sum of the row
+    // before), and out takes it. The sums passing down stay in vector registers.
+    template <overflow_mode Mode, bool Native, std::size_t W>
+    static inline __attribute__((always_inline)) std::uint64_t fold_block(std::size_t R, std::size_t C,
+                                                                          const fold_type& f, std::uint64_t t,
+                                                                          const operand_type* w,
+                                                                          accumulator_type* out) {
+        accumulator_type s[W];
+        std::uint32_t n[W];  // at most 64 x R each
+        for (std::size_t j = 0; j < W; ++j) {
+            s[j] = accumulator_type{};
+            n[j] = 0;
+        }
+        for (std::size_t i = 0; i < R; ++i) {
+            const operand_type x = i < f.l ? f.stream[t * f.stream_t + i * f.stream_i] : operand_type{};
+            const operand_type* __restrict wi = w + i * C;
+            accumulator_type* __restrict o = out + i * C;
+            for (std::size_t j = 0; j < W; ++j) {
+                s[j] = sum_step<Mode>(s[j], x, wi[j]);
+                n[j] += toggles_between<Native>(o[j], s[j]);
+                o[j] = s[j];
+            }
+        }
+        std::uint64_t toggles = 0;
+        for (std::size_t j = 0; j < W; ++j)
+            toggles += n[j];
         return toggles;
     }
 
@@ -369,28 +468,17 @@ private:
             f(std::integral_constant<overflow_mode, overflow_mode::wrap>{});
     }
 
-    void count_pe(bool valid, operand_type a, operand_type b) {
-        if (!valid)
-            ++m_pe.idle;
-        else if (operand_is_zero(a) || operand_is_zero(b))
-            ++m_pe.mac_gated;
-        else
-            ++m_pe.mac_random;
-    }
-    template <class T>
-    static void note(T& reg, T now, std::uint64_t& toggles) {
-        toggles += toggles_between(reg, now);
-        reg = now;
-    }
-
     std::size_t m_rows, m_cols;
     dataflow_kind m_df;
     pe_action_counts m_pe;
     std::uint64_t m_row_toggles = 0, m_col_toggles = 0, m_sum_toggles = 0;
+    edge_tally m_stepped;  // the cycle engine's
+    bool m_cleared = false;
     // What each PE's registers held after the last edge or clear, row-major.
     std::vector<operand_type> m_row, m_col;
     std::vector<accumulator_type> m_sum;
-    // Scratch: os_chunk's streams' inner toggles and nonzero A terms per k, stream_fold's sums.
+    // Scratch: the streams' inner toggles and nonzero terms (os_chunk: A's per k; stream_fold: per
+    // row), stream_fold's sums.
     std::vector<std::uint32_t> m_row_inner, m_col_inner, m_nonzero;
     std::vector<accumulator_type> m_first, m_last;
 };

@@ -23,6 +23,7 @@
 #include <vector>
 
 #include "systolic/aligned_vector.h"
+#include "systolic/bit_count.h"
 #include "systolic/feeder.h"
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
@@ -159,6 +160,7 @@ private:
     using grid::m_overflow;
     using grid::m_overflows;
     using grid::m_rows;
+    using grid::m_tally;
     using grid::max_magnitude;
 
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
@@ -297,13 +299,45 @@ private:
         }
     }
 
-    template <overflow_mode Mode, bool Count>
+    // run_kernel for a job that counts its actions: the same edges, adding to `tally` (stepped_grid.h)
+    // what they do, compiled for the machine's best counting path (bit_count.h).
+    static void run_kernel_tally(count_mode mode, std::size_t rows, std::size_t cols, const feed& in,
+                                 std::uint64_t first, std::uint64_t count, std::size_t a_head,
+                                 std::size_t b_head, operand_type* a, std::uint8_t* a_ok, operand_type* b,
+                                 std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed,
+                                 std::uint32_t* overflows, edge_tally& tally) {
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            constexpr bool Native = decltype(native)::value;
+            switch (mode) {
+                case count_mode::none:
+                    run_edges<overflow_mode::wrap, false, true, Native>(rows, cols, in, first, count, a_head,
+                                                                        b_head, a, a_ok, b, b_ok, acc,
+                                                                        consumed, overflows, &tally);
+                    break;
+                case count_mode::wrap:
+                    run_edges<overflow_mode::wrap, true, true, Native>(rows, cols, in, first, count, a_head,
+                                                                       b_head, a, a_ok, b, b_ok, acc,
+                                                                       consumed, overflows, &tally);
+                    break;
+                case count_mode::saturate:
+                    run_edges<overflow_mode::saturate, true, true, Native>(rows, cols, in, first, count,
+                                                                           a_head, b_head, a, a_ok, b, b_ok,
+                                                                           acc, consumed, overflows, &tally);
+                    break;
+            }
+        });
+    }
+
+    template <overflow_mode Mode, bool Count, bool Tally = false, bool Native = false>
     static inline __attribute__((always_inline)) void run_edges(
         std::size_t rows, std::size_t cols, const feed& in, std::uint64_t first, std::uint64_t count,
         std::size_t a_head, std::size_t b_head, operand_type* a, std::uint8_t* a_ok, operand_type* b,
-        std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed, std::uint32_t* overflows) {
+        std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed, std::uint32_t* overflows,
+        edge_tally* tally = nullptr) {
         // A local copy: the flag stores (uint8_t) could alias the plan, which would reload it.
         const feed f = in;
+        span_tally counted;
+        west_slots<operand_type, (Tally ? block_pes : 1)> slots;
         // B's inputs for the whole run first, into the free rows above the window: then no MAC
         // loads a slot that was just stored with a narrower store, whose forward would be blocked
         // until every store before it had reached the cache. (A's inputs cannot go early: each
@@ -327,6 +361,7 @@ private:
                              std::size_t la_end, std::size_t li, std::size_t li_end)
             __attribute__((always_inline)) {
             const std::size_t ah = a_head - (t + 1), bh = b_head - (t + 1) * cols, p0 = r0 * cols;
+            if constexpr (Tally) slots.save(a, ah, cols, r0, r1);
             for (std::size_t l = la; l < la_end; ++l) {
                 a[ah + f.a_live[l].slot] = f.a[f.a_live[l].src + first + t];
                 a_ok[ah + f.a_live[l].slot] = 1;
@@ -335,15 +370,37 @@ private:
                 a[ah + f.a_idle[l]] = operand_type{};
                 a_ok[ah + f.a_idle[l]] = 0;
             }
-            mac_span<Mode, Count>((r1 - r0) * cols, acc + p0, consumed + p0, overflows + p0, a + ah + p0,
-                                  a_ok + ah + p0, b + bh + p0, b_ok + bh + p0);
+            if constexpr (Tally) slots.fix(a, ah, cols, r0, r1, counted);
+            mac_span<Mode, Count, Tally, Native>((r1 - r0) * cols, acc + p0, consumed + p0, overflows + p0,
+                                                 a + ah + p0, a_ok + ah + p0, b + bh + p0, b_ok + bh + p0,
+                                                 &counted);
+            if constexpr (Tally) {
+                // Valid MACs, and of them those of two nonzero operands (a bubble's value is zero); each
+                // token against the one it held an edge before: a slot up for A, a row up for B.
+                const std::size_t n = (r1 - r0) * cols;
+                const token_counts c = count_tokens<Native>(a + ah + p0, 1, b + bh + p0, cols, n);
+                counted.valid += both_set<Native>(a_ok + ah + p0, b_ok + bh + p0, n);
+                counted.random += c.nonzero_pairs;
+                counted.a_toggles += c.x_toggles;
+                counted.b_toggles += c.y_toggles;
+            }
         };
+
         const std::size_t block_rows = std::max<std::size_t>(1, block_pes / cols);
         if (block_rows >= rows) {  // the whole array fits in the L1 cache: one edge after the other
             for (std::uint64_t t = 0; t < count; ++t)
                 edge_rows(t, 0, rows, 0, f.a_live_n, 0, f.a_idle_n);
-            return;
+        } else {
+            run_blocks(rows, cols, count, block_rows, f, edge_rows);
         }
+        if constexpr (Tally) counted.add_to(*tally, count);
+    }
+
+    // The edges of run_edges for an array bigger than a block.
+    template <class EdgeRows>
+    static inline __attribute__((always_inline)) void run_blocks(std::size_t rows, std::size_t cols,
+                                                                 std::uint64_t count, std::size_t block_rows,
+                                                                 const feed& f, EdgeRows& edge_rows) {
         // A bigger array would stream its accumulators, counters and tokens from L2 every edge.
         // Instead, a group of edges runs block of rows by block of rows, so that a block stays in
         // L1 for the whole group (at 64 x 64 and 128 x 128 this is a third faster). Rows only ever
@@ -412,15 +469,17 @@ private:
     // windows never overlap (uint8_t flags could otherwise alias anything), so the loop vectorises
     // without alias checks. Bubbles carry a zero value, so for integers the product of a bubble is
     // 0 and adding it changes nothing: the sum needs no select, only the term count looks at the
-    // valid bits.
-    template <overflow_mode Mode, bool Count>
+    // valid bits. Counting (Tally): the sums' toggles (the caller counts the rest after the pass).
+    template <overflow_mode Mode, bool Count, bool Tally = false, bool Native = false>
     static inline __attribute__((always_inline)) void mac_span(
         std::size_t n, accumulator_type* __restrict acc, std::uint32_t* __restrict consumed,
         std::uint32_t* __restrict overflows, const operand_type* __restrict a,
         const std::uint8_t* __restrict a_ok, const operand_type* __restrict b,
-        const std::uint8_t* __restrict b_ok) {
+        const std::uint8_t* __restrict b_ok, span_tally* counted = nullptr) {
+        std::uint32_t sum_toggles = 0;  // n < 2^27
         for (std::size_t j = 0; j < n; ++j) {
             const std::uint8_t both = a_ok[j] & b_ok[j];
+            const accumulator_type before = acc[j];
             bool overflowed = false;
             const accumulator_type next = Format::template mac<Mode>(acc[j], a[j], b[j], overflowed);
             if constexpr (Format::is_integer && !Count) {
@@ -440,6 +499,12 @@ private:
             }
             consumed[j] += both;
             if constexpr (Format::is_integer && Count) overflows[j] += both & overflowed;
+            if constexpr (Tally) {
+                sum_toggles += toggles_between<Native>(before, acc[j]);
+            }
+        }
+        if constexpr (Tally) {
+            counted->sum_toggles += sum_toggles;
         }
     }
 
@@ -467,6 +532,7 @@ private:
 template <class Format>
 void array_core<Format>::advance(const operand_type* west, const std::uint8_t* west_ok,
                                  const operand_type* north, const std::uint8_t* north_ok) {
+    if (m_tally) throw std::logic_error("array_core: a job that counts its actions runs through its streams");
     make_room();
     count_mode mode = count_mode::none;
     if constexpr (Format::is_integer) {
@@ -507,9 +573,14 @@ void array_core<Format>::advance(const streams& in, std::uint64_t first, std::ui
             run = std::min(run, quiet - done);
             mode = count_mode::none;
         }
-        run_kernel(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
-                   m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
-                   m_overflows.data());
+        if (m_tally)
+            run_kernel_tally(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
+                             m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                             m_overflows.data(), *m_tally);
+        else
+            run_kernel(mode, m_rows, cols, m_feed, first + done, run, m_a_head, m_b_head, m_a.data(),
+                       m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                       m_overflows.data());
         m_a_head -= run;
         m_b_head -= run * cols;
         m_edges += run;

@@ -32,8 +32,8 @@ public:
         if (m_stationary) m_stationary->core.set_overflow(mode);
     }
     void clear() override {
+        if (this->m_counter) m_mapping->clear_registers(*this->m_counter);
         m_mapping->clear();
-        if (this->m_counter) this->m_counter->clear();
     }
     void clear_accumulators() override { m_mapping->clear_accumulators(); }
 
@@ -47,22 +47,17 @@ public:
         if (!m_stationary) {
             m_stationary = std::make_unique<stationary_mapping>(this->m_rows, this->m_cols);
             m_stationary->core.set_overflow(m_overflow);
+            m_stationary->core.tally_into(tally());
         }
         m_mapping = m_stationary.get();
     }
     void preload(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
                  edge_callback* after) override {
-        stationary_core<Format>& core = m_stationary->core;
-        if (!this->m_counter) return core.preload(f, first, count, after);
-        counting_relay r{[&] { this->m_counter->stepped(core, true); }, after};
-        core.preload(f, first, count, &r);
+        m_stationary->core.preload(f, first, count, after);
     }
     void stream(const typename engine<Format>::fold_type& f, std::uint64_t first, std::uint64_t count,
                 edge_callback* after) override {
-        stationary_core<Format>& core = m_stationary->core;
-        if (!this->m_counter) return core.stream(f, first, count, after);
-        counting_relay r{[&] { this->m_counter->stepped(core, false); }, after};
-        core.stream(f, first, count, &r);
+        m_stationary->core.stream(f, first, count, after);
     }
     std::uint64_t partial_overflows() const override { return m_mapping->partial_overflows(); }
     const stationary_core<Format>* stationary_array() const override {
@@ -83,9 +78,7 @@ public:
                                                      t.col_delay.data(),
                                                      t.row_valid.data(),
                                                      t.col_valid.data()};
-        if (!this->m_counter) return m_core.advance(s, first, count, after);
-        counting_relay r{[&] { this->m_counter->stepped(m_core); }, after};
-        m_core.advance(s, first, count, &r);
+        m_core.advance(s, first, count, after);
     }
 
     const accumulator_type* accumulators() const override { return &m_core.accumulator_row(0)[0]; }
@@ -105,19 +98,13 @@ public:
     const array_core<Format>& core() const { return m_core; }
 
 private:
-    // A job that counts its actions (count_actions) steps one edge per kernel call, as under an
-    // observer, and the counter reads the registers after each edge before the observer's hook. Which
-    // way an edge run goes is decided once per call (one test of the counter, never one per PE or edge).
-    template <class Count>
-    struct counting_relay final : edge_callback {
-        counting_relay(Count c, edge_callback* a) : count(c), after(a) {}
-        void after_edge(std::uint64_t edge) override {
-            count();
-            if (after) after->after_edge(edge);
-        }
-        Count count;
-        edge_callback* after;
-    };
+    // A job that counts its actions has its cores' kernels add up what they do (edge_tally), chosen
+    // once per job: the kernels of a job that does not are the ones that do not look.
+    edge_tally* tally() { return this->m_counter ? this->m_counter->stepped() : nullptr; }
+    void counter_changed() override {
+        m_core.tally_into(tally());
+        if (m_stationary) m_stationary->core.tally_into(tally());
+    }
 
     // What the job's dataflow steps, chosen once per job by set_dataflow: the output-stationary
     // array_core, or a stationary_core for ws and is. Both are stepped grids.
@@ -126,6 +113,8 @@ private:
         virtual const stepped_grid<Format>& grid() const = 0;
         virtual void clear() = 0;
         virtual void clear_accumulators() = 0;
+        // A clear's toggles, from the registers it is about to zero.
+        virtual void clear_registers(action_counter<Format>& counter) const = 0;
         virtual std::uint64_t partial_overflows() const = 0;
         virtual const array_core<Format>* array() const = 0;
 
@@ -137,6 +126,9 @@ private:
         const stepped_grid<Format>& grid() const override { return core; }
         void clear() override { core.clear(); }
         void clear_accumulators() override { core.clear_accumulators(); }
+        void clear_registers(action_counter<Format>& counter) const override {
+            counter.clear_registers(core);
+        }
         std::uint64_t partial_overflows() const override { return 0; }
         const array_core<Format>* array() const override { return &core; }
         array_core<Format>& core;
@@ -147,6 +139,9 @@ private:
         const stepped_grid<Format>& grid() const override { return core; }
         void clear() override { core.clear(); }
         void clear_accumulators() override {}
+        void clear_registers(action_counter<Format>& counter) const override {
+            counter.clear_registers(core);
+        }
         std::uint64_t partial_overflows() const override { return core.partial_overflows(); }
         const array_core<Format>* array() const override { return nullptr; }
         stationary_core<Format> core;

@@ -108,6 +108,7 @@ public:
     // counting work at all (no counter exists, so no kernel tests a flag).
     void count_actions(bool on, dataflow_kind df) {
         m_counter = on ? std::make_unique<action_counter<Format>>(m_rows, m_cols, df) : nullptr;
+        counter_changed();
     }
     // The PE actions and toggles counted since count_actions(true), into out; nothing when off.
     void report_actions(action_counts& out) const {
@@ -118,6 +119,8 @@ public:
 
 protected:
     engine(std::size_t rows, std::size_t cols) : m_rows(rows), m_cols(cols) {}
+    // After count_actions: an engine whose kernels count hands them m_counter's tally (or none).
+    virtual void counter_changed() {}
     std::size_t m_rows;
     std::size_t m_cols;
     std::unique_ptr<action_counter<Format>> m_counter;  // null unless the job counts

@@ -56,6 +56,7 @@
 #include <vector>
 
 #include "systolic/aligned_vector.h"
+#include "systolic/bit_count.h"
 #include "systolic/format_instances.h"
 #include "systolic/number_format.h"
 #include "systolic/stepped_grid.h"
@@ -160,6 +161,7 @@ private:
     using grid::m_overflow;
     using grid::m_overflows;
     using grid::m_rows;
+    using grid::m_tally;
     using grid::max_magnitude;
 
     // no overflow possible (nothing to count; both modes agree), or count under wrap or saturate.
@@ -247,13 +249,44 @@ private:
         }
     }
 
-    template <overflow_mode Mode, bool Count>
+    // run_kernel for a job that counts its actions: the same edges, adding to `tally` (stepped_grid.h)
+    // what they do, compiled for the machine's best counting path (bit_count.h).
+    static void run_kernel_tally(count_mode mode, std::size_t rows, std::size_t cols, const west_inputs& in,
+                                 std::uint64_t e0, std::uint64_t count, std::size_t a_head,
+                                 std::size_t p_head, operand_type* a, std::uint8_t* a_ok,
+                                 const operand_type* w, accumulator_type* p, std::uint32_t* consumed,
+                                 std::uint32_t* overflows, edge_tally& tally) {
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            constexpr bool Native = decltype(native)::value;
+            switch (mode) {
+                case count_mode::none:
+                    run_edges<overflow_mode::wrap, false, true, Native>(rows, cols, in, e0, count, a_head,
+                                                                        p_head, a, a_ok, w, p, consumed,
+                                                                        overflows, &tally);
+                    break;
+                case count_mode::wrap:
+                    run_edges<overflow_mode::wrap, true, true, Native>(rows, cols, in, e0, count, a_head,
+                                                                       p_head, a, a_ok, w, p, consumed,
+                                                                       overflows, &tally);
+                    break;
+                case count_mode::saturate:
+                    run_edges<overflow_mode::saturate, true, true, Native>(rows, cols, in, e0, count, a_head,
+                                                                           p_head, a, a_ok, w, p, consumed,
+                                                                           overflows, &tally);
+                    break;
+            }
+        });
+    }
+
+    template <overflow_mode Mode, bool Count, bool Tally = false, bool Native = false>
     static inline __attribute__((always_inline)) void run_edges(
         std::size_t rows, std::size_t cols, const west_inputs& in, std::uint64_t e0, std::uint64_t count,
         std::size_t a_head, std::size_t p_head, operand_type* a, std::uint8_t* a_ok, const operand_type* w,
-        accumulator_type* p, std::uint32_t* consumed, std::uint32_t* overflows) {
+        accumulator_type* p, std::uint32_t* consumed, std::uint32_t* overflows, edge_tally* tally = nullptr) {
         // A local copy: the flag stores (uint8_t) could alias it, which would reload it every row.
         const west_inputs f = in;
+        span_tally counted;
+        west_slots<operand_type, (Tally ? block_pes : 1)> slots;
         // Edge t of the run for rows r0 .. r1 - 1 only: their west inputs, then their MACs. The rows
         // whose stream runs on edge e are one range, [e - T + 1, e] clipped to the array, and of
         // those the ones below L are real, the rest padding: four plain loops, no test per row.
@@ -267,6 +300,7 @@ private:
                 return std::size_t(std::min<std::uint64_t>(std::max<std::uint64_t>(x, r0), r1));
             };
             const std::size_t live = clip(lo), pad = clip(std::max(lo, std::min(hi, f.l))), end = clip(hi);
+            if constexpr (Tally) slots.save(a, ah, cols, r0, r1);
             std::size_t i = r0;
             for (; i < live; ++i) {
                 a[ah + i * cols] = operand_type{};
@@ -287,15 +321,35 @@ private:
                 a[ah + i * cols] = operand_type{};
                 a_ok[ah + i * cols] = 0;
             }
-            mac_span<Mode, Count>((r1 - r0) * cols, p + ph + p0, consumed + p0, overflows + p0, a + ah + p0,
-                                  a_ok + ah + p0, w + p0);
+            if constexpr (Tally) slots.fix(a, ah, cols, r0, r1, counted);
+            mac_span<Mode, Count, Tally, Native>((r1 - r0) * cols, cols, p + ph + p0, consumed + p0,
+                                                 overflows + p0, a + ah + p0, a_ok + ah + p0, w + p0,
+                                                 &counted);
+            if constexpr (Tally) {
+                // Valid MACs, and of them those of two nonzero operands (a bubble's value is zero); each
+                // A token against the one it held an edge before, a slot up (the weights stand still).
+                const std::size_t n = (r1 - r0) * cols;
+                const token_counts c = count_tokens<Native>(a + ah + p0, 1, w + p0, 0, n);
+                counted.valid += both_set<Native>(a_ok + ah + p0, a_ok + ah + p0, n);
+                counted.random += c.nonzero_pairs;
+                counted.a_toggles += c.x_toggles;
+            }
         };
         const std::size_t block_rows = std::max<std::size_t>(1, block_pes / cols);
         if (block_rows >= rows) {  // the whole array fits in the L1 cache: one edge after the other
             for (std::uint64_t t = 0; t < count; ++t)
                 edge_rows(t, 0, rows);
-            return;
+        } else {
+            run_blocks(rows, count, block_rows, edge_rows);
         }
+        if constexpr (Tally) counted.add_to(*tally, count);
+    }
+
+    // The edges of run_edges for an array bigger than a block.
+    template <class EdgeRows>
+    static inline __attribute__((always_inline)) void run_blocks(std::size_t rows, std::uint64_t count,
+                                                                 std::size_t block_rows,
+                                                                 EdgeRows& edge_rows) {
         // A bigger array would stream its sums, weights, counters and tokens from L2 every edge.
         // Instead a group of edges runs block of rows by block of rows, so that a block stays in L1
         // for the whole group. Every dependency points down and forward: row r on edge e reads the
@@ -322,17 +376,23 @@ private:
     // alias checks. Bubbles carry a zero value, so for integers the product of a bubble is 0, and
     // adding it changes nothing and never overflows: the sum needs no select, only the term count
     // looks at the valid bits.
-    template <overflow_mode Mode, bool Count>
-    static inline __attribute__((always_inline)) void mac_span(std::size_t n, accumulator_type* __restrict p,
-                                                               std::uint32_t* __restrict consumed,
-                                                               std::uint32_t* __restrict overflows,
-                                                               const operand_type* __restrict a,
-                                                               const std::uint8_t* __restrict a_ok,
-                                                               const operand_type* __restrict w) {
+    // Counting (Tally): the sums' toggles (the caller counts the rest after the pass), each against
+    // what it held one edge before, in the slot a row down, which this pass overwrites only later,
+    // with the sum of the PE below (the last row of a block reads the next block's first, which
+    // runs this edge later).
+    template <overflow_mode Mode, bool Count, bool Tally = false, bool Native = false>
+    static inline __attribute__((always_inline)) void mac_span(
+        std::size_t n, std::size_t cols, accumulator_type* __restrict p, std::uint32_t* __restrict consumed,
+        std::uint32_t* __restrict overflows, const operand_type* __restrict a,
+        const std::uint8_t* __restrict a_ok, const operand_type* __restrict w,
+        span_tally* counted = nullptr) {
+        std::uint32_t sum_toggles = 0;  // n < 2^27
         for (std::size_t k = 0; k < n; ++k) {
             const std::uint8_t valid = a_ok[k];
             bool overflowed = false;
             const accumulator_type next = Format::template mac<Mode>(p[k], a[k], w[k], overflowed);
+            accumulator_type before{};
+            if constexpr (Tally) before = p[k + cols];
             if constexpr (Format::is_integer) {
                 p[k] = next;
                 if constexpr (Count) overflows[k] += overflowed;
@@ -349,6 +409,12 @@ private:
                 std::memcpy(&p[k], &bits, sizeof bits);
             }
             consumed[k] += valid;
+            if constexpr (Tally) {
+                sum_toggles += toggles_between<Native>(before, p[k]);
+            }
+        }
+        if constexpr (Tally) {
+            counted->sum_toggles += sum_toggles;
         }
     }
 
@@ -415,6 +481,10 @@ void stationary_core<Format>::preload(const fold& f, std::uint64_t first, std::u
         for (std::size_t j = 0; j < real; ++j)
             row[j] = f.weight[k * f.weight_i + j * f.weight_j];
         std::fill(row + real, row + cols, operand_type{});
+        if (m_tally) {  // every weight against the one it replaced, the slot a row down
+            ++m_tally->preload_edges;
+            m_tally->col_toggles += toggles_of_spans(row, row + cols, pes);
+        }
         if constexpr (Format::is_integer) {
             if (m_safe && real > 0) raise_bound(m_a_max, std::max(m_w_max, max_magnitude(row, real, 1, 0)));
         }
@@ -441,9 +511,14 @@ void stationary_core<Format>::stream(const fold& f, std::uint64_t first, std::ui
             after ? 1 : std::min<std::uint64_t>({count - done, m_a_head, m_p_head / cols});
         // Row 0's new sums of every edge of the run at once, into the free rows above the window.
         std::fill_n(&m_p[m_p_head - run * cols], run * cols, accumulator_type{});
-        run_kernel(mode, m_rows, cols, in, first + done, run, m_a_head, m_p_head, m_a.data(),
-                   m_a_valid.data(), m_w.data() + m_w_head, m_p.data(), m_consumed.data(),
-                   m_overflows.data());
+        if (m_tally)
+            run_kernel_tally(mode, m_rows, cols, in, first + done, run, m_a_head, m_p_head, m_a.data(),
+                             m_a_valid.data(), m_w.data() + m_w_head, m_p.data(), m_consumed.data(),
+                             m_overflows.data(), *m_tally);
+        else
+            run_kernel(mode, m_rows, cols, in, first + done, run, m_a_head, m_p_head, m_a.data(),
+                       m_a_valid.data(), m_w.data() + m_w_head, m_p.data(), m_consumed.data(),
+                       m_overflows.data());
         if (m_overflow == overflow_mode::wrap)
             write_out<overflow_mode::wrap>(f, first + done, run);
         else

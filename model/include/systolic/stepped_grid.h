@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "systolic/aligned_vector.h"
+#include "systolic/bit_count.h"
 #include "systolic/number_format.h"
 
 // Baseline x86-64 has no vector multiply for the wider formats, so GCC leaves the MAC loops
@@ -33,6 +34,59 @@ public:
 
 protected:
     ~edge_callback() = default;
+};
+
+// What the edge kernels of a job that counts its actions add up as they step (action_counter.h
+// turns it into the energy account's PE actions and toggles). Each register's toggles are the
+// Hamming distances between its values on successive edges, read off the cores' windows: the row
+// register is the token moving east, the column register the one moving south (B in os; in ws and
+// is the stationary weight, which moves only to preload), the sum the accumulator (os) or the
+// partial sum passing south (ws, is).
+struct edge_tally {
+    std::uint64_t mac_edges = 0;      // advance and stream edges
+    std::uint64_t preload_edges = 0;  // ws and is: every PE preloads
+    std::uint64_t valid = 0;          // PE-edges with a valid MAC
+    std::uint64_t random = 0;         // ... both of whose operands are nonzero
+    std::uint64_t row_toggles = 0, col_toggles = 0, sum_toggles = 0;
+};
+
+// What a counting run of edges adds up (edge_tally), kept apart until it ends. Both cores keep
+// their A tokens in a window that slides one slot per edge (array_core.h), so a token's value
+// one edge before is in the next slot up, except where a west input overwrote that: `fix`
+// corrects those (west_slots).
+struct span_tally {
+    std::uint64_t valid = 0, random = 0, a_toggles = 0, b_toggles = 0, sum_toggles = 0;
+    std::int64_t fix = 0;
+    void add_to(edge_tally& t, std::uint64_t edges) const {
+        t.mac_edges += edges;
+        t.valid += valid;
+        t.random += random;
+        t.row_toggles += std::uint64_t(std::int64_t(a_toggles) + fix);
+        t.col_toggles += b_toggles;
+        t.sum_toggles += sum_toggles;
+    }
+};
+
+// The slots of an edge's west inputs (PE(i, 0), slot ah + i * C) for the rows r0 .. r1 - 1 that the
+// edge runs next, counting: each held PE(i - 1, C - 1)'s token of one edge before, which the MAC
+// pass would read as such. So `save` keeps them before the inputs are written, and `fix`, after,
+// puts right the toggles of rows r0 + 1 .. r1 - 1's left neighbours (the block above ran this edge
+// before row r0's input came). A block has at most MaxRows rows.
+template <class T, std::size_t MaxRows>
+struct west_slots {
+    T before[MaxRows];
+    void save(const T* a, std::size_t ah, std::size_t cols, std::size_t r0, std::size_t r1) {
+        for (std::size_t i = r0 + 1; i < r1; ++i)
+            before[i - r0] = a[ah + i * cols];
+    }
+    void fix(const T* a, std::size_t ah, std::size_t cols, std::size_t r0, std::size_t r1,
+             span_tally& counted) const {
+        for (std::size_t i = r0 + 1; i < r1; ++i) {
+            const T east = a[ah + i * cols - 1];  // PE(i - 1, C - 1)'s token now
+            counted.fix +=
+                std::int64_t(toggles_between(east, before[i - r0])) - toggles_between(east, a[ah + i * cols]);
+        }
+    }
 };
 
 // A PE that has not consumed exactly the expected number of terms when it should have.
@@ -77,6 +131,10 @@ public:
         }
         return out;
     }
+
+    // From here on the edge kernels add what they do to *t (null: they count nothing, and run the
+    // kernels that do not look).
+    void tally_into(edge_tally* t) { m_tally = t; }
 
     // Terms consumed by all PEs since the last clear (the MACs executed, padding included), and by
     // the top-left rows x cols block of PEs only (the MACs that belong to real outputs).
@@ -131,6 +189,7 @@ protected:
     aligned_vector<std::uint32_t> m_overflows;  // accumulation steps that overflowed since the last clear
     std::uint64_t m_edges = 0;
     overflow_mode m_overflow = overflow_mode::wrap;
+    edge_tally* m_tally = nullptr;
 
 private:
     std::uint64_t sum_in(const aligned_vector<std::uint32_t>& v, std::size_t rows, std::size_t cols) const {
