@@ -29,29 +29,20 @@ inline __attribute__((always_inline)) register_word<T> register_bits(T v) {
     return u;
 }
 
-// The set bits of x. Native: the popcount instruction, which GCC vectorises only with AVX-512
-// VPOPCNTDQ; otherwise the shift-and-add count, which vectorises on any target (a scalar
-// __builtin_popcount on a baseline x86-64 build is a call into libgcc).
-template <bool Native = false>
-inline __attribute__((always_inline)) std::uint32_t bit_count(std::uint32_t x) {
+// The set bits of x (32 or 64 bits). Native: the popcount instruction, which GCC vectorises only
+// with AVX-512 VPOPCNTDQ; otherwise the shift-and-add count, which vectorises on any target (a
+// scalar __builtin_popcount on a baseline x86-64 build is a call into libgcc).
+template <bool Native = false, class U>
+inline __attribute__((always_inline)) std::uint32_t bit_count(U x) {
+    static_assert(std::is_same_v<U, std::uint32_t> || std::is_same_v<U, std::uint64_t>);
     if constexpr (Native) {
-        return static_cast<std::uint32_t>(__builtin_popcount(x));
+        return static_cast<std::uint32_t>(sizeof(U) == 8 ? __builtin_popcountll(x) : __builtin_popcount(x));
     } else {
-        x = x - ((x >> 1) & 0x55555555u);
-        x = (x & 0x33333333u) + ((x >> 2) & 0x33333333u);
-        x = (x + (x >> 4)) & 0x0f0f0f0fu;
-        return (x * 0x01010101u) >> 24;
-    }
-}
-template <bool Native = false>
-inline __attribute__((always_inline)) std::uint32_t bit_count(std::uint64_t x) {
-    if constexpr (Native) {
-        return static_cast<std::uint32_t>(__builtin_popcountll(x));
-    } else {
-        x = x - ((x >> 1) & 0x5555555555555555u);
-        x = (x & 0x3333333333333333u) + ((x >> 2) & 0x3333333333333333u);
-        x = (x + (x >> 4)) & 0x0f0f0f0f0f0f0f0fu;
-        return static_cast<std::uint32_t>((x * 0x0101010101010101u) >> 56);
+        constexpr U ones = ~U{0};  // 0x55..., 0x33..., 0x0f... and 0x01... are its fractions
+        x = x - ((x >> 1) & (ones / 3));
+        x = (x & (ones / 5)) + ((x >> 2) & (ones / 5));
+        x = (x + (x >> 4)) & (ones / 17);
+        return static_cast<std::uint32_t>((x * (ones / 255)) >> (8 * sizeof(U) - 8));
     }
 }
 
@@ -139,11 +130,12 @@ inline __attribute__((always_inline)) std::uint64_t nonzero_marks(std::uint64_t 
 // One pass of a counting edge over two token windows of n registers, x moving along itself by
 // `x_step` registers per edge and y by `y_step` (array_core: A a slot, B a row): the PEs whose two
 // tokens are nonzero, and each window's toggles against its value one edge before, eight bytes at
-// a time (a register's toggles are its bytes').
+// a time (a register's toggles are its bytes'). Without CountY, y stands still (the weights while
+// they stream) and its toggles are not counted.
 struct token_counts {
     std::uint64_t nonzero_pairs = 0, x_toggles = 0, y_toggles = 0;
 };
-template <bool Native, class T>
+template <bool Native, bool CountY = true, class T>
 inline __attribute__((always_inline)) token_counts count_tokens(const T* x, std::size_t x_step, const T* y,
                                                                 std::size_t y_step, std::size_t n) {
     const auto* u = reinterpret_cast<const unsigned char*>(x);
@@ -153,19 +145,22 @@ inline __attribute__((always_inline)) token_counts count_tokens(const T* x, std:
     const std::size_t words = n * sizeof(T) / 8;
     std::uint64_t pairs = 0, xt = 0, yt = 0;
     for (std::size_t i = 0; i < words; ++i) {
-        std::uint64_t p, q, p0, q0;
+        std::uint64_t p, q, p0;
         std::memcpy(&p, u + 8 * i, 8);
         std::memcpy(&q, v + 8 * i, 8);
         std::memcpy(&p0, u_before + 8 * i, 8);
-        std::memcpy(&q0, v_before + 8 * i, 8);
         pairs += bit_count<Native>(nonzero_marks<T>(p) & nonzero_marks<T>(q));
         xt += bit_count<Native>(p ^ p0);
-        yt += bit_count<Native>(q ^ q0);
+        if constexpr (CountY) {
+            std::uint64_t q0;
+            std::memcpy(&q0, v_before + 8 * i, 8);
+            yt += bit_count<Native>(q ^ q0);
+        }
     }
     for (std::size_t i = words * 8 / sizeof(T); i < n; ++i) {
         pairs += !operand_is_zero(x[i]) & !operand_is_zero(y[i]);
         xt += toggles_between(x[i], x[i + x_step]);
-        yt += toggles_between(y[i], y[i + y_step]);
+        if constexpr (CountY) yt += toggles_between(y[i], y[i + y_step]);
     }
     return {pairs, xt, yt};
 }

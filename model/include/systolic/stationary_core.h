@@ -329,7 +329,7 @@ private:
                 // Valid MACs, and of them those of two nonzero operands (a bubble's value is zero); each
                 // A token against the one it held an edge before, a slot up (the weights stand still).
                 const std::size_t n = (r1 - r0) * cols;
-                const token_counts c = count_tokens<Native>(a + ah + p0, 1, w + p0, 0, n);
+                const token_counts c = count_tokens<Native, false>(a + ah + p0, 1, w + p0, 0, n);
                 counted.valid += both_set<Native>(a_ok + ah + p0, a_ok + ah + p0, n);
                 counted.random += c.nonzero_pairs;
                 counted.a_toggles += c.x_toggles;
