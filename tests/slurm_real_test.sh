@@ -284,6 +284,9 @@ job="$(submit "$S/c" "1-6")"
 # The big layer's process on 2x2 (line 2) is running: its --job-out names it.
 big="$S/c/jobs/job-2x2-os-0001.json"
 wait_for 300 "the big layer's task did not start" mentioned "$big"
+# Task 1 (the small first layer, beside it on the other CPU) has written its record: so the merge
+# below has records to name the missing tasks from, however soon the cancel follows the start.
+wait_for 300 "the first layer's task wrote no record" test -e "$S/c/jobs/job-2x2-os-0000.json"
 timeout 30 scancel "$job" || fail "scancel $job failed"
 wait_done "$job"
 # No process of the array is left, and only whole job files are in the directory.
