@@ -441,10 +441,6 @@ void check_options(const options& o) {
         throw usage_error(
             "--inject miscount-gated needs --energy or --action-counts: it miscounts the energy account's "
             "actions, which only a job that counts them has");
-    if (o.fabric() && o.energy.counting())
-        throw usage_error(
-            std::string(o.energy.table ? "--energy" : "--action-counts") +
-            " needs one array (no --fabric): a fabric's arrays do not count their PEs' actions");
     if (o.fabric() && has_memory_system(o.run.memory))
         throw usage_error(
             "--buffers double and --dram-bandwidth need one array (no --fabric): a fabric's arrays "

@@ -1,7 +1,8 @@
 // The energy account's counts (action_counts.h, action_counter.h): both engines give the same counts
 // on random jobs of every format, dataflow, buffer mode and K-split; the counts hold against what is
-// worked out here from the operands alone (the random MACs, the PE-edges, the memories' bytes); and a
-// 2 x 2 job's toggles equal the ones worked out by hand below.
+// worked out here from the operands alone (the random MACs, the PE-edges, the memories' bytes); a
+// 2 x 2 job's toggles equal the ones worked out by hand below; and the one-edge form of the array (a
+// fabric's) counts as its runs of edges do.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -212,6 +213,82 @@ TEST(ActionCounts, HandWorkedTwoByTwo) {
         EXPECT_EQ(c.pe.idle, 8u) << to_string(e);
         EXPECT_EQ(c.pe.preload, 0u) << to_string(e);
     }
+}
+
+// The one-edge form of array_core (a fabric's arrays) counts as the streams' kernel does: the same
+// random skewed streams (some lanes invalid throughout, a third of the values zero) through one core
+// run by run and through another edge by edge, on every shape of the engine test, give the same
+// tallies and sums.
+template <class Format>
+void one_edge_form_counts_as_the_streams(std::size_t rows, std::size_t cols, std::uint64_t seed) {
+    using T = typename Format::operand_type;
+    std::mt19937_64 rng(seed);
+    const std::uint64_t kc = 1 + rng() % 13;
+    std::vector<T> a(rows * kc), b(kc * cols);
+    for (auto* v : {&a, &b})
+        for (auto& x : *v)
+            x = rng() % 3 == 0 ? T{} : value_from<T>(double(std::int64_t(rng() % 255) - 127));
+    std::vector<std::uint64_t> row_delay(rows), col_delay(cols);
+    std::vector<std::uint8_t> row_valid(rows), col_valid(cols);
+    std::uint64_t edges = 0;
+    for (std::size_t i = 0; i < rows; ++i) {
+        row_delay[i] = i + rng() % 3;
+        row_valid[i] = rng() % 4 != 0;
+        edges = std::max(edges, row_delay[i] + kc + 2);
+    }
+    for (std::size_t j = 0; j < cols; ++j) {
+        col_delay[j] = j + rng() % 3;
+        col_valid[j] = rng() % 4 != 0;
+        edges = std::max(edges, col_delay[j] + kc + 2);
+    }
+    const typename array_core<Format>::streams in{
+        a.data(),        kc, b.data(), cols, kc, row_delay.data(), col_delay.data(), row_valid.data(),
+        col_valid.data()};
+    edge_tally by_runs, by_edges;
+    array_core<Format> runs(rows, cols), one(rows, cols);
+    runs.tally_into(&by_runs);
+    one.tally_into(&by_edges);
+    runs.advance(in, 0, edges);
+
+    std::vector<T> west(rows), north(cols);
+    std::vector<std::uint8_t> west_ok(rows), north_ok(cols);
+    for (std::uint64_t e = 0; e < edges; ++e) {
+        for (std::size_t i = 0; i < rows; ++i) {
+            const bool in_stream = e >= row_delay[i] && e - row_delay[i] < kc;
+            west_ok[i] = in_stream && row_valid[i];
+            west[i] = in_stream ? a[i * kc + (e - row_delay[i])] : T{};
+        }
+        for (std::size_t j = 0; j < cols; ++j) {
+            const bool in_stream = e >= col_delay[j] && e - col_delay[j] < kc;
+            north_ok[j] = in_stream && col_valid[j];
+            north[j] = in_stream ? b[(e - col_delay[j]) * cols + j] : T{};
+        }
+        one.advance(west.data(), west_ok.data(), north.data(), north_ok.data());
+    }
+    const std::string what = std::string(Format::name) + " " + std::to_string(rows) + "x" +
+                             std::to_string(cols) + " seed " + std::to_string(seed);
+    EXPECT_EQ(by_runs.mac_edges, edges) << what;
+    EXPECT_EQ(by_edges.mac_edges, edges) << what;
+    EXPECT_EQ(by_edges.valid, by_runs.valid) << what;
+    EXPECT_EQ(by_edges.random, by_runs.random) << what;
+    EXPECT_EQ(by_edges.row_toggles, by_runs.row_toggles) << what;
+    EXPECT_EQ(by_edges.col_toggles, by_runs.col_toggles) << what;
+    EXPECT_EQ(by_edges.sum_toggles, by_runs.sum_toggles) << what;
+    EXPECT_GT(by_runs.row_toggles + by_runs.col_toggles, 0u) << what;
+    for (std::size_t i = 0; i < rows; ++i)
+        for (std::size_t j = 0; j < cols; ++j)
+            EXPECT_EQ(register_bits(one.accumulator(i, j)), register_bits(runs.accumulator(i, j)))
+                << what << " PE(" << i << ", " << j << ")";
+}
+
+TYPED_TEST(ActionCounts, OneEdgeFormCountsAsTheStreams) {
+    std::uint64_t seed = 1;
+    for (const std::size_t n : sizes)
+        one_edge_form_counts_as_the_streams<TypeParam>(n, n, seed++);
+    for (const auto& [rows, cols] : rect_shapes)
+        for (int repeat = 0; repeat < 3; ++repeat)
+            one_edge_form_counts_as_the_streams<TypeParam>(rows, cols, seed++);
+    one_edge_form_counts_as_the_streams<TypeParam>(64, 64, seed++);
 }
 
 // The zero test and the widths, on their own.

@@ -4,8 +4,12 @@ runs jobs on operands numpy wrote (a share of them zeros) with --energy and --js
 computes what the counts must be without the model's code:
 
   - mac_random: the (i, j, k) with A(i, k) != 0 and B(k, j) != 0, counted by numpy;
-  - every PE does one action per edge: the actions sum to R x C x (advance + preload edges), and
-    the valid MACs (random + gated) are the MACs with padding;
+  - every PE does one action per edge: the actions sum to R x C x (advance + preload edges), on a
+    fabric times its arrays, and the valid MACs (random + gated) are the MACs with padding;
+  - a fabric's link words: the words its links carried, as the report's halo counts give them, and
+    for a job of one tile and one K chunk as the skew rule gives them: every A token of an active
+    array row crosses each link east of it, every B token each link south, every PE's partial sum
+    the C link at each of the ceil(K / N) - 1 block boundaries;
   - the register toggles: the Hamming distances between successive values of each PE's registers
     in the job's VCD (--vcd), at the format's width;
   - the scratchpads' and DRAM's bytes: the memory report's and the traffic's;
@@ -37,6 +41,12 @@ CASES = [  # (dtype, array RxC, M, K, P, dataflow, extra options)
     ("int8", "4", 9, 13, 6, "ws", ["--buffers", "double"]),
     ("int8", "4", 9, 13, 6, "os", ["--engine", "functional"]),
     ("int8", "3x5", 7, 11, 9, "is", ["--engine", "functional", "--buffers", "double"]),
+    ("int8", "3", 5, 10, 6, "os", ["--fabric", "2x2"]),
+    ("int8", "3", 6, 11, 4, "os", ["--fabric", "2x2x2", "--link-latency", "2", "--threads", "2"]),
+    ("int32", "2", 3, 9, 4, "os", ["--fabric", "2x2x3"]),
+    ("fp32", "2", 4, 7, 3, "os", ["--fabric", "1x2x2"]),
+    ("int8", "2", 9, 12, 7, "os", ["--fabric", "2x2x2", "--k-tile", "5"]),
+    ("int8", "1", 2, 6, 3, "os", ["--fabric", "2x3x2"]),
 ]
 BITS = {"int8": (8, 32), "int32": (32, 64), "fp32": (32, 32), "bf16": (16, 32)}
 NPY = {"int8": np.int8, "int32": np.int32, "fp32": np.float32, "bf16": np.float32}
@@ -141,14 +151,36 @@ def energy_of(report, table, dtype, sizes):
     dram = table["energy_pj"]["dram"]
     pj["dram"] = 8 * (sum(count("dram", a) for a in ("a_read_bytes", "b_read_bytes", "c_read_bytes")) *
                       each_bit(dram["read"]) + count("dram", "c_write_bytes") * each_bit(dram["write"]))
-    pj["links"] = 0  # one array: no links
+    link = table["energy_pj"]["link_word"]["value"]
+    pj["links"] = 0 if link is None else count("links", "link_words") * link
     return pj
+
+
+def option(extra, name, default):
+    return extra[extra.index(name) + 1] if name in extra else default
+
+
+def fabric_link_words(extra, n, m, k, p):
+    """The words a fabric's links carry on a job of one tile and one K chunk, from the skew rule;
+    None for other jobs."""
+    fr, fc, fd = (int(x) for x in (option(extra, "--fabric", "1x1").split("x") + ["1"])[:3])
+    if "--k-tile" in extra or m > fr * n or p > fc * n:
+        return None
+    ra, ca = -(-m // n), -(-p // n)  # the arrays that hold rows and columns of C
+    blocks = -(-k // n)
+    a = ra * (ca - 1) * n * k
+    b = (ra - 1) * ca * n * k
+    c = ra * ca * n * n * (blocks - 1) if fd > 1 else 0
+    return a + b + c
 
 
 def check(tb, tables, case, rng, workdir, inject=None):
     """The case's run and its checks: a list of failures, one line each."""
     dtype, array, m, k, p, dataflow, extra = case
     rows, cols = (int(x) for x in (array.split("x") * 2)[:2])
+    arrays = 1
+    for x in option(extra, "--fabric", "1").split("x"):
+        arrays *= int(x)
     a, b = operands(rng, dtype, m, k, p)
     np.save(workdir / "a.npy", a)
     np.save(workdir / "b.npy", b)
@@ -180,7 +212,8 @@ def check(tb, tables, case, rng, workdir, inject=None):
     pairs = int((nonzero(a, dtype).astype(np.int64) @ nonzero(b, dtype).astype(np.int64)).sum())
     expect("mac_random (numpy's nonzero pairs)", pairs, count("pe", "mac_random"))
     actions = sum(count("pe", x) for x in ("mac_random", "mac_gated", "idle", "preload"))
-    expect("PE actions (R x C x edges)", rows * cols * (report["advance_edges"] + report["preload_edges"]), actions)
+    expect("PE actions (R x C x arrays x edges)",
+           rows * cols * arrays * (report["advance_edges"] + report["preload_edges"]), actions)
     expect("valid MACs", report["macs_padded"], count("pe", "mac_random") + count("pe", "mac_gated"))
     expect("real MACs (energy per MAC's)", m * k * p, report["energy"]["macs"])
 
@@ -191,6 +224,15 @@ def check(tb, tables, case, rng, workdir, inject=None):
         seen = vcd_toggles(vcd, width)
         for key, register in names.items():
             expect(f"{key} (the VCD's {register} registers)", seen.get(register, 0), count("registers", key))
+
+    fabric = report.get("fabric")
+    halo = sum(fabric[key][kind] for key in ("halo_words", "padding_halo_words") for kind in "abc") if fabric else 0
+    expect("link words (the fabric's halo words)", halo, count("links", "link_words"))
+    rule = fabric_link_words(extra, rows, m, k, p)
+    if rule is not None:
+        expect("link words (the skew rule's)", rule, count("links", "link_words"))
+    expect("PE area units (the PEs of every array)", rows * cols * arrays,
+           report["area"]["components"]["pe"]["units"])
 
     memory = report.get("memory")
     buffered = "--buffers" in extra

@@ -10,6 +10,7 @@
 #include <map>
 #include <ostream>
 #include <sstream>
+#include <string>
 #include <vector>
 
 #include "systolic/energy/error.h"
@@ -197,7 +198,8 @@ void write_action_counts(const action_counts& c, std::ostream& out, const std::s
     const unsigned ob = c.operand_bits ? c.operand_bits : 8, ab = c.accumulator_bits ? c.accumulator_bits : 8;
     auto words = [](std::uint64_t bytes, unsigned bits) { return bytes * 8 / bits; };
     out << "# A systolic job's action counts for Accelergy (docs/energy.md, \"Accelergy\"): the " << c.rows
-        << "x" << c.cols << " array's counts summed into one instance.\n"
+        << "x" << c.cols << (c.depth > 1 ? "x" + std::to_string(c.depth) : std::string())
+        << " array's counts summed into one instance.\n"
         << "action_counts:\n  version: 0.3\n  local:\n";
     auto component = [&](const std::string& name) {
         out << "  - name: " << top << "." << name << "\n    action_counts:\n";

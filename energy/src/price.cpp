@@ -193,7 +193,7 @@ energy_report price(const action_counts& c, const energy_table& t, double tech_n
         r.total_mm2 += a.mm2;
         r.area.push_back(a);
     };
-    const double pes = double(c.rows) * double(c.cols);
+    const double pes = double(c.rows) * double(c.cols) * double(c.depth);
     area(component::pe, by_format(t.mac_area, format), pes);
     area(component::registers, &t.register_bit_area, pes * (2.0 * ob + ab));
     area(component::a_sram, &t.sram_kib_area, double(sizes.a_bytes) / 1024);

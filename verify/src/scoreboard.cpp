@@ -189,10 +189,10 @@ const scoreboard_summary& scoreboard::finish(const job_result& result, const exp
             count_macs("MACs of two nonzero operands (mac_random)", *counts.macs_random, pe.mac_random);
             count_macs("valid MACs (mac_random + mac_gated)", result.macs_padded,
                        pe.mac_random + pe.mac_gated);
-            count_macs(
-                "PE actions (R x C x edges)",
-                result.actions.rows * result.actions.cols * (result.advance_edges + result.preload_edges),
-                pe.total());
+            count_macs("PE actions (R x C x depth x edges)",
+                       result.actions.rows * result.actions.cols * result.actions.depth *
+                           (result.advance_edges + result.preload_edges),
+                       pe.total());
         }
         for (const auto& t : result.tiles) {
             const std::uint64_t want = tile_edges ? tile_edges(t.where) : counts.advance_edges_per_tile;

@@ -82,14 +82,23 @@ public:
     // ---- the cycle engine: a clear, from the registers it zeroes (before it does).
 
     void clear_registers(const array_core<Format>& core) {
-        count_clear([&](std::size_t i, std::size_t j) {
-            return registers{core.a(i, j).value, core.b(i, j).value, core.accumulator(i, j)};
-        });
+        const array_core<Format>* one[] = {&core};
+        clear_registers(one);
     }
     void clear_registers(const stationary_core<Format>& core) {
-        count_clear([&](std::size_t i, std::size_t j) {
+        if (first_clear()) return;
+        count_clear(core.rows(), core.cols(), [&](std::size_t i, std::size_t j) {
             return registers{core.a(i, j).value, core.weight(i, j), core.psum(i, j)};
         });
+    }
+    // A clear of several arrays at once (a fabric's): the registers of each.
+    template <class Cores>
+    void clear_registers(const Cores& cores) {
+        if (first_clear()) return;
+        for (const array_core<Format>* core : cores)
+            count_clear(core->rows(), core->cols(), [&](std::size_t i, std::size_t j) {
+                return registers{core->a(i, j).value, core->b(i, j).value, core->accumulator(i, j)};
+            });
     }
 
     // ---- the functional engine: whole chunks and folds, from the skew rule.
@@ -248,16 +257,17 @@ private:
         operand_type row, col;
         accumulator_type sum;
     };
-    // (The job's first clear finds what the last job left: it counts from zero registers, as the
-    // functional engine's shadows start.)
+    // The job's first clear finds what the last job left: it counts from zero registers, as the
+    // functional engine's shadows start.
+    bool first_clear() {
+        const bool first = !m_cleared;
+        m_cleared = true;
+        return first;
+    }
     template <class Get>
-    void count_clear(Get get) {
-        if (!m_cleared) {
-            m_cleared = true;
-            return;
-        }
-        for (std::size_t i = 0; i < m_rows; ++i)
-            for (std::size_t j = 0; j < m_cols; ++j) {
+    void count_clear(std::size_t rows, std::size_t cols, Get get) {
+        for (std::size_t i = 0; i < rows; ++i)
+            for (std::size_t j = 0; j < cols; ++j) {
                 const registers r = get(i, j);
                 m_row_toggles += toggles_between(r.row, operand_type{});
                 m_col_toggles += toggles_between(r.col, operand_type{});

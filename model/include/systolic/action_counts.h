@@ -73,6 +73,7 @@ struct action_counts {
     // What the counts are of, for pricing: the array and the widths of its words, and the job's
     // real MACs (M x K x P, padding excluded), which an energy per MAC is per.
     std::uint64_t rows = 0, cols = 0;
+    std::uint64_t depth = 1;  // a fabric's arrays along K: rows x cols x depth PEs in all
     unsigned operand_bits = 0, accumulator_bits = 0;
     std::uint64_t macs_real = 0;
 
@@ -81,8 +82,8 @@ struct action_counts {
                c_sram == o.c_sram && dram_a_read_bytes == o.dram_a_read_bytes &&
                dram_b_read_bytes == o.dram_b_read_bytes && dram_c_read_bytes == o.dram_c_read_bytes &&
                dram_c_write_bytes == o.dram_c_write_bytes && link_words == o.link_words && rows == o.rows &&
-               cols == o.cols && operand_bits == o.operand_bits && accumulator_bits == o.accumulator_bits &&
-               macs_real == o.macs_real;
+               cols == o.cols && depth == o.depth && operand_bits == o.operand_bits &&
+               accumulator_bits == o.accumulator_bits && macs_real == o.macs_real;
     }
 };
 

@@ -435,29 +435,79 @@ private:
                                                    operand_type* a, std::uint8_t* a_ok, operand_type* b,
                                                    std::uint8_t* b_ok, accumulator_type* acc,
                                                    std::uint32_t* consumed, std::uint32_t* overflows) {
+        one_edge<false, false>(mode, rows, cols, a_head, b_head, west, west_ok, north, north_ok, a, a_ok, b,
+                               b_ok, acc, consumed, overflows);
+    }
+
+    // edge_kernel for a job that counts its actions: the same edge, adding to `tally` what it does,
+    // on the machine's best counting path (bit_count.h).
+    static void edge_kernel_tally(count_mode mode, std::size_t rows, std::size_t cols, std::size_t a_head,
+                                  std::size_t b_head, const operand_type* west, const std::uint8_t* west_ok,
+                                  const operand_type* north, const std::uint8_t* north_ok, operand_type* a,
+                                  std::uint8_t* a_ok, operand_type* b, std::uint8_t* b_ok,
+                                  accumulator_type* acc, std::uint32_t* consumed, std::uint32_t* overflows,
+                                  edge_tally& tally) {
+        with_counting_path([&](auto native) __attribute__((always_inline)) {
+            constexpr bool Native = decltype(native)::value;
+            one_edge<true, Native>(mode, rows, cols, a_head, b_head, west, west_ok, north, north_ok, a, a_ok,
+                                   b, b_ok, acc, consumed, overflows, &tally);
+        });
+    }
+
+    template <bool Tally, bool Native>
+    static inline __attribute__((always_inline)) void one_edge(
+        count_mode mode, std::size_t rows, std::size_t cols, std::size_t a_head, std::size_t b_head,
+        const operand_type* west, const std::uint8_t* west_ok, const operand_type* north,
+        const std::uint8_t* north_ok, operand_type* a, std::uint8_t* a_ok, operand_type* b,
+        std::uint8_t* b_ok, accumulator_type* acc, std::uint32_t* consumed, std::uint32_t* overflows,
+        edge_tally* tally = nullptr) {
         const std::size_t ah = a_head - 1, bh = b_head - cols, pes = rows * cols;
+        span_tally counted;
+        if constexpr (Tally) {
+            // Row i's west input lands in the slot that held PE(i - 1, C - 1)'s token one edge before,
+            // against which the token pass below counts that PE's toggles: count them against the
+            // old token instead (as west_slots does for runs of edges). With one column that PE is
+            // PE(i - 1, 0), whose token is row i - 1's input.
+            for (std::size_t i = 1; i < rows; ++i) {
+                const operand_type east = cols == 1 ? edge_input(west, west_ok, i - 1) : a[ah + i * cols - 1];
+                counted.fix += std::int64_t(toggles_between<Native>(east, a[ah + i * cols])) -
+                               toggles_between<Native>(east, edge_input(west, west_ok, i));
+            }
+        }
         for (std::size_t i = 0; i < rows; ++i) {
-            a[ah + i * cols] = west_ok[i] ? west[i] : operand_type{};
+            a[ah + i * cols] = edge_input(west, west_ok, i);
             a_ok[ah + i * cols] = west_ok[i];
         }
         for (std::size_t j = 0; j < cols; ++j) {
-            b[bh + j] = north_ok[j] ? north[j] : operand_type{};
+            b[bh + j] = edge_input(north, north_ok, j);
             b_ok[bh + j] = north_ok[j];
         }
         switch (mode) {  // chosen once per edge
             case count_mode::none:
-                mac_span<overflow_mode::wrap, false>(pes, acc, consumed, overflows, a + ah, a_ok + ah, b + bh,
-                                                     b_ok + bh);
+                mac_span<overflow_mode::wrap, false, Tally, Native>(pes, acc, consumed, overflows, a + ah,
+                                                                    a_ok + ah, b + bh, b_ok + bh, &counted);
                 break;
             case count_mode::wrap:
-                mac_span<overflow_mode::wrap, true>(pes, acc, consumed, overflows, a + ah, a_ok + ah, b + bh,
-                                                    b_ok + bh);
+                mac_span<overflow_mode::wrap, true, Tally, Native>(pes, acc, consumed, overflows, a + ah,
+                                                                   a_ok + ah, b + bh, b_ok + bh, &counted);
                 break;
             case count_mode::saturate:
-                mac_span<overflow_mode::saturate, true>(pes, acc, consumed, overflows, a + ah, a_ok + ah,
-                                                        b + bh, b_ok + bh);
+                mac_span<overflow_mode::saturate, true, Tally, Native>(
+                    pes, acc, consumed, overflows, a + ah, a_ok + ah, b + bh, b_ok + bh, &counted);
                 break;
         }
+        if constexpr (Tally) {  // as run_edges counts an edge's tokens
+            const token_counts c = count_tokens<Native>(a + ah, 1, b + bh, cols, pes);
+            counted.valid += both_set<Native>(a_ok + ah, b_ok + bh, pes);
+            counted.random += c.nonzero_pairs;
+            counted.a_toggles += c.x_toggles;
+            counted.b_toggles += c.y_toggles;
+            counted.add_to(*tally, 1);
+        }
+    }
+
+    static operand_type edge_input(const operand_type* value, const std::uint8_t* ok, std::size_t i) {
+        return ok[i] ? value[i] : operand_type{};
     }
 
     // The blocks of the bigger arrays: at most this many PEs (about 22 bytes of state each in L1),
@@ -532,7 +582,6 @@ private:
 template <class Format>
 void array_core<Format>::advance(const operand_type* west, const std::uint8_t* west_ok,
                                  const operand_type* north, const std::uint8_t* north_ok) {
-    if (m_tally) throw std::logic_error("array_core: a job that counts its actions runs through its streams");
     make_room();
     count_mode mode = count_mode::none;
     if constexpr (Format::is_integer) {
@@ -541,9 +590,14 @@ void array_core<Format>::advance(const operand_type* west, const std::uint8_t* w
         if (m_partials_in || m_edges >= m_safe_edges)
             mode = m_overflow == overflow_mode::wrap ? count_mode::wrap : count_mode::saturate;
     }
-    edge_kernel(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok, m_a.data(),
-                m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
-                m_overflows.data());
+    if (m_tally)
+        edge_kernel_tally(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok,
+                          m_a.data(), m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(),
+                          m_consumed.data(), m_overflows.data(), *m_tally);
+    else
+        edge_kernel(mode, m_rows, m_cols, m_a_head, m_b_head, west, west_ok, north, north_ok, m_a.data(),
+                    m_a_valid.data(), m_b.data(), m_b_valid.data(), m_acc.data(), m_consumed.data(),
+                    m_overflows.data());
     m_a_head -= 1;
     m_b_head -= m_cols;
     ++m_edges;

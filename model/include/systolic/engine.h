@@ -111,7 +111,7 @@ public:
         counter_changed();
     }
     // The PE actions and toggles counted since count_actions(true), into out; nothing when off.
-    void report_actions(action_counts& out) const {
+    virtual void report_actions(action_counts& out) const {
         if (!m_counter) return;
         out.pe = m_counter->pe();
         out.toggles = m_counter->toggles();

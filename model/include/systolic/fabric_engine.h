@@ -10,6 +10,11 @@
 //    sums of a chunk longer than D*N stay in the arrays;
 //  - every link counts the valid tokens (or partial sums) it carries: real ones, and the padding
 //    zeros of rows and columns outside C.
+// A job that counts its actions (engine::count_actions) has every array count its own edges' actions
+// and toggles as it steps (its own edge_tally: arrays step on different threads), summed after each
+// run of edges; an array that a chunk does not use idles through it. A partial sum that arrives
+// over a C link replaces the accumulator's value in the same edge as that PE's MAC, so the register
+// toggles once, from its old value to the new sum, as the VCD shows it.
 // Stepping: a link of L edges gives every array L edges of lookahead. What an array consumes on
 // edge e from a link left its neighbour on edge e - L (tokens in a ring of 2L slots; a PE's partial
 // sum, ready at edge X, waits in the link's mailbox until edge X + L). So an array may step edge e
@@ -149,6 +154,12 @@ public:
             x->core.set_overflow(mode);
     }
     void clear() override {
+        if (this->m_counter) {
+            std::vector<const core_type*> cores;
+            for (const auto& x : m_nodes)
+                cores.push_back(&x->core);
+            this->m_counter->clear_registers(cores);
+        }
         for (auto& x : m_nodes) {
             x->core.clear();
             x->used = false;
@@ -178,6 +189,7 @@ public:
             m_pool.run([this, end](unsigned thread) { run_arrays(thread, end); });
         }
         m_edges += count;
+        if (this->m_counter) sum_tallies(count);
     }
 
     // The tile's sums: at each array position, the accumulators of the depth that summed the last block.
@@ -192,6 +204,14 @@ public:
                     std::copy_n(k.accumulator_row(i), n, &m_out[(r * n + i) * cols + c * n]);
             }
         return m_out.data();
+    }
+
+    // Besides the PEs' counts: the words the links carried (real ones and padding zeros: each is a
+    // transfer) since counting began, and the fabric's depth (its arrays along K are PEs too).
+    void report_actions(action_counts& out) const override {
+        engine<Format>::report_actions(out);
+        out.link_words = link_words() - m_link_words_before;
+        out.depth = m_geo.shape.depth;
     }
 
     std::uint64_t edges() const override { return m_edges; }
@@ -244,6 +264,13 @@ private:
         std::vector<std::uint8_t> ok;
     };
 
+    // A partial sum that replaced an accumulator this edge, before the MAC pass counted its toggles
+    // from the new value.
+    struct loaded_sum {
+        std::size_t pe;
+        accumulator_type before, loaded;
+    };
+
     struct node {
         node(std::size_t n, std::size_t r_, std::size_t c_, std::size_t d_)
             : core(n), r(r_), c(c_), d(d_), west(n), north(n), west_ok(n), north_ok(n), mailbox(n * n) {}
@@ -258,7 +285,58 @@ private:
         std::atomic<std::uint64_t> done{0};     // edges of the current chunk stepped
         std::vector<node*> neighbours;          // the active arrays it shares a link with, this chunk
         std::vector<accumulator_type> mailbox;  // its C link's partial sums, one per PE
+        edge_tally tally;                       // what it did, counting, since the last sum_tallies
+        std::vector<loaded_sum> loaded;         // counting: sums loaded since its last edge
     };
+
+    void counter_changed() override {
+        for (auto& x : m_nodes) {
+            x->tally = {};
+            x->core.tally_into(this->m_counter ? &x->tally : nullptr);
+        }
+        m_link_words_before = link_words();
+    }
+
+    std::uint64_t link_words() const {
+        std::uint64_t words = 0;
+        for (const auto& link : m_links)
+            words += link.words + link.padding_words;
+        return words;
+    }
+
+    // After a run of `count` edges: the arrays' counts into the counter's, and every PE of the
+    // fabric, stepped or not, in its edges (the counter's R x C PEs are one depth's).
+    void sum_tallies(std::uint64_t count) {
+        edge_tally& sum = *this->m_counter->stepped();
+        for (auto& x : m_nodes) {
+            const edge_tally& t = x->tally;
+            sum.valid += t.valid;
+            sum.random += t.random;
+            sum.row_toggles += t.row_toggles;
+            sum.col_toggles += t.col_toggles;
+            sum.sum_toggles += t.sum_toggles;
+            x->tally = {};
+        }
+        sum.mac_edges += count * m_geo.shape.depth;
+    }
+
+    // PE p of x goes on from a partial sum v that crossed a C link.
+    void load_sum(node& x, std::size_t p, accumulator_type v) {
+        const std::size_t n = m_geo.n;
+        if (this->m_counter) x.loaded.push_back({p, x.core.accumulator(p / n, p % n), v});
+        x.core.load_accumulator(p / n, p % n, v);
+    }
+    // After x's edge: the loaded accumulators toggled from their old values to what they hold now,
+    // not from the loaded ones (which the MAC pass counted from).
+    void count_loaded(node& x) {
+        const std::size_t n = m_geo.n;
+        for (const loaded_sum& l : x.loaded) {
+            const accumulator_type now = x.core.accumulator(l.pe / n, l.pe % n);
+            x.tally.sum_toggles += toggles_between(l.before, now);
+            x.tally.sum_toggles -= toggles_between(l.loaded, now);
+        }
+        x.loaded.clear();
+    }
 
     int add_link(link_kind kind, std::size_t from, std::size_t to, std::size_t width) {
         m_links.push_back(fabric_link{kind, from, to});
@@ -374,6 +452,7 @@ private:
     void step_edge(node& x, std::uint64_t e) {
         if (m_geo.shape.depth > 1) receive_blocks(x, e);
         step(x, e, 1);
+        if (!x.loaded.empty()) count_loaded(x);
         if (m_geo.shape.depth > 1) send_blocks(x, e);
         x.done.store(e + 1, std::memory_order_release);
     }
@@ -501,7 +580,8 @@ private:
         blocks_finishing(x, e - L, [&](std::uint64_t b, std::size_t q) {
             if (depth_of(b + 1) != x.d) return;
             for_diagonal(q, [&](std::size_t i, std::size_t j) {
-                x.core.load_accumulator(i, j, from.mailbox[i * m_geo.n + j]);
+                const std::size_t p = i * m_geo.n + j;
+                load_sum(x, p, from.mailbox[p]);
             });
         });
     }
@@ -524,10 +604,10 @@ private:
     void hand_off_all(node& from) {
         const std::size_t n = m_geo.n;
         fabric_link& link = m_links[std::size_t(from.next_depth)];
-        core_type& to = m_nodes[link.to]->core;
+        node& to = *m_nodes[link.to];
         for (std::size_t i = 0; i < n; ++i)
             for (std::size_t j = 0; j < n; ++j) {
-                to.load_accumulator(i, j, from.core.accumulator(i, j));
+                load_sum(to, i * n + j, from.core.accumulator(i, j));
                 count_sum(link, from, i, j);
             }
         link.last_edge = 0;
@@ -558,6 +638,7 @@ private:
     std::optional<std::size_t> m_holder;  // the depth that summed the last block since the last clear
     std::uint64_t m_edges = 0;
     std::uint64_t m_passes = 0;
+    std::uint64_t m_link_words_before = 0;  // the links' words when counting began
     // The chunk being stepped.
     const feeder<Format>* m_in = nullptr;
     tile m_tile;
