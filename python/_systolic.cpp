@@ -262,6 +262,10 @@ PYBIND11_MODULE(_systolic, m) {
     m.attr("formats") = formats;
     m.def("bench_key", &bench_key, py::arg("args"),
           "The testbench configuration the options need: jobs with the same key can share a process");
+    m.def(
+        "check", [](const std::vector<std::string>& args) { check_job_plan(parse(args)); }, py::arg("args"),
+        "Refuses (UsageError) a job whose options, dimensions or memory need would refuse it, before "
+        "any operand is copied");
     m.def("hold_signals", &hold_signals,
           "From now until release_signals(), SIGINT, SIGTERM and SIGHUP stop the job (which raises Stopped)");
     m.def(

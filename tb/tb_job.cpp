@@ -458,6 +458,16 @@ typename testbench<Format>::config bench_config(const options& o) {
     return cfg;
 }
 
+void check_job_plan(const options& o) {
+    check_options(o);
+    if (!(o.m && o.k && o.p)) return;
+    check_dimension("--m", *o.m);
+    check_dimension("--k", *o.k);
+    check_dimension("--p", *o.p);
+    const problem_shape s{std::uint64_t(*o.m), std::uint64_t(*o.k), std::uint64_t(*o.p)};
+    with_format(o.dtype, [&](auto format) { check_memory<decltype(format)>(o, s); });
+}
+
 template <class Format>
 int run_job(const options& o, const bench_source<Format>& bench_of, const problem<Format>* operands,
             job_reply* reply) {
@@ -475,6 +485,9 @@ int run_job(const options& o, const bench_source<Format>& bench_of, const proble
     memory_estimate estimate;
     if (operands) {
         const problem_shape& s = operands->shape;
+        check_dimension("--m", std::int64_t(s.m));
+        check_dimension("--k", std::int64_t(s.k));
+        check_dimension("--p", std::int64_t(s.p));
         if (o.m != std::int64_t(s.m) || o.k != std::int64_t(s.k) || o.p != std::int64_t(s.p) ||
             !o.a_path.empty() || !o.b_path.empty())
             throw usage_error("the operands are " + std::to_string(s.m) + "x" + std::to_string(s.k) +

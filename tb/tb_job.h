@@ -34,6 +34,11 @@ typename verify::testbench<Format>::config bench_config(const options& o);
 // The options that need no data: the array's size and every combination refused with usage_error.
 void check_options(const options& o);
 
+// Before a caller copies its operands in: check_options, the dimensions --m, --k and --p give,
+// and the memory the job will need (usage_error over --max-memory), as run_job checks them. So a
+// job that cannot run is refused before its operands are copied anywhere.
+void check_job_plan(const options& o);
+
 // What a caller other than the command line takes back, instead of the summary on stdout.
 struct job_reply {
     std::vector<std::uint8_t> c;  // C as it was read back from memory (M x P), empty if the job failed

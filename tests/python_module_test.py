@@ -155,6 +155,30 @@ class MatmulTest(unittest.TestCase):
                 self.assertIn(words, str(caught.exception))
                 self.assertNotIn("\n", str(caught.exception))
 
+    def test_empty_operands_are_a_usage_error_in_every_process(self):
+        # The first configuration runs in this process, the others in workers: the same error.
+        _, b = operands("int8", 1, 3, 2, seed=9)
+        for array in (2, (3, 2), (2, 5)):
+            with self.subTest(array=array):
+                with self.assertRaises(systolic.UsageError) as caught:
+                    systolic.matmul(np.zeros((0, 3), np.int8), b, array=array)
+                self.assertIn("M, K and P must be positive", str(caught.exception))
+        # The native half refuses them too, whoever calls it.
+        with self.assertRaises(systolic.UsageError) as caught:
+            systolic._systolic.run(["--array", "2", "--dtype", "int8", "--m", "0", "--k", "3", "--p", "2"],
+                                   np.zeros((0, 3), np.int8), b)
+        self.assertIn("--m must be positive", str(caught.exception))
+
+    def test_a_job_over_max_memory_is_refused_before_a_worker_starts(self):
+        # Refused from the options alone: no worker is started and no operand is copied into the
+        # memory shared with one (a 10 GB job used to be copied for 45 s, then refused).
+        a, b = operands("int8", 4, 5, 6, seed=10)
+        before = set(_jobs._workers)
+        with self.assertRaises(systolic.UsageError) as caught:
+            systolic.matmul(a, b, array=(6, 5), max_memory="1k")
+        self.assertIn("over the limit of", str(caught.exception))
+        self.assertEqual(set(_jobs._workers), before)
+
     def test_a_failed_check_raises_with_the_report(self):
         a, b = operands("int32", 5, 4, 5, seed=2)
         with self.assertRaises(systolic.CheckError) as caught:

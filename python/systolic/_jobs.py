@@ -239,7 +239,10 @@ def _job(a, b, array, dtype, engine, job_options):
         args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
                 "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
         args += _option_args(job_options, directory)
-        key = _systolic.bench_key(args)  # bad options are refused here, before a process starts
+        # Bad options, and a job too big for --max-memory, are refused here: before a process
+        # starts or the operands are copied into the memory shared with it.
+        key = _systolic.bench_key(args)
+        _systolic.check(args)
         c_bytes = a.shape[0] * b.shape[1] * 8
         return _run(key, args, a, b, c_bytes)
 
@@ -271,6 +274,9 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
         raise UsageError(f"dtype must be one of {', '.join(_OPERAND_DTYPES)}, got {dtype!r}")
     a = _operand(a, dtype, "A")
     b = _operand(b, dtype, "B")
+    if 0 in a.shape or 0 in b.shape:
+        raise UsageError(f"A is {a.shape[0]}x{a.shape[1]} and B is {b.shape[0]}x{b.shape[1]}: "
+                         "M, K and P must be positive")
     if a.shape[1] != b.shape[0]:
         raise UsageError(f"A is {a.shape[0]}x{a.shape[1]} but B is {b.shape[0]}x{b.shape[1]}: "
                          "A's columns must equal B's rows")
