@@ -22,7 +22,8 @@ foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h inc
           share/systolic/scripts/draw share/systolic/scripts/draw_sweep.py
           share/systolic/scripts/draw_index_space.py share/systolic/seed.gtkw
           share/systolic/vp/default.vps share/systolic/vp/registers.vps
-          include/systolic/energy/price.h share/systolic/energy/horowitz45.json
+          include/systolic/energy/price.h include/systolic/qemu_pci/pci_device.h
+          include/systolic/qemu_pci/qemu_child.h share/systolic/energy/horowitz45.json
           share/systolic/energy/accelergy45.json share/systolic/energy/tpu7.json)
   if(NOT EXISTS ${WORK_DIR}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")
@@ -53,6 +54,11 @@ endif()
 step(${WORK_DIR}/build/verified_platform)
 message("${last_output}")
 if(NOT last_output MATCHES "verified_platform: 4 jobs checked, 0 failed, PASS")
+  message(FATAL_ERROR "unexpected output: ${last_output}")
+endif()
+step(${WORK_DIR}/build/qemu_consumer)
+message("${last_output}")
+if(NOT last_output MATCHES "qemu_consumer: link closed, BAR0 mask 0xfffff000, PASS")
   message(FATAL_ERROR "unexpected output: ${last_output}")
 endif()
 file(REMOVE_RECURSE ${WORK_DIR})
