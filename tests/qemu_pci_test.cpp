@@ -7,6 +7,7 @@
 #include <fcntl.h>
 #include <gtest/gtest.h>
 #include <poll.h>
+#include <sys/eventfd.h>
 #include <sys/mman.h>
 #include <sys/socket.h>
 #include <unistd.h>
@@ -17,6 +18,7 @@
 #include <string>
 #include <vector>
 
+#include "systolic/qemu_pci/doorbell_server.h"
 #include "systolic/qemu_pci/guest_memory.h"
 #include "systolic/qemu_pci/mpqemu_link.h"
 #include "systolic/qemu_pci/pci_config.h"
@@ -186,6 +188,52 @@ TEST(MpqemuLink, MalformedMessagesAreRefused) {
     }
 }
 
+// One message of the ivshmem protocol as QEMU reads it: an int64 and at most one fd.
+std::pair<std::int64_t, int> doorbell_message(int fd) {
+    std::int64_t v = 0;
+    iovec iov{&v, sizeof v};
+    alignas(cmsghdr) char control[CMSG_SPACE(sizeof(int))];
+    msghdr msg{};
+    msg.msg_iov = &iov;
+    msg.msg_iovlen = 1;
+    msg.msg_control = control;
+    msg.msg_controllen = sizeof control;
+    if (::recvmsg(fd, &msg, MSG_CMSG_CLOEXEC) != ssize_t(sizeof v)) return {-99, -1};
+    int passed = -1;
+    if (cmsghdr* c = CMSG_FIRSTHDR(&msg)) std::memcpy(&passed, CMSG_DATA(c), sizeof passed);
+    return {v, passed};
+}
+
+TEST(Doorbell, GreetsAsTheIvshmemServerAndRingsEachVector) {
+    int sv[2];
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    const unique_fd qemu(sv[1]);
+    doorbell_server bell(unique_fd(sv[0]), 2);
+    // The version, QEMU's id, the shared memory (fd, with -1), then QEMU's two vectors.
+    EXPECT_EQ(doorbell_message(qemu.get()).first, 0);
+    EXPECT_EQ(doorbell_message(qemu.get()).first, doorbell_server::peer_id);
+    const auto [minus_one, shm] = doorbell_message(qemu.get());
+    EXPECT_EQ(minus_one, -1);
+    ASSERT_GE(shm, 0);
+    const unique_fd shared(shm);
+    EXPECT_EQ(::lseek(shm, 0, SEEK_END), 4096);
+    std::vector<unique_fd> vectors;
+    for (int i = 0; i < 2; ++i) {
+        const auto [id, fd] = doorbell_message(qemu.get());
+        EXPECT_EQ(id, doorbell_server::peer_id);
+        ASSERT_GE(fd, 0);
+        vectors.emplace_back(fd);
+    }
+    bell.ring(1);
+    bell.ring(1);
+    std::uint64_t count = 0;
+    ASSERT_EQ(::read(vectors[1].get(), &count, sizeof count), ssize_t(sizeof count));
+    EXPECT_EQ(count, 2u);
+    ::fcntl(vectors[0].get(), F_SETFL, O_NONBLOCK);
+    EXPECT_LT(::read(vectors[0].get(), &count, sizeof count), 0) << "vector 0 never rang";
+    EXPECT_THROW(bell.ring(2), link_error);
+}
+
 const pci_identity identity{0x1234, 0x5678, 0x120000, 2, 0x1af4, 0x1100};
 
 TEST(PciConfig, IdentityAndHeader) {
@@ -246,14 +294,21 @@ TEST(RealQemu, FirmwareEnumeratesTheFunctionThroughThisProcess) {
     if (!has_device(qemu_binary, "x-pci-proxy-dev")) GTEST_SKIP() << qemu_binary << " has no x-pci-proxy-dev";
     EXPECT_EQ(version->major, 7) << "the link speaks QEMU 7.2's private protocol";
 
-    int sv[2];
+    int sv[2], db[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
+    ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, db), 0);
     mpqemu_link link{unique_fd(sv[0])};
+    // The interrupt bridge's companion device too: QEMU 7.2 crashes in its realize when the
+    // greeting is out of order, so the firmware getting on with the bus checks the greeting as well.
+    doorbell_server bell{unique_fd(db[0])};
+    std::vector<unique_fd> more;
+    more.emplace_back(db[1]);
     qemu_child qemu(qemu_binary,
                     {"-M", "pc,memory-backend=mem", "-m", "64M", "-object",
                      "memory-backend-memfd,id=mem,size=64M,share=on", "-nodefaults", "-nographic", "-serial",
-                     "none", "-monitor", "none", "-device", "x-pci-proxy-dev,id=acc0,fd=3"},
-                    unique_fd(sv[1]));
+                     "none", "-monitor", "none", "-device", "x-pci-proxy-dev,id=acc0,fd=3", "-chardev",
+                     "socket,id=doorbell,fd=4", "-device", "ivshmem-doorbell,chardev=doorbell,vectors=1"},
+                    unique_fd(sv[1]), std::move(more));
 
     pci_config config(identity, 4096);
     guest_memory ram;

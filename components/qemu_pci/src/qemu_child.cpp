@@ -84,12 +84,26 @@ bool has_device(const std::string& binary, const std::string& device) {
 }
 
 qemu_child::qemu_child(const std::string& binary, const std::vector<std::string>& args, unique_fd device_end,
-                       const std::vector<int>& keep_fds) {
+                       std::vector<unique_fd> more) {
+    std::vector<unique_fd> fds;
+    fds.push_back(std::move(device_end));
+    for (unique_fd& f : more)
+        fds.push_back(std::move(f));
     // An exec that fails is told through a close-on-exec pipe: errno, or nothing when exec worked.
+    // Its ends sit above the child's fds 3, 4, ..., which the child's dup2 would otherwise clobber.
     int report[2];
     if (::pipe2(report, O_CLOEXEC) != 0) throw link_error(std::string("pipe: ") + std::strerror(errno));
+    for (int& end : report) {
+        const int high = ::fcntl(end, F_DUPFD_CLOEXEC, 64);
+        ::close(end);
+        end = high;
+    }
+    if (report[0] < 0 || report[1] < 0) throw link_error(std::string("pipe: ") + std::strerror(errno));
     const pid_t parent = ::getpid();
     std::vector<char*> argv = argv_of(binary, args);
+    std::vector<int> sources;
+    for (const unique_fd& f : fds)
+        sources.push_back(f.get());
     m_pid = ::fork();
     if (m_pid < 0) {
         const int err = errno;
@@ -103,14 +117,11 @@ qemu_child::qemu_child(const std::string& binary, const std::vector<std::string>
         if (::getppid() != parent) ::_exit(127);
         // Its own process group: a Ctrl-C on the terminal reaches the platform, which ends it.
         ::setpgid(0, 0);
-        // fd 3 is the device's socket; the others it must keep are moved past it first.
-        if (device_end.get() != 3) {
-            if (::dup2(device_end.get(), 3) < 0) ::_exit(127);
-        } else {
-            ::fcntl(3, F_SETFD, 0);
-        }
-        for (int fd : keep_fds)
-            ::fcntl(fd, F_SETFD, 0);
+        // fds[i] to 3 + i: each first out of the way (a source may sit on another's target).
+        for (int& fd : sources)
+            if ((fd = ::fcntl(fd, F_DUPFD_CLOEXEC, 64)) < 0) ::_exit(127);
+        for (std::size_t i = 0; i < sources.size(); ++i)
+            if (::dup2(sources[i], int(3 + i)) < 0) ::_exit(127);
         sigset_t none;
         sigemptyset(&none);
         ::sigprocmask(SIG_SETMASK, &none, nullptr);

@@ -1,5 +1,6 @@
 // QEMU as the device process's child: the platform makes a socketpair, starts qemu-system-x86_64
-// with the other end as its fd 3 (`-device x-pci-proxy-dev,fd=3`) and serves it. The child never
+// with the other end as its fd 3 (`-device x-pci-proxy-dev,fd=3`) and serves it; more sockets (the
+// doorbell's) become fds 4, 5, ... The child never
 // outlives the platform: it is killed when the platform's thread ends (PR_SET_PDEATHSIG, so also
 // when the platform is killed) and when the qemu_child is destroyed. Plain C++ (POSIX).
 #pragma once
@@ -25,10 +26,11 @@ bool has_device(const std::string& binary, const std::string& device);
 
 class qemu_child {
 public:
-    // Starts binary with args; `device_end` becomes the child's fd 3 (and is closed here). Throws
-    // link_error when the process cannot be started.
+    // Starts binary with args: `device_end` becomes the child's fd 3 (`-device x-pci-proxy-dev,fd=3`)
+    // and more[i] its fd 4 + i (the doorbell's socket: `-chardev socket,id=...,fd=4`); all are
+    // closed here. Throws link_error when the process cannot be started.
     qemu_child(const std::string& binary, const std::vector<std::string>& args, unique_fd device_end,
-               const std::vector<int>& keep_fds = {});
+               std::vector<unique_fd> more = {});
     qemu_child(const qemu_child&) = delete;
     qemu_child& operator=(const qemu_child&) = delete;
     // Ends the child if it still runs: SIGTERM, then SIGKILL after a grace period.
