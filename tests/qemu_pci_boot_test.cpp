@@ -86,15 +86,9 @@ TEST(QemuPciBoot, LinuxDrivesATinySystemCDeviceThroughTheComponent) {
 
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    pci_device::config cfg;
-    cfg.identity = {TINY_VENDOR, TINY_DEVICE, 0xff0000, 1, TINY_VENDOR, TINY_DEVICE};
-    cfg.bar0_size = 4096;
-    pci_device dev("dev", unique_fd(sv[0]), cfg);
-    tiny_device tiny("tiny");
-    sc_core::sc_signal<bool> irq("irq");
-    dev.bar0.bind(tiny.target_socket);
-    tiny.dma.bind(dev.dma);
-    dev.irq(irq);
+    systolic::test::tiny_function f{unique_fd(sv[0])};
+    pci_device& dev = f.dev;
+    tiny_device& tiny = f.tiny;
 
     qemu_child qemu(qemu_binary,
                     {"-M",

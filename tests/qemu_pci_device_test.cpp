@@ -88,14 +88,9 @@ TEST(QemuPciDevice, AScriptedQemuThroughTheShell) {
     for (int i = 0; i < TINY_DMA_BYTES; ++i)
         ram[i] = std::uint8_t(5 * i);
 
-    pci_device::config cfg;
-    cfg.identity = {TINY_VENDOR, TINY_DEVICE, 0xff0000, 1, 0, 0};
-    pci_device dev("dev", unique_fd(sv[0]), cfg);
-    tiny_device tiny("tiny");
-    sc_core::sc_signal<bool> irq("irq");
-    dev.bar0.bind(tiny.target_socket);
-    tiny.dma.bind(dev.dma);
-    dev.irq(irq);
+    systolic::test::tiny_function f{unique_fd(sv[0])};
+    pci_device& dev = f.dev;
+    tiny_device& tiny = f.tiny;
 
     fake_qemu qemu{unique_fd(sv[1])};
     std::thread peer([&] {

@@ -13,6 +13,7 @@
 
 #include "mmio_device.h"
 #include "qemu_tiny_device.h"
+#include "systolic/qemu_pci/pci_device.h"
 
 namespace systolic::test {
 
@@ -96,6 +97,25 @@ private:
     std::uint32_t m_scratch = 0, m_status = 0;
     std::uint64_t m_dma = 0;
     sc_core::sc_event m_go;
+};
+
+// The tiny device behind the QEMU PCI component's shell, wired as both tests wire it.
+struct tiny_function {
+    explicit tiny_function(qemu_pci::unique_fd link)
+        : dev("dev", std::move(link), config()), tiny("tiny"), irq("irq") {
+        dev.bar0.bind(tiny.target_socket);
+        tiny.dma.bind(dev.dma);
+        dev.irq(irq);
+    }
+    static qemu_pci::pci_device::config config() {
+        qemu_pci::pci_device::config cfg;
+        cfg.identity = {TINY_VENDOR, TINY_DEVICE, 0xff0000, 1, TINY_VENDOR, TINY_DEVICE};
+        cfg.bar0_size = 4096;
+        return cfg;
+    }
+    qemu_pci::pci_device dev;
+    tiny_device tiny;
+    sc_core::sc_signal<bool> irq;
 };
 
 }  // namespace systolic::test
