@@ -615,7 +615,8 @@ std::string summary(std::vector<layer_record> records) {
             os << "  expect: " << e << "\n";
         if (!r.error.empty() && r.scoreboard.errors.empty()) os << "  error: " << r.error << "\n";
     }
-    if (sweep) {
+    // The network's totals per (array, dataflow): one line for a single array too.
+    {
         for (const auto& a : first.sweep)
             for (const auto& df : first.dataflows) {
                 std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
