@@ -11,6 +11,7 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdio>
 
 #include <filesystem>
 #include <fstream>
@@ -107,9 +108,12 @@ TEST_F(SystolicRun, SmallGemmTopologyCountsCyclesAndTraffic) {
     ASSERT_EQ(rows.size(), 4u);
     ASSERT_EQ(traffic.size(), 4u);
     const std::uint64_t shapes[4][3] = {{6, 5, 10}, {9, 3, 1}, {4, 4, 4}, {1, 17, 33}};  // M, N (our P), K
+    std::uint64_t edges = 0, macs = 0;
     for (int i = 0; i < 4; ++i) {
         const std::uint64_t m = shapes[i][0], p = shapes[i][1], k = shapes[i][2], n = 4;
         const std::uint64_t folds = ceil_div(m, n) * ceil_div(p, n);
+        edges += folds * (k + n + n - 2);
+        macs += m * k * p;
         SCOPED_TRACE(i);
         EXPECT_EQ(rows[i][0], std::to_string(i));
         EXPECT_EQ(rows[i][1], std::to_string(folds * (k + n + n - 2) - 1));  // SCALE-Sim's Total Cycles
@@ -130,6 +134,11 @@ TEST_F(SystolicRun, SmallGemmTopologyCountsCyclesAndTraffic) {
     EXPECT_EQ(j.at("layers").size(), 4u);
     EXPECT_EQ(j.at("layers")[0].at("scoreboard").at("checked"), 30);
     EXPECT_EQ(j.at("arrays")[0].at("array"), "4x4");
+    // The network's total, for one array as for a sweep: its layers, edges and utilization.
+    char total[128];
+    std::snprintf(total, sizeof total, "4x4       os 4 layers: %llu edges, utilization %.2f%%, PASS\n",
+                  static_cast<unsigned long long>(edges), 100.0 * double(macs) / double(edges * 16));
+    EXPECT_NE(r.out.find(total), std::string::npos) << r.out;
 }
 
 // SCALE-Sim's Eyeriss preset is 12 rows of 14 PEs: C tiles of 12 rows by 14 columns, each K + 12 +
