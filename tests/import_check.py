@@ -7,6 +7,10 @@ CASE is one of:
   resnet18-fp32  torchvision's resnet18 at 32x32 in fp32: every layer's C within the tolerance;
   resnet18-int8  the same in int8: every layer's int32 C exact, and the scales map the codes back
                  to the fp32 import's C;
+  vit            torchvision's vit_b_32 in int8, whose nn.MultiheadAttention layers (called with
+                 keyword arguments) become their GEMMs: one input projection, Q.K^T and
+                 softmax(Q.K^T).V per head, the output projection; the import checks that they
+                 reproduce each attention's output, and every layer's int32 C is exact;
   onnx           a small module exported with torch.onnx.export (strides, padding, dilation, groups,
                  depthwise, pooling, Gemm and a MatMul of two activations) imported in fp32 and int8,
                  and resnet18 exported and imported: the same GEMM shapes and names as from
@@ -140,6 +144,31 @@ def case_resnet18(dtype):
                 ref = np.load(os.path.join(f, "expected", layer + ".c.npy")).astype(np.float64)
                 err = np.linalg.norm(c - ref) / np.linalg.norm(ref)
                 check(err < 0.05, f"{layer}: dequantized C is {err:.3f} off the fp32 C")
+
+
+def case_vit():
+    with tempfile.TemporaryDirectory() as tmp:
+        d = os.path.join(tmp, "vit")
+        do_import(["--torchvision", "vit_b_32", "--input-shape", "1,3,224,224", "--dtype", "int8"], d)
+        if failures:
+            return
+        layers = topology(d)
+        shapes = {name: (m, n, k) for name, m, n, k in layers}
+        tokens, width, heads, head = 50, 768, 12, 64  # 7 x 7 patches and the class token
+        for block in range(12):
+            attn = f"encoder.layers.encoder_layer_{block}.self_attention"
+            names = [x[0] for x in layers if x[0].startswith(attn + ".")]
+            want = ([f"{attn}.in_proj"] + [f"{attn}.{p}.b{i}" for i in range(heads) for p in ("qk", "av")]
+                    + [f"{attn}.out_proj"])
+            check(names == want, f"{attn}: GEMMs {names[:4]} ..., not {want[:4]} ...")
+            check(shapes.get(f"{attn}.in_proj") == (tokens, 3 * width, width), f"{attn}.in_proj")
+            check(shapes.get(f"{attn}.qk.b0") == (tokens, tokens, head), f"{attn}.qk.b0")
+            check(shapes.get(f"{attn}.av.b11") == (tokens, head, tokens), f"{attn}.av.b11")
+            check(shapes.get(f"{attn}.out_proj") == (tokens, width, width), f"{attn}.out_proj")
+        check(len(layers) == 1 + 12 * (2 + 2 * heads + 2) + 1, f"{len(layers)} GEMMs")
+        check_files(d, "int8")
+        rows = run_expect(d, "int8", tmp, "run")
+        check(len(rows) == len(layers), "not every layer ran")
 
 
 class Tiny:
@@ -582,7 +611,7 @@ def case_input_shape():
 
 
 CASES = {"resnet18-fp32": lambda: case_resnet18("fp32"), "resnet18-int8": lambda: case_resnet18("int8"),
-         "onnx": case_onnx, "bad-input": case_bad_input, "external-data": case_external_data,
+         "vit": case_vit, "onnx": case_onnx, "bad-input": case_bad_input, "external-data": case_external_data,
          "signals": case_signals, "special-files": case_special_files, "long-names": case_long_names,
          "input-shape": case_input_shape}
 
