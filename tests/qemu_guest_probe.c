@@ -39,7 +39,8 @@ int main(void) {
     while (d && (e = readdir(d))) {
         char path[300];
         snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", e->d_name);
-        if (read_hex(path, "vendor") == TINY_VENDOR && read_hex(path, "device") == TINY_DEVICE) strcpy(dev, path);
+        if (read_hex(path, "vendor") == TINY_VENDOR && read_hex(path, "device") == TINY_DEVICE)
+            strcpy(dev, path);
     }
     if (d) closedir(d);
     if (!dev[0]) return fail(1, "no tiny device on the bus");
@@ -70,7 +71,8 @@ int main(void) {
     long page = sysconf(_SC_PAGESIZE);
     uint8_t* buf = aligned_alloc((size_t)page, (size_t)page);
     if (!buf || mlock(buf, (size_t)page) != 0) return fail(6, "cannot lock a page");
-    for (int i = 0; i < 2 * TINY_DMA_BYTES; ++i) buf[i] = (uint8_t)(i < TINY_DMA_BYTES ? 3 * i : 0);
+    for (int i = 0; i < 2 * TINY_DMA_BYTES; ++i)
+        buf[i] = (uint8_t)(i < TINY_DMA_BYTES ? 3 * i : 0);
     int map = open("/proc/self/pagemap", O_RDONLY);
     uint64_t entry = 0;
     if (map < 0 || pread(map, &entry, 8, (off_t)((uintptr_t)buf / (uintptr_t)page * 8)) != 8 ||

@@ -15,7 +15,9 @@ struct model : sc_core::sc_module {
     explicit model(const sc_core::sc_module_name& n) : sc_core::sc_module(n) {
         registers.register_b_transport(this, &model::b_transport);
     }
-    void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) { t.set_response_status(tlm::TLM_OK_RESPONSE); }
+    void b_transport(tlm::tlm_generic_payload& t, sc_core::sc_time&) {
+        t.set_response_status(tlm::TLM_OK_RESPONSE);
+    }
 };
 
 int sc_main(int, char*[]) {
@@ -23,7 +25,7 @@ int sc_main(int, char*[]) {
     int sv[2];
     if (socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv) != 0) return 1;
     qp::pci_device::config cfg;
-    cfg.identity = {0x1d0f, 0x7e57, 0xff0000};
+    cfg.identity = {0x1234, 0x7e57, 0xff0000};
     qp::pci_device dev("dev", qp::unique_fd(sv[0]), cfg);
     model m("model");
     sc_core::sc_signal<bool> irq("irq");
@@ -36,6 +38,7 @@ int sc_main(int, char*[]) {
     qp::pci_config probe(cfg.identity, 4096);
     probe.write(qp::reg::bar0, 0xffffffff, 4);
     const bool ok = dev.link_failure().empty() && probe.read(qp::reg::bar0, 4) == 0xfffff000u;
-    std::printf("qemu_consumer: link closed, BAR0 mask 0x%x, %s\n", probe.read(qp::reg::bar0, 4), ok ? "PASS" : "FAIL");
+    std::printf("qemu_consumer: link closed, BAR0 mask 0x%x, %s\n", probe.read(qp::reg::bar0, 4),
+                ok ? "PASS" : "FAIL");
     return ok ? 0 : 1;
 }
