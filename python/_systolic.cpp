@@ -260,6 +260,7 @@ PYBIND11_MODULE(_systolic, m) {
         formats.append(f);
     });
     m.attr("formats") = formats;
+    m.attr("__version__") = SYSTOLIC_PROJECT_VERSION;  // the project's, from CMake
     m.def("bench_key", &bench_key, py::arg("args"),
           "The testbench configuration the options need: jobs with the same key can share a process");
     m.def(

@@ -179,6 +179,22 @@ class MatmulTest(unittest.TestCase):
         self.assertIn("over the limit of", str(caught.exception))
         self.assertEqual(set(_jobs._workers), before)
 
+    def test_the_version_is_the_projects(self):
+        self.assertEqual(systolic.__version__, os.environ["SYSTOLIC_PROJECT_VERSION"])
+
+    def test_the_source_tree_says_how_to_build(self):
+        # python/ holds the package's Python files without the native module: importing it by
+        # mistake (PYTHONPATH=python) says what to do, not "circular import".
+        env = dict(os.environ, PYTHONPATH=os.path.join(os.environ["SYSTOLIC_SOURCE_DIR"], "python"))
+        r = subprocess.run([sys.executable, "-c", "import systolic"], capture_output=True, text=True,
+                           env=env, check=False)
+        self.assertNotEqual(r.returncode, 0)
+        last = r.stderr.strip().splitlines()[-1]
+        self.assertIn("ImportError: systolic:", last)
+        self.assertIn("scripts/setup", last)
+        self.assertIn("PYTHONPATH=build/python", last)
+        self.assertNotIn("circular import", r.stderr)
+
     def test_a_failed_check_raises_with_the_report(self):
         a, b = operands("int32", 5, 4, 5, seed=2)
         with self.assertRaises(systolic.CheckError) as caught:
