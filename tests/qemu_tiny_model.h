@@ -99,18 +99,19 @@ private:
     sc_core::sc_event m_go;
 };
 
-// The tiny device behind the QEMU PCI component's shell, wired as both tests wire it.
+// The tiny device behind the QEMU PCI component's shell, wired as the tests wire it.
 struct tiny_function {
-    explicit tiny_function(qemu_pci::unique_fd link)
-        : dev("dev", std::move(link), config()), tiny("tiny"), irq("irq") {
+    explicit tiny_function(qemu_pci::unique_fd link, qemu_pci::time_mode time = qemu_pci::time_mode::settle)
+        : dev("dev", std::move(link), config(time)), tiny("tiny"), irq("irq") {
         dev.bar0.bind(tiny.target_socket);
         tiny.dma.bind(dev.dma);
         dev.irq(irq);
     }
-    static qemu_pci::pci_device::config config() {
+    static qemu_pci::pci_device::config config(qemu_pci::time_mode time) {
         qemu_pci::pci_device::config cfg;
         cfg.identity = {TINY_VENDOR, TINY_DEVICE, 0xff0000, 1, TINY_VENDOR, TINY_DEVICE};
         cfg.bar0_size = 4096;
+        cfg.time = time;
         return cfg;
     }
     qemu_pci::pci_device dev;
