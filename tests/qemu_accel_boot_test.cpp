@@ -7,11 +7,13 @@
 #include <gtest/gtest.h>
 #include <sys/socket.h>
 
+#include <cstdio>
 #include <string>
 #include <systemc>
 
 #include "checked_accelerator.h"
 #include "qemu_guest.h"
+#include "systolic/accelerator_regs.h"
 #include "systolic/qemu_pci/pci_device.h"
 
 namespace {
@@ -23,8 +25,8 @@ TEST(QemuAccelBoot, LinuxRunsAJobOnTheCheckedAccelerator) {
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
     pci_device::config cfg;
-    // The test's own IDs (the platform's come with it); class 0x1200, a processing accelerator.
-    cfg.identity = {0x1234, 0x5157, 0x120000};
+    cfg.identity = {SYSTOLIC_PCI_VENDOR, SYSTOLIC_PCI_DEVICE,
+                    SYSTOLIC_PCI_CLASS};  // <systolic/accelerator_regs.h>
     pci_device dev("dev", unique_fd(sv[0]), cfg);
     systolic::accelerator::config ac;
     ac.array_size = 4;
@@ -35,8 +37,10 @@ TEST(QemuAccelBoot, LinuxRunsAJobOnTheCheckedAccelerator) {
     accel.irq.bind(irq);
     dev.irq(irq);
 
+    char command[64];
+    std::snprintf(command, sizeof command, "/bin/accel %x %x", SYSTOLIC_PCI_VENDOR, SYSTOLIC_PCI_DEVICE);
     const auto guest = systolic::test::boot_guest(
-        unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST_ACCEL, "bin/accel")}, "/bin/accel 1234 5157");
+        unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST_ACCEL, "bin/accel")}, command);
     accel.finish();
 
     EXPECT_EQ(dev.link_failure(), "");

@@ -1,9 +1,10 @@
 /* Runs in the guest of qemu_accel_boot_test: finds the accelerator (its vendor and device IDs in hex
-   as arguments) on the PCI bus through sysfs, enables its memory space and bus mastering, maps BAR0
-   and drives it with the project's C driver (<systolic/accelerator_driver.h>) from user space: an
-   int8 job whose A, B and C live in one locked page of this process (its physical address from
-   /proc/self/pagemap), then C against the product worked out here. Prints "accel: PASS" and the
-   counters, or "accel: FAIL" and why; exit status 0 or 1. Static, no driver needed. */
+   as arguments, SYSTOLIC_PCI_VENDOR and _DEVICE unless a platform gives it others) on the PCI bus through
+   sysfs, enables its memory space and bus mastering, maps BAR0 and drives it with the project's C driver
+   (<systolic/accelerator_driver.h>) from user space: an int8 job whose A, B and C live in one locked page of
+   this process (its physical address from /proc/self/pagemap), then C against the product worked out here.
+   Prints "accel: PASS" and the counters, or "accel: FAIL" and why; exit status 0 or 1. Static, no driver
+   needed. */
 #include <dirent.h>
 #include <fcntl.h>
 #include <stdint.h>

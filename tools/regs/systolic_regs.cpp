@@ -65,7 +65,11 @@ std::string c_header() {
           "/* clang-format off */\n";
     os << "#define SYSTOLIC_ID_MAGIC " << hex(id_magic, 8) << "u /* the ID register */\n";
     os << "#define SYSTOLIC_VERSION_VALUE " << hex(version, 8) << "u /* the VERSION register */\n";
-    os << "#define SYSTOLIC_REGS_SIZE " << hex(block_size, 3) << "u /* bytes the block decodes */\n\n";
+    os << "#define SYSTOLIC_REGS_SIZE " << hex(block_size, 3) << "u /* bytes the block decodes */\n";
+    os << "#define SYSTOLIC_PCI_VENDOR " << hex(pci_vendor, 4) << "u /* as a PCI function: vendor ID */\n";
+    os << "#define SYSTOLIC_PCI_DEVICE " << hex(pci_device, 4) << "u /* device ID */\n";
+    os << "#define SYSTOLIC_PCI_CLASS " << hex(pci_class, 6)
+       << "u /* class code: a processing accelerator */\n\n";
     os << "/* Registers */\n";
     for (const reg& r : registers) {
         os << "#define SYSTOLIC_REG_" << r.name << " " << hex(r.offset, 3) << "u /* " << access_name(r.rule)
@@ -120,6 +124,11 @@ std::string markdown() {
           "`TLM_BYTE_ENABLE_ERROR_RESPONSE`. Debug reads (`transport_dbg`) of whole registers have no side "
           "effects; debug writes are not supported (0 bytes). DMI is refused.\n\n"
           "64-bit values are pairs of registers, `_LO` (bits 31:0) then `_HI` (bits 63:32).\n\n"
+          "As a PCI function ([qemu](qemu.md)) the block is BAR0, and the function is vendor "
+       << hex(pci_vendor, 4) << " (`SYSTOLIC_PCI_VENDOR`; no registered vendor's: the ID QEMU's own "
+          "example devices use), device "
+       << hex(pci_device, 4) << " (`SYSTOLIC_PCI_DEVICE`), class " << hex(pci_class, 6)
+       << ", a processing accelerator (`SYSTOLIC_PCI_CLASS`).\n\n"
           "## Map\n\n"
           "| Offset | Name | Access | Reset | Description |\n|---|---|---|---|---|\n";
     for (const reg& r : registers) {

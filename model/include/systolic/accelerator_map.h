@@ -72,6 +72,12 @@ struct value_set {
 inline constexpr std::uint32_t id_magic = 0x53594143u;  // "SYAC"
 inline constexpr std::uint32_t version = 0x00010004u;   // major 1, minor 4 (16 bits each): ENERGY
 inline constexpr std::uint32_t block_size = 0x100u;     // bytes the register block decodes
+// The accelerator as a PCI function (docs/qemu.md), its register block in BAR0. 0x1234 is no
+// registered vendor's: the ID QEMU's own example devices use (edu is 1234:11e8), for a model that is
+// no silicon; class 0x1200 is a processing accelerator.
+inline constexpr std::uint32_t pci_vendor = 0x1234u;
+inline constexpr std::uint32_t pci_device = 0x5157u;
+inline constexpr std::uint32_t pci_class = 0x120000u;  // base class, subclass, programming interface
 
 // The tables read best one entry to a line.
 // clang-format off

@@ -9,6 +9,9 @@
 #define SYSTOLIC_ID_MAGIC 0x53594143u /* the ID register */
 #define SYSTOLIC_VERSION_VALUE 0x00010004u /* the VERSION register */
 #define SYSTOLIC_REGS_SIZE 0x100u /* bytes the block decodes */
+#define SYSTOLIC_PCI_VENDOR 0x1234u /* as a PCI function: vendor ID */
+#define SYSTOLIC_PCI_DEVICE 0x5157u /* device ID */
+#define SYSTOLIC_PCI_CLASS 0x120000u /* class code: a processing accelerator */
 
 /* Registers */
 #define SYSTOLIC_REG_ID 0x000u /* ro, reset 0x53594143: Magic value a driver probes: 0x53594143 ("SYAC"). */
