@@ -39,8 +39,8 @@ TEST(QemuAccelBoot, LinuxRunsAJobOnTheCheckedAccelerator) {
 
     char command[64];
     std::snprintf(command, sizeof command, "/bin/accel %x %x", SYSTOLIC_PCI_VENDOR, SYSTOLIC_PCI_DEVICE);
-    const auto guest = systolic::test::boot_guest(
-        unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST_ACCEL, "bin/accel")}, command);
+    const auto guest =
+        systolic::test::boot_guest(unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST, "bin/accel")}, command);
     accel.finish();
 
     EXPECT_EQ(dev.link_failure(), "");

@@ -29,7 +29,7 @@ TEST(QemuPciBoot, LinuxDrivesATinySystemCDeviceThroughTheComponent) {
     pci_device& dev = f.dev;
     tiny_device& tiny = f.tiny;
     const auto guest = systolic::test::boot_guest(
-        unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST_PROBE, "bin/probe")}, "/bin/probe");
+        unique_fd(sv[1]), {file_from(SYSTOLIC_QEMU_GUEST, "bin/probe")}, "/bin/probe");
 
     EXPECT_EQ(dev.link_failure(), "");
     ASSERT_TRUE(tiny.exit_code) << "the guest never wrote its verdict; QEMU ended with " << guest.status

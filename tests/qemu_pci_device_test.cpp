@@ -79,14 +79,9 @@ struct fake_qemu {
 TEST(QemuPciDevice, AScriptedQemuThroughTheShell) {
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    const int ram_fd = ::memfd_create("guest_ram", MFD_CLOEXEC);
-    ASSERT_GE(ram_fd, 0);
-    ASSERT_EQ(::ftruncate(ram_fd, 4096), 0);
-    auto* ram =
-        static_cast<std::uint8_t*>(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd, 0));
-    ASSERT_NE(ram, MAP_FAILED);
-    for (int i = 0; i < TINY_DMA_BYTES; ++i)
-        ram[i] = std::uint8_t(5 * i);
+    systolic::test::fake_guest_ram guest(5);
+    const int ram_fd = guest.fd;
+    std::uint8_t* ram = guest.bytes;
 
     systolic::test::tiny_function f{unique_fd(sv[0])};
     pci_device& dev = f.dev;
@@ -114,8 +109,6 @@ TEST(QemuPciDevice, AScriptedQemuThroughTheShell) {
     EXPECT_EQ(tiny.copies, 2u);
     EXPECT_EQ(dev.requests(mpqemu_cmd::sync_sysmem), 1u);
     EXPECT_GT(sc_core::sc_time_stamp(), sc_core::SC_ZERO_TIME);
-    ::munmap(ram, 4096);
-    ::close(ram_fd);
 }
 
 }  // namespace

@@ -24,14 +24,9 @@ using namespace systolic::qemu_pci;
 TEST(QemuPciFree, TheSimulationRunsBetweenRequests) {
     int sv[2];
     ASSERT_EQ(::socketpair(AF_UNIX, SOCK_STREAM | SOCK_CLOEXEC, 0, sv), 0);
-    const int ram_fd = ::memfd_create("guest_ram", MFD_CLOEXEC);
-    ASSERT_GE(ram_fd, 0);
-    ASSERT_EQ(::ftruncate(ram_fd, 4096), 0);
-    auto* ram =
-        static_cast<std::uint8_t*>(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, ram_fd, 0));
-    ASSERT_NE(ram, MAP_FAILED);
-    for (int i = 0; i < TINY_DMA_BYTES; ++i)
-        ram[i] = std::uint8_t(7 * i);
+    systolic::test::fake_guest_ram guest(7);
+    const int ram_fd = guest.fd;
+    std::uint8_t* ram = guest.bytes;
     systolic::test::tiny_function f{unique_fd(sv[0]), time_mode::free};
 
     mpqemu_link qemu{unique_fd(sv[1])};
@@ -82,8 +77,6 @@ TEST(QemuPciFree, TheSimulationRunsBetweenRequests) {
     // Time passed a quantum (1 us) at a time.
     EXPECT_GE(sc_core::sc_time_stamp(), sc_core::sc_time(1, sc_core::SC_US));
     EXPECT_EQ(sc_core::sc_time_stamp().value() % sc_core::sc_time(1, sc_core::SC_US).value(), 0u);
-    ::munmap(ram, 4096);
-    ::close(ram_fd);
 }
 
 }  // namespace

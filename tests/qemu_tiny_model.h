@@ -3,11 +3,14 @@
 // simulated time for each transfer.
 #pragma once
 
+#include <sys/mman.h>
 #include <tlm_utils/simple_initiator_socket.h>
+#include <unistd.h>
 
 #include <cstdint>
 #include <cstring>
 #include <optional>
+#include <stdexcept>
 #include <systemc>
 #include <tlm>
 
@@ -117,6 +120,27 @@ struct tiny_function {
     qemu_pci::pci_device dev;
     tiny_device tiny;
     sc_core::sc_signal<bool> irq;
+};
+
+// A scripted QEMU's guest RAM: one shared memfd page, mapped here too, its first DMA block filled
+// with (multiplier * i).
+struct fake_guest_ram {
+    explicit fake_guest_ram(unsigned multiplier) {
+        fd = ::memfd_create("guest_ram", MFD_CLOEXEC);
+        if (fd < 0 || ::ftruncate(fd, 4096) != 0) throw std::runtime_error("memfd");
+        bytes = static_cast<std::uint8_t*>(::mmap(nullptr, 4096, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0));
+        if (bytes == MAP_FAILED) throw std::runtime_error("mmap");
+        for (int i = 0; i < TINY_DMA_BYTES; ++i)
+            bytes[i] = std::uint8_t(multiplier * unsigned(i));
+    }
+    fake_guest_ram(const fake_guest_ram&) = delete;
+    fake_guest_ram& operator=(const fake_guest_ram&) = delete;
+    ~fake_guest_ram() {
+        ::munmap(bytes, 4096);
+        ::close(fd);
+    }
+    int fd = -1;
+    std::uint8_t* bytes = nullptr;
 };
 
 }  // namespace systolic::test

@@ -125,7 +125,8 @@ std::string markdown() {
           "effects; debug writes are not supported (0 bytes). DMI is refused.\n\n"
           "64-bit values are pairs of registers, `_LO` (bits 31:0) then `_HI` (bits 63:32).\n\n"
           "As a PCI function ([qemu](qemu.md)) the block is BAR0, and the function is vendor "
-       << hex(pci_vendor, 4) << " (`SYSTOLIC_PCI_VENDOR`; no registered vendor's: the ID QEMU's own "
+       << hex(pci_vendor, 4)
+       << " (`SYSTOLIC_PCI_VENDOR`; no registered vendor's: the ID QEMU's own "
           "example devices use), device "
        << hex(pci_device, 4) << " (`SYSTOLIC_PCI_DEVICE`), class " << hex(pci_class, 6)
        << ", a processing accelerator (`SYSTOLIC_PCI_CLASS`).\n\n"
