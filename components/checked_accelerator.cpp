@@ -1,8 +1,22 @@
 #include "checked_accelerator.h"
 
+#include <tuple>
+
+#include "systolic/verify/fault.h"
 #include "systolic/verify/passive_checker.h"
 
 namespace systolic::components {
+
+template <class List>
+struct policies_of;
+template <class... Formats>
+struct policies_of<type_list<Formats...>> {
+    using type = std::tuple<verify::fault_policy<Formats>...>;
+};
+
+struct checked_accelerator::faults {
+    policies_of<formats>::type policies;
+};
 
 checked_accelerator::checked_accelerator(const std::string& name, const accelerator::config& cfg,
                                          std::uint64_t ram_base, std::uint64_t ram_size)
@@ -17,6 +31,16 @@ checked_accelerator::checked_accelerator(const std::string& name, const accelera
 }
 
 checked_accelerator::~checked_accelerator() = default;
+
+void checked_accelerator::inject(verify::fault f) {
+    if (!m_faults) m_faults = std::make_unique<faults>();
+    std::apply(
+        [&](auto&... policy) {
+            (policy.set(f), ...);
+            (dut.set_fault_hooks(f == verify::fault::none ? nullptr : &policy), ...);
+        },
+        m_faults->policies);
+}
 
 void checked_accelerator::finish() {
     m_checks->finish();

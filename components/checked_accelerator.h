@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "systolic/accelerator.h"
+#include "systolic/verify/fault_names.h"
 
 namespace systolic::verify {
 class passive_checker;
@@ -47,6 +48,8 @@ private:
     // Held by pointer so that a platform's header, and every unit that includes one, need not
     // parse the verification environment's headers (a second per unit: docs/performance.md).
     std::unique_ptr<verify::passive_checker> m_checks;
+    struct faults;  // one verify::fault_policy per format
+    std::unique_ptr<faults> m_faults;
 
 public:
     tlm::tlm_target_socket<>& regs;    // the accelerator's registers, through the checker
@@ -56,6 +59,10 @@ public:
     // The checker (<systolic/verify/passive_checker.h>): its environments, its job reports.
     verify::passive_checker& checks() { return *m_checks; }
     const verify::passive_checker& checks() const { return *m_checks; }
+
+    // Plants a known defect (verify/fault.h) in every job that follows, of every format, so that a
+    // platform shows its checks catch what its software does not (--inject); fault::none removes it.
+    void inject(verify::fault f);
 
     // Once the simulation has stopped: a job still running then fails (it was never checked).
     void finish();

@@ -10,7 +10,7 @@
 #include <stdlib.h>
 #include <systolic/accelerator_driver.h>
 
-#include "qemu_guest_pci.h"
+#include "guest_pci.h"
 
 #define M 5
 #define K 7

@@ -6,7 +6,7 @@
 #include <stdint.h>
 #include <stdio.h>
 
-#include "qemu_guest_pci.h"
+#include "guest_pci.h"
 #include "qemu_tiny_device.h"
 
 static volatile uint32_t* regs;

@@ -17,6 +17,7 @@
 
 #include "qemu_tiny_device.h"
 #include "qemu_tiny_model.h"
+#include "scripted_qemu.h"
 #include "systolic/qemu_pci/pci_device.h"
 
 namespace {
@@ -27,52 +28,25 @@ using systolic::test::tiny_device;
 constexpr std::uint64_t ram_gpa = 0x10000, bar = 0xfe000000;
 
 // QEMU's side of the conversation, and what it saw.
-struct fake_qemu {
-    explicit fake_qemu(unique_fd fd) : link(std::move(fd)) {}
-    mpqemu_link link;
-    std::vector<std::string> failures;
+struct fake_qemu : systolic::test::scripted_qemu {
+    using scripted_qemu::scripted_qemu;
     std::uint64_t status_without_master = 0, status_with_master = 0, beyond_device = 0, beyond_bar = 0;
     std::vector<std::uint8_t> bytes_at_reply;
 
-    std::uint64_t answer() {
-        const auto m = link.receive();
-        if (!m || m->cmd != mpqemu_cmd::ret || m->payload.size() != 8) {
-            failures.push_back("no RET");
-            return 0;
-        }
-        std::uint64_t v;
-        std::memcpy(&v, m->payload.data(), 8);
-        return v;
-    }
-    void config_write(std::uint32_t addr, std::uint32_t value, int len) {
-        const auto p = config_payload({addr, value, len});
-        link.send(mpqemu_cmd::pci_cfgwrite, p.data(), p.size());
-        answer();
-    }
-    std::uint64_t bar_op(mpqemu_cmd cmd, std::uint64_t addr, std::uint64_t value = 0) {
-        const auto p = bar_payload({addr, value, 4, true});
-        link.send(cmd, p.data(), p.size());
-        return answer();
-    }
-
     void run(int ram_fd, const std::uint8_t* ram) {
-        std::vector<std::uint8_t> sync(max_payload, 0);
-        const std::uint64_t size = 4096;
-        std::memcpy(&sync[0], &ram_gpa, 8);
-        std::memcpy(&sync[64], &size, 8);
-        link.send(mpqemu_cmd::sync_sysmem, sync.data(), sync.size(), {ram_fd});
+        sync_sysmem(ram_gpa, 4096, ram_fd);
         config_write(0x10, std::uint32_t(bar), 4);
         config_write(0x04, command_memory, 2);  // memory space on, bus mastering off
-        bar_op(mpqemu_cmd::bar_write, bar + TINY_DMA_LO, ram_gpa);
-        bar_op(mpqemu_cmd::bar_write, bar + TINY_GO, 1);
-        status_without_master = bar_op(mpqemu_cmd::bar_read, bar + TINY_STATUS);
+        bar_write(bar + TINY_DMA_LO, ram_gpa);
+        bar_write(bar + TINY_GO, 1);
+        status_without_master = bar_read(bar + TINY_STATUS);
         config_write(0x04, command_memory | command_bus_master, 2);
-        bar_op(mpqemu_cmd::bar_write, bar + TINY_GO, 1);
+        bar_write(bar + TINY_GO, 1);
         // Read at once: with time::settle the copy happened before the RET was sent.
         bytes_at_reply.assign(ram + TINY_DMA_BYTES, ram + 2 * TINY_DMA_BYTES);
-        status_with_master = bar_op(mpqemu_cmd::bar_read, bar + TINY_STATUS);
-        beyond_device = bar_op(mpqemu_cmd::bar_read, bar + 0x800);  // in BAR0, past the device's registers
-        beyond_bar = bar_op(mpqemu_cmd::bar_read, bar + 0x1000);    // past BAR0
+        status_with_master = bar_read(bar + TINY_STATUS);
+        beyond_device = bar_read(bar + 0x800);  // in BAR0, past the device's registers
+        beyond_bar = bar_read(bar + 0x1000);    // past BAR0
     }
 };
 
@@ -90,7 +64,7 @@ TEST(QemuPciDevice, AScriptedQemuThroughTheShell) {
     fake_qemu qemu{unique_fd(sv[1])};
     std::thread peer([&] {
         qemu.run(ram_fd, ram);
-        ::shutdown(qemu.link.fd(), SHUT_RDWR);  // QEMU is gone: the simulation ends
+        qemu.hang_up();
     });
     sc_core::sc_start();
     peer.join();

@@ -15,6 +15,7 @@
 #include <vector>
 
 #include "qemu_tiny_model.h"
+#include "scripted_qemu.h"
 #include "systolic/qemu_pci/pci_device.h"
 
 namespace {
@@ -29,44 +30,26 @@ TEST(QemuPciFree, TheSimulationRunsBetweenRequests) {
     std::uint8_t* ram = guest.bytes;
     systolic::test::tiny_function f{unique_fd(sv[0]), time_mode::free};
 
-    mpqemu_link qemu{unique_fd(sv[1])};
+    systolic::test::scripted_qemu qemu{unique_fd(sv[1])};
     std::uint64_t status_at_once = 99, polls = 0, status = 0;
     std::vector<std::uint8_t> bytes;
     std::thread peer([&] {
-        auto answer = [&] {
-            const auto m = qemu.receive();
-            std::uint64_t v = 0;
-            if (m && m->payload.size() == 8) std::memcpy(&v, m->payload.data(), 8);
-            return v;
-        };
-        auto config_write = [&](std::uint32_t addr, std::uint32_t value, int len) {
-            const auto p = config_payload({addr, value, len});
-            qemu.send(mpqemu_cmd::pci_cfgwrite, p.data(), p.size());
-            answer();
-        };
-        auto bar_op = [&](mpqemu_cmd cmd, std::uint64_t addr, std::uint64_t value = 0) {
-            const auto p = bar_payload({addr, value, 4, true});
-            qemu.send(cmd, p.data(), p.size());
-            return answer();
-        };
-        std::vector<std::uint8_t> sync(max_payload, 0);
-        const std::uint64_t gpa = 0x10000, size = 4096, bar = 0xfe000000;
-        std::memcpy(&sync[0], &gpa, 8);
-        std::memcpy(&sync[64], &size, 8);
-        qemu.send(mpqemu_cmd::sync_sysmem, sync.data(), sync.size(), {ram_fd});
-        config_write(0x10, std::uint32_t(bar), 4);
-        config_write(0x04, command_memory | command_bus_master, 2);
-        bar_op(mpqemu_cmd::bar_write, bar + TINY_DMA_LO, gpa);
-        bar_op(mpqemu_cmd::bar_write, bar + TINY_GO, 1);
-        status_at_once = bar_op(mpqemu_cmd::bar_read, bar + TINY_STATUS);
+        const std::uint64_t gpa = 0x10000, bar = 0xfe000000;
+        qemu.sync_sysmem(gpa, 4096, ram_fd);
+        qemu.config_write(0x10, std::uint32_t(bar), 4);
+        qemu.config_write(0x04, command_memory | command_bus_master, 2);
+        qemu.bar_write(bar + TINY_DMA_LO, gpa);
+        qemu.bar_write(bar + TINY_GO, 1);
+        status_at_once = qemu.bar_read(bar + TINY_STATUS);
         for (status = status_at_once; status == 0 && polls < 100000; ++polls)
-            status = bar_op(mpqemu_cmd::bar_read, bar + TINY_STATUS);
+            status = qemu.bar_read(bar + TINY_STATUS);
         bytes.assign(ram + TINY_DMA_BYTES, ram + 2 * TINY_DMA_BYTES);
-        ::shutdown(qemu.fd(), SHUT_RDWR);
+        qemu.hang_up();
     });
     sc_core::sc_start();
     peer.join();
 
+    EXPECT_TRUE(qemu.failures.empty()) << qemu.failures.front();
     EXPECT_EQ(f.dev.link_failure(), "");
     // Whether the first read already finds the copy done depends on how soon the read arrives
     // (the simulation runs a quantum whenever no request waits): the wait loop ends either way.

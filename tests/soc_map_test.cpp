@@ -9,6 +9,7 @@
 #include <stdexcept>
 #include <string>
 
+#include "doc_table.h"
 #include "finisher.h"
 #include "hart_core.h"
 #include "soc_regions.h"
@@ -19,33 +20,8 @@
 namespace {
 
 using systolic::soc::soc_regions;
-
-std::string read(const char* path) {
-    std::ifstream in(path);
-    std::ostringstream os;
-    os << in.rdbuf();
-    return os.str();
-}
-
-// The line of `doc` that names `macro` in backquotes, and the backquoted numbers on it.
-std::vector<std::uint64_t> row_numbers(const std::string& doc, const std::string& macro) {
-    std::istringstream lines(doc);
-    for (std::string line; std::getline(lines, line);) {
-        if (line.rfind("| ", 0) != 0 || line.find("`" + macro + "`") == std::string::npos) continue;
-        std::vector<std::uint64_t> out;
-        for (auto open = line.find('`'); open != std::string::npos; open = line.find('`', open + 1)) {
-            const auto close = line.find('`', open + 1);
-            if (close == std::string::npos) break;
-            const std::string quoted = line.substr(open + 1, close - open - 1);
-            if (!quoted.empty() && quoted.find_first_not_of("0123456789abcdefx") == std::string::npos)
-                out.push_back(std::stoull(quoted, nullptr, 0));
-            open = close;
-        }
-        return out;
-    }
-    ADD_FAILURE() << "docs/soc.md has no table row naming `" << macro << "`";
-    return {};
-}
+using systolic::test::read;
+using systolic::test::row_numbers;
 
 // The number after `key` in `text`.
 std::uint64_t number_after(const std::string& text, const std::string& key) {
@@ -57,7 +33,7 @@ std::uint64_t number_after(const std::string& text, const std::string& key) {
 TEST(SocMap, TheDocsMapTableIsTheHeaders) {
     const std::string doc = read(SOC_DOC);
     for (const auto& r : soc_regions) {
-        const auto numbers = row_numbers(doc, std::string("SOC_") + r.macro + "_BASE");
+        const auto numbers = row_numbers(doc, "docs/soc.md", std::string("SOC_") + r.macro + "_BASE");
         ASSERT_GE(numbers.size(), 2u) << r.name;
         EXPECT_EQ(numbers[0], r.base) << r.name;
         EXPECT_EQ(numbers[1], r.size) << r.name;
@@ -80,7 +56,7 @@ TEST(SocMap, TheDocsRegisterAndInterruptTablesAreTheHeaders) {
                      SOC_REGISTER(SOC_FINISHER_CODE),  SOC_REGISTER(SOC_ACCEL_IRQ),
                      SOC_REGISTER(SOC_TIMER_IRQ)};
     for (const auto& r : registers) {
-        const auto numbers = row_numbers(doc, r.macro);
+        const auto numbers = row_numbers(doc, "docs/soc.md", r.macro);
         ASSERT_GE(numbers.size(), 1u) << r.macro;
         EXPECT_EQ(numbers[0], r.value) << r.macro;
     }

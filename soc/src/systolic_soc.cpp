@@ -13,8 +13,8 @@
 #include <systemc>
 
 #include "accelerator_pricing.h"
+#include "checked_report.h"
 #include "cli_values.h"
-#include "io/job_json.h"
 #include "io/output_set.h"
 #include "io/process.h"
 #include "io/text.h"
@@ -22,7 +22,6 @@
 #include "platform.h"
 #include "soc_options.h"
 #include "systolic/observe/file_sink.h"
-#include "systolic/verify/passive_checker.h"
 #include "time_text.h"
 
 namespace {
@@ -73,16 +72,9 @@ int exit_status(soc::platform& chip, sc_core::sc_time timeout) {
 
 // What the checks found, and the summary line.
 void print_summary(soc::platform& chip, double wall_seconds) {
-    // The accelerator's refusals and ERR_DMA, with their reasons: the firmware sees only a code in
-    // ERROR. They are no failures when the checker found them right.
-    for (const auto& e : chip.accelerator_errors())
-        std::cout << "accelerator: " << e << "\n";
     const auto& failures = chip.job_failures();
     const auto violations = chip.protocol_violations();
-    for (const auto& f : failures)
-        std::cout << "check failed: " << f << "\n";
-    for (const auto& v : violations)
-        std::cout << "protocol violation: " << v << "\n";
+    components::print_check_lines(std::cout, chip.accel, violations);
     const double mips = wall_seconds > 0 ? double(chip.cpu.retired()) / wall_seconds / 1e6 : 0;
     char mips_text[32];
     std::snprintf(mips_text, sizeof mips_text, "%.1f", mips);
@@ -93,31 +85,14 @@ void print_summary(soc::platform& chip, double wall_seconds) {
               << " protocol violations\n";
 }
 
-// --json: the verdict, and each START the passive checker saw with the counters every report
-// shares (io/job_json.h): zeros, and no scoreboard, for a job that did not run.
-// With --energy (`energy`), each job that ran has its ENERGY register's value too.
+// --json: the verdict, and each job the passive checker saw (checked_report.h).
 std::string report_json(soc::platform& chip, std::size_t array, int status, bool energy) {
-    nlohmann::json r = {{"array", array},
-                        {"exit_status", status},
-                        {"pass", status == 0},
-                        {"failures", chip.job_failures().size()},
-                        {"protocol_violations", chip.protocol_violations().size()},
-                        {"jobs", nlohmann::json::array()}};
-    for (const auto& j : chip.accel.checks().jobs()) {
-        std::optional<io::scoreboard_counts> sb;
-        if (j.scoreboard) sb = io::scoreboard_counts_of(*j.scoreboard);
-        nlohmann::json job = io::job_json(
-            {j.shape.m, j.shape.k, j.shape.p, j.advance_edges, j.macs_padded, j.macs_real, {}, {}, {}, sb});
-        job.update({{"index", j.index},
-                    {"job", j.job},
-                    {"dtype", j.scoreboard ? nlohmann::json(to_string(j.format)) : nlohmann::json()},
-                    {"outcome", to_string(j.what)},
-                    {"pass", j.pass},
-                    {"error", j.error},
-                    {"errors", j.errors}});
-        if (energy && j.scoreboard) job["energy_pj"] = j.energy_pj;
-        r["jobs"].push_back(job);
-    }
+    const nlohmann::json r = {{"array", array},
+                              {"exit_status", status},
+                              {"pass", status == 0},
+                              {"failures", chip.job_failures().size()},
+                              {"protocol_violations", chip.protocol_violations().size()},
+                              {"jobs", components::checked_jobs_json(chip.accel, energy)}};
     return r.dump(2) + "\n";
 }
 

@@ -96,6 +96,12 @@ public:
     const tile_controller<Format>& controller() const {
         return *lane_of<Format>().ctrl;
     }
+    // A known defect to plant in the jobs of `Format` that follow (fault_hooks.h; testbench use, as
+    // a platform's --inject; null: none). Not owned.
+    template <class Format>
+    void set_fault_hooks(fault_hooks<Format>* hooks) {
+        lane_of<Format>().ctrl->set_fault_hooks(hooks);
+    }
 
 private:
     // One number format's array and controller. Torn down newest first: the controller, the PEs

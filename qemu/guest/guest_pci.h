@@ -1,9 +1,9 @@
-/* What the QEMU tests' guest programs (qemu_guest_probe.c, qemu_guest_accel.c) do alike, from user
-   space with no driver: find a PCI function by its IDs in sysfs, turn on its memory space and bus
-   mastering through its config file, map BAR0; and lock a page of their own whose physical address
-   (from /proc/self/pagemap) a device's DMA can use. Each returns NULL, or what failed. */
-#ifndef QEMU_GUEST_PCI_H
-#define QEMU_GUEST_PCI_H
+/* What guest programs of systolic-qemu (systolic_exit.c) and of the QEMU tests (qemu_guest_probe.c,
+   qemu_guest_accel.c) do alike, from user space with no driver: find a PCI function by its IDs in sysfs, turn
+   on its memory space and bus mastering through its config file, map BAR0; and lock a page of their own whose
+   physical address (from /proc/self/pagemap) a device's DMA can use. Each returns NULL, or what failed. */
+#ifndef SYSTOLIC_GUEST_PCI_H
+#define SYSTOLIC_GUEST_PCI_H
 
 #include <dirent.h>
 #include <fcntl.h>
@@ -24,19 +24,28 @@ static unsigned guest_read_hex(const char* dir, const char* name) {
     return (unsigned)strtoul(text, NULL, 16);
 }
 
-/* The function vendor:device, enabled, its BAR0's first `bytes` mapped at *bar0. */
-static const char* guest_open_function(unsigned vendor, unsigned device, size_t bytes,
-                                       volatile uint32_t** bar0) {
-    char dev[300] = {0}, path[400];
+/* The sysfs directory of the function vendor:device in dev (of size n); 0, or -1 when there is none. */
+static int guest_find_function(unsigned vendor, unsigned device, char* dev, size_t n) {
+    char path[400];
+    int found = -1;
     DIR* d = opendir("/sys/bus/pci/devices");
     struct dirent* e;
     while (d && (e = readdir(d))) {
         snprintf(path, sizeof path, "/sys/bus/pci/devices/%s", e->d_name);
-        if (guest_read_hex(path, "vendor") == vendor && guest_read_hex(path, "device") == device)
-            strcpy(dev, path);
+        if (guest_read_hex(path, "vendor") == vendor && guest_read_hex(path, "device") == device) {
+            snprintf(dev, n, "%s", path);
+            found = 0;
+        }
     }
     if (d) closedir(d);
-    if (!dev[0]) return "no such function on the bus";
+    return found;
+}
+
+/* The function vendor:device, enabled, its BAR0's first `bytes` mapped at *bar0. */
+static const char* guest_open_function(unsigned vendor, unsigned device, size_t bytes,
+                                       volatile uint32_t** bar0) {
+    char dev[300], path[400];
+    if (guest_find_function(vendor, device, dev, sizeof dev) != 0) return "no such function on the bus";
     snprintf(path, sizeof path, "%s/config", dev);
     int cfg = open(path, O_RDWR);
     uint16_t command = 0;

@@ -1,0 +1,51 @@
+// The guest systolic-qemu boots: the checks before QEMU starts (the QEMU, the kernel, the driver,
+// the program), the initramfs it builds (busybox, the driver, the test-exit writer, the user's
+// program and files, an /init that ties them), and QEMU's command line. Plain C++, no SystemC.
+#pragma once
+
+#include <stdexcept>
+#include <string>
+#include <vector>
+
+#include "systolic/qemu_pci/initramfs.h"
+
+namespace systolic::qemu {
+
+// Something the run needs is missing or unusable (exit 2): one line.
+struct setup_error : std::runtime_error {
+    using std::runtime_error::runtime_error;
+};
+
+// The QEMU this platform speaks to: the multi-process link is QEMU-private, so only the version it
+// was written against (7.2, Debian 12's) is accepted, with its proxy and doorbell devices.
+inline constexpr int qemu_major = 7, qemu_minor = 2;
+void check_qemu(const std::string& binary);
+
+// The guest's kernel when none is given: the one scripts/setup downloads into the build tree, else
+// the newest /boot/vmlinuz-*.
+std::string default_kernel();
+// The release a bzImage names in its header ("6.1.0-57-amd64"), and the one a module was built for
+// (its vermagic).
+std::string kernel_release(const std::string& bzimage);
+std::string module_release(const std::string& module);
+
+// The guest's own files: busybox (static), the test-exit writer, the driver.
+struct guest_parts {
+    std::string busybox, exit_writer, module;
+};
+// Beside the executable (guest/, in the build tree), else where the install put them.
+guest_parts find_guest_parts();
+
+// The initramfs: busybox, the driver in /lib/modules, systolic-exit, `run`'s program in
+// /usr/local/bin, each guest file in /data, and /init, which loads the driver, runs the program with
+// its arguments, unloads the driver, writes the program's status to the test-exit register and
+// powers off. A program that is no static x86-64 executable or script is a setup_error.
+std::vector<qemu_pci::initramfs_entry> guest_image(const guest_parts& parts,
+                                                   const std::vector<std::string>& run,
+                                                   const std::vector<std::string>& guest_files);
+
+// QEMU's arguments: fd 3 is the accelerator's link, fd 4 the doorbell's, fd 5 the serial console.
+std::vector<std::string> qemu_args(const std::string& kernel, const std::string& initrd,
+                                   const std::string& append);
+
+}  // namespace systolic::qemu
