@@ -9,14 +9,6 @@
 
 #include "guest_pci.h"
 
-/* Writes `text` to the sysfs file `path`; 0 on success. */
-static int write_sysfs(const char* path, const char* text) {
-    FILE* f = fopen(path, "w");
-    if (!f) return -1;
-    const int ok = fputs(text, f) >= 0;
-    return fclose(f) == 0 && ok ? 0 : -1;
-}
-
 static double now_ns(void) {
     struct timespec t;
     clock_gettime(CLOCK_MONOTONIC, &t);
@@ -32,23 +24,14 @@ int main(int argc, char** argv) {
                    device = (unsigned)strtoul(argv[2], NULL, 16);
     const unsigned offset = (unsigned)strtoul(argv[3], NULL, 0);
     const long count = strtol(argv[4], NULL, 10);
-    char dev[300], path[400], driver[400] = {0};
+    char dev[300], driver[400];
     if (guest_find_function(vendor, device, dev, sizeof dev) != 0) {
         fprintf(stderr, "qemu_register_loop: no function %04x:%04x\n", vendor, device);
         return 1;
     }
-    const char* slot = strrchr(dev, '/') + 1;
-    snprintf(path, sizeof path, "%s/driver", dev);
-    char link[400];
-    const ssize_t n = readlink(path, link, sizeof link - 1);
-    if (n > 0) {
-        link[n] = 0;
-        snprintf(driver, sizeof driver, "/sys/bus/pci/drivers/%s", strrchr(link, '/') + 1);
-        snprintf(path, sizeof path, "%s/unbind", driver);
-        if (write_sysfs(path, slot) != 0) {
-            fprintf(stderr, "qemu_register_loop: cannot unbind %s from its driver\n", slot);
-            return 1;
-        }
+    if (guest_unbind_function(dev, driver, sizeof driver) != 0) {
+        fprintf(stderr, "qemu_register_loop: cannot unbind %s from its driver\n", dev);
+        return 1;
     }
     volatile uint32_t* bar0;
     const char* failed = guest_open_function(vendor, device, offset + 4, &bar0);
@@ -65,12 +48,9 @@ int main(int argc, char** argv) {
     const double per_read = (now_ns() - begin) / (double)count;
     printf("%04x:%04x ns_per_read=%.0f (value 0x%08x)\n", vendor, device, per_read, bar0[offset / 4]);
     munmap((void*)bar0, offset + 4);
-    if (driver[0]) {
-        snprintf(path, sizeof path, "%s/bind", driver);
-        if (write_sysfs(path, slot) != 0) {
-            fprintf(stderr, "qemu_register_loop: cannot bind %s to its driver again\n", slot);
-            return 1;
-        }
+    if (guest_rebind_function(dev, driver) != 0) {
+        fprintf(stderr, "qemu_register_loop: cannot bind %s to its driver again\n", dev);
+        return 1;
     }
     return sum == 0xdeadbeef; /* keeps the reads */
 }

@@ -61,6 +61,36 @@ static const char* guest_open_function(unsigned vendor, unsigned device, size_t 
     return NULL;
 }
 
+/* Writes `text` to the sysfs file `path`; 0 on success. */
+static int guest_write_sysfs(const char* path, const char* text) {
+    FILE* f = fopen(path, "w");
+    if (!f) return -1;
+    const int ok = fputs(text, f) >= 0;
+    return fclose(f) == 0 && ok ? 0 : -1;
+}
+
+/* Lets the function at sysfs directory dev go from its driver, if one holds it (sysfs maps no BAR a
+   driver holds), naming the driver's directory in driver (of size n; "" when none held it). 0, or
+   -1 when it cannot. guest_rebind_function gives it back. */
+static int guest_unbind_function(const char* dev, char* driver, size_t n) {
+    char path[400], link[400];
+    snprintf(path, sizeof path, "%s/driver", dev);
+    const ssize_t len = readlink(path, link, sizeof link - 1);
+    driver[0] = 0;
+    if (len <= 0) return 0;
+    link[len] = 0;
+    snprintf(driver, n, "/sys/bus/pci/drivers/%s", strrchr(link, '/') + 1);
+    snprintf(path, sizeof path, "%s/unbind", driver);
+    return guest_write_sysfs(path, strrchr(dev, '/') + 1);
+}
+
+static int guest_rebind_function(const char* dev, const char* driver) {
+    char path[400];
+    if (!driver[0]) return 0;
+    snprintf(path, sizeof path, "%s/bind", driver);
+    return guest_write_sysfs(path, strrchr(dev, '/') + 1);
+}
+
 /* A zeroed, locked page of this process at *page, at physical address *phys. */
 static const char* guest_locked_page(uint8_t** page, uint64_t* phys) {
     const long size = sysconf(_SC_PAGESIZE);

@@ -101,7 +101,10 @@ void add_tree(const fs::path& from, const std::string& to, std::vector<initramfs
     }
     if (!fs::is_regular_file(from, ec))
         throw setup_error("--guest-file " + from.string() + ": not a file or directory");
-    out.push_back({kind::file, to, read_file("--guest-file", from.string()), 0644});
+    // As the host has it, so that a program or script among the files can be run.
+    const auto executable = fs::status(from, ec).permissions() & fs::perms::owner_exec;
+    out.push_back({kind::file, to, read_file("--guest-file", from.string()),
+                   executable != fs::perms::none ? 0755u : 0644u});
 }
 
 }  // namespace

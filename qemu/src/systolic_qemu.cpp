@@ -119,12 +119,14 @@ int exit_status(qemu::platform& chip, bool timed_out, const qemu::qemu_options& 
     return checks ? 0 : exit_failed;
 }
 
-std::string report_json(qemu::platform& chip, std::size_t array, int status, bool energy) {
+std::string report_json(qemu::platform& chip, std::size_t array, int status, std::uint64_t interrupts,
+                        bool energy) {
     const nlohmann::json r = {
         {"array", array},
         {"exit_status", status},
         {"pass", status == 0},
         {"guest_exit_code", chip.exit_code() ? nlohmann::json(*chip.exit_code()) : nlohmann::json()},
+        {"interrupts", interrupts},
         {"failures", chip.job_failures().size()},
         {"protocol_violations", chip.protocol_violations().size()},
         {"jobs", components::checked_jobs_json(chip.accel, energy)}};
@@ -179,6 +181,7 @@ int sc_main(int argc, char* argv[]) {
     std::optional<qp::doorbell_server> doorbell;
     std::optional<qp::qemu_child> qemu;
     qp::unique_fd console;
+    std::uint64_t interrupts = 0;  // rising edges of the accelerator's irq the doorbell rang
     try {
         auto [link, link_qemu] = socket_pair("accelerator");
         auto [bell, bell_qemu] = socket_pair("doorbell");
@@ -189,7 +192,9 @@ int sc_main(int argc, char* argv[]) {
         // The accelerator's level interrupt as the doorbell's MSI-X vector 0, once per rising edge:
         // the driver reads IRQ_STATUS when it comes.
         chip->pci.set_interrupt_bridge([&](bool level) {
-            if (level) doorbell->ring(0);
+            if (!level) return;
+            doorbell->ring(0);
+            ++interrupts;
         });
         waves.open(files);
         std::vector<qp::unique_fd> more;
@@ -236,12 +241,13 @@ int sc_main(int argc, char* argv[]) {
     char wall_text[32];
     std::snprintf(wall_text, sizeof wall_text, "%.1f", wall);
     std::cout << "systolic-qemu: " << wall_text << " s, " << cli::format_time(sc_core::sc_time_stamp())
-              << " simulated, " << chip->jobs_checked() << " jobs checked, " << chip->job_failures().size()
-              << " failures, " << chip->bus_transactions_checked() << " bus transactions checked, "
-              << violations.size() << " protocol violations\n";
+              << " simulated, " << chip->jobs_checked() << " jobs checked, " << interrupts << " interrupts, "
+              << chip->job_failures().size() << " failures, " << chip->bus_transactions_checked()
+              << " bus transactions checked, " << violations.size() << " protocol violations\n";
     try {
         waves.finish(files);
-        const std::string report = o.json ? report_json(*chip, o.array, status, bool(o.energy.table)) : "";
+        const std::string report =
+            o.json ? report_json(*chip, o.array, status, interrupts, bool(o.energy.table)) : "";
         if (o.json) files.set(*o.json, {report});
         files.prepare();
         io::flush_stdout();

@@ -228,8 +228,10 @@ bool pci_device::get_direct_mem_ptr(tlm::tlm_generic_payload& t, tlm::tlm_dmi& d
     return true;
 }
 
+// The device's debug view of the bus is what its DMA reaches (a checker that reads memory through it
+// predicts the job's DMA from it): nothing without bus mastering.
 unsigned int pci_device::transport_dbg(tlm::tlm_generic_payload& t) {
-    std::uint8_t* host = m_ram.find(t.get_address(), t.get_data_length());
+    std::uint8_t* host = m_config.bus_master() ? m_ram.find(t.get_address(), t.get_data_length()) : nullptr;
     if (!host) return 0;
     if (t.is_read())
         std::memcpy(t.get_data_ptr(), host, t.get_data_length());
