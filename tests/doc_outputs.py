@@ -9,7 +9,8 @@ prints, line for line, except that:
   - a first line `$ build/COMMAND` shows the command as a reader types it from the source tree;
   - a line `...` stands for any lines the quote leaves out (at the end: whatever follows, such as the
     platform's own lines after a firmware's);
-  - the figure before ` MIPS` is the host's speed, so any figure stands for it.
+  - figures of the host's speed stand for any: the figure before ` MIPS`, the wall-clock seconds
+    of systolic-qemu's summary, and the guest kernel's timestamps (`[    1.806495]`).
 COMMAND must exit 0. Each difference is one line naming the Markdown file and line, with what the
 program prints there, so that the fix is to copy it. The blocks are found by tests/doc_snippets.py's
 parser. Exit status 0 when every quote matches, 1 otherwise, 2 for bad usage.
@@ -24,11 +25,19 @@ import sys
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from doc_snippets import blocks  # noqa: E402
 
-HOST_SPEED = re.compile(r"\d+(\.\d+)? MIPS")
+HOST_SPEED = [(re.compile(r"\d+(\.\d+)? MIPS"), "MIPS"),
+              (re.compile(r"^systolic-qemu: \d+(\.\d+)? s, "), "systolic-qemu: s, "),
+              (re.compile(r"^\[ *\d+\.\d+\] "), "[] ")]
+
+
+def host_free(line):
+    for pattern, stand_in in HOST_SPEED:
+        line = pattern.sub(stand_in, line)
+    return line
 
 
 def same(quoted, printed):
-    return HOST_SPEED.sub("MIPS", quoted) == HOST_SPEED.sub("MIPS", printed)
+    return host_free(quoted) == host_free(printed)
 
 
 def compare(quote, printed):

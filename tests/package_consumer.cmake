@@ -24,7 +24,9 @@ foreach(f include/systolic/accelerator.h include/systolic/accelerator_regs.h inc
           share/systolic/vp/default.vps share/systolic/vp/registers.vps
           include/systolic/energy/price.h include/systolic/qemu_pci/pci_device.h
           include/systolic/qemu_pci/qemu_child.h share/systolic/energy/horowitz45.json
-          share/systolic/energy/accelergy45.json share/systolic/energy/tpu7.json)
+          share/systolic/energy/accelergy45.json share/systolic/energy/tpu7.json
+          bin/systolic-qemu share/systolic/qemu/systolic-exit include/systolic/qemu_map.h
+          include/systolic/linux/systolic.h include/systolic/linux/runtime.h)
   if(NOT EXISTS ${WORK_DIR}/prefix/${f})
     message(FATAL_ERROR "not installed: ${f}")
   endif()

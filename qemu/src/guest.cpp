@@ -152,24 +152,38 @@ std::string module_release(const std::string& module) {
     return bytes.substr(from, end == std::string::npos ? std::string::npos : end - from);
 }
 
-guest_parts find_guest_parts() {
+guest_parts find_guest_parts(const std::string& release) {
     const fs::path here = exe_dir();
     guest_parts p;
-    for (const fs::path& dir : {here / "guest", here / ".." / "share" / "systolic" / "qemu"}) {
-        std::error_code ec;
-        if (!fs::exists(dir / "systolic-exit", ec)) continue;
-        p.exit_writer = (dir / "systolic-exit").string();
-        p.module = (dir / "systolic.ko").string();
-        if (!fs::exists(p.module, ec))
-            throw setup_error(
-                "the driver " + p.module +
-                " was not built (it needs Debian's linux-headers of the guest kernel: scripts/setup)");
-        break;
-    }
+    std::error_code ec;
+    // The build tree (guest/ beside the executable, the driver in linux/module/<release>/), then the
+    // install (share/systolic/qemu/, share/systolic/linux/<release>/).
+    const fs::path share = here / ".." / "share" / "systolic";
+    for (const fs::path& exit : {here / "guest" / "systolic-exit", share / "qemu" / "systolic-exit"})
+        if (fs::exists(exit, ec)) {
+            p.exit_writer = exit.lexically_normal().string();
+            break;
+        }
     if (p.exit_writer.empty())
         throw setup_error("systolic-exit, the guest's test-exit writer, is not installed");
+    const fs::path modules[] = {here / ".." / "linux" / "module" / release / "systolic.ko",
+                                share / "linux" / release / "systolic.ko"};
+    for (const fs::path& module : modules)
+        if (fs::exists(module, ec)) {
+            p.module = module.lexically_normal().string();
+            break;
+        }
+    if (p.module.empty())
+        throw setup_error("no driver was built for Linux " + release + " (it needs Debian's linux-headers-" +
+                          release + ": scripts/setup installs them), nor installed in " +
+                          modules[1].lexically_normal().parent_path().string());
+    for (const fs::path& tests :
+         {here / ".." / "linux" / "systolic-linux-test", share / "qemu" / "systolic-linux-test"})
+        if (fs::exists(tests, ec)) {
+            p.driver_tests = tests.lexically_normal().string();
+            break;
+        }
     p.busybox = "/bin/busybox";
-    std::error_code ec;
     if (!fs::exists(p.busybox, ec))
         throw setup_error("no /bin/busybox for the guest (apt-get install busybox-static)");
     return p;

@@ -29,12 +29,14 @@ std::string default_kernel();
 std::string kernel_release(const std::string& bzimage);
 std::string module_release(const std::string& module);
 
-// The guest's own files: busybox (static), the test-exit writer, the driver.
+// The guest's own files: busybox (static), the test-exit writer, the driver, and the driver's tests
+// (linux/tests), whose seed job is what the guest runs when no program is given.
 struct guest_parts {
-    std::string busybox, exit_writer, module;
+    std::string busybox, exit_writer, module, driver_tests;
 };
-// Beside the executable (guest/, in the build tree), else where the install put them.
-guest_parts find_guest_parts();
+// The driver built for the kernel release `release`, and the rest: in the build tree, else where the
+// install put them.
+guest_parts find_guest_parts(const std::string& release);
 
 // The initramfs: busybox, the driver in /lib/modules, systolic-exit, `run`'s program in
 // /usr/local/bin, each guest file in /data, and /init, which loads the driver, runs the program with

@@ -106,7 +106,7 @@ std::optional<int> parse_options(int argc, char* argv[], qemu_options& o, int us
     app.footer(
         "--run PROG [ARGS...]  run PROG (a static x86-64 program, or a script) in the guest once the "
         "driver is loaded; the rest of the line is its arguments; its exit status is systolic-qemu's "
-        "(default: the built-in example)\n" +
+        "(default: the built-in example, the seeds' job through the driver)\n" +
         cli::option_rules_help(qemu_option_rules()));
     if (const auto status = cli::parse_command_line(app, ours, argv, "systolic-qemu", usage_status))
         return status;

@@ -162,13 +162,12 @@ int sc_main(int argc, char* argv[]) {
             initrd = *o.initrd;
             files.add_input({"--initrd", initrd});
         } else {
-            const qemu::guest_parts parts = qemu::find_guest_parts();
-            const std::string built_for = qemu::module_release(parts.module);
-            if (built_for != release)
-                throw qemu::setup_error("the driver was built for Linux " + built_for + ", the kernel " +
-                                        kernel + " is " + release +
-                                        ": give --kernel of that release, or build the driver "
-                                        "against this one's headers");
+            const qemu::guest_parts parts = qemu::find_guest_parts(release);
+            if (const std::string built_for = qemu::module_release(parts.module); built_for != release)
+                throw qemu::setup_error("the driver " + parts.module + " was built for Linux " + built_for +
+                                        ", not " + release);
+            // With no program, the built-in example: the seeds' job through the driver.
+            if (o.run.empty() && !parts.driver_tests.empty()) o.run = {parts.driver_tests, "seed"};
             initrd_fd = initramfs_file(qemu::guest_image(parts, o.run, o.guest_files));
             initrd = "/dev/fd/6";
         }

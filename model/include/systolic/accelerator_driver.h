@@ -1,3 +1,4 @@
+/* SPDX-License-Identifier: Apache-2.0 OR GPL-2.0-only */
 /* <systolic/accelerator_driver.h>: a small driver for the systolic accelerator, C99 and C++.
  * Header-only, no allocation, no OS: the platform gives two register accessors (a bare-metal
  * driver's are volatile loads and stores; a SystemC CPU model's are TLM transactions), and the
