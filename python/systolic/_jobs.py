@@ -13,6 +13,8 @@ removed, nothing is written, and the signal then goes to the program's own handl
 KeyboardInterrupt; SIGTERM and SIGHUP: the process ends by the signal), as in the C++ tools.
 """
 
+from __future__ import annotations
+
 import atexit
 import contextlib
 import json
@@ -24,13 +26,16 @@ import subprocess
 import sys
 import tempfile
 import threading
+from typing import Any, Dict, Optional, Tuple, Union
 
 import numpy as np
+import numpy.typing as npt
 
-from . import _systolic
+from . import _options, _systolic
 from ._wire import read_message, view, write_message
 
 UsageError = _systolic.UsageError
+ArrayShape = Union[int, Tuple[int, int]]  # N (an N x N array) or (R, C)
 
 # The formats come from the model's one list, through the native module (number_format.h).
 # The numpy dtype each format's operands are given in (bf16 is rounded from float32).
@@ -42,40 +47,28 @@ for _name, _dtype in _OPERAND_DTYPES.items():
     _FORMAT_OF.setdefault(_dtype, _name)
 _FORMAT_NAMES = ", ".join(list(_OPERAND_DTYPES)[:-1]) + " or " + list(_OPERAND_DTYPES)[-1]
 _ALIGN = 64
+_ENGINES = _options.choices_of("--engine")
+
+
+def _is_array_shape(array: Any) -> bool:
+    """N, (R, C) or "RxC": the values are range-checked by systolic-tb's parser, with its message."""
+    def integer(v: Any) -> bool:
+        return isinstance(v, (int, np.integer)) and not isinstance(v, bool)
+    if isinstance(array, (tuple, list)):
+        return len(array) == 2 and all(integer(v) for v in array)
+    return isinstance(array, str) or integer(array)
 
 
 class CheckError(RuntimeError):
     """The scoreboard failed the job: ``report`` and ``c`` say what happened."""
 
-    def __init__(self, message, report, c):
+    report: Dict[str, Any]
+    c: Optional[np.ndarray]
+
+    def __init__(self, message: str, report: Dict[str, Any], c: Optional[np.ndarray]) -> None:
         super().__init__(message)
         self.report = report
         self.c = c
-
-
-def _option_args(options, directory):
-    """systolic-tb's arguments; an array given for an option that takes a file (scale_file=...)
-    is written to a .npy file in `directory`."""
-    args = []
-    for name, value in options.items():
-        if value is None or value is False:
-            continue
-        flag = "--" + name.replace("_", "-")
-        if value is True:
-            args.append(flag)
-        elif isinstance(value, np.ndarray):
-            path = os.path.join(directory, name + ".npy")
-            np.save(path, value)
-            args += [flag, path]
-        else:
-            args += [flag, _text(value)]
-    return args
-
-
-def _text(value):
-    if isinstance(value, (tuple, list)):
-        return "x".join(str(v) for v in value)
-    return str(value)
 
 
 def _operand(x, dtype, which):
@@ -221,7 +214,7 @@ def _run(key, args, a, b, c_bytes):
     return worker.run(args, a, b, c_bytes)
 
 
-def close():
+def close() -> None:
     """Ends every worker process (they end with the interpreter anyway)."""
     with _workers_lock:
         while _workers:
@@ -236,9 +229,9 @@ def _job(a, b, array, dtype, engine, job_options):
     has_arrays = any(isinstance(v, np.ndarray) for v in job_options.values())
     with (tempfile.TemporaryDirectory(prefix="systolic-") if has_arrays
           else contextlib.nullcontext()) as directory:
-        args = ["--array", _text(array), "--dtype", dtype, "--engine", engine,
+        args = ["--array", _options.text(array), "--dtype", dtype, "--engine", engine,
                 "--m", str(a.shape[0]), "--k", str(a.shape[1]), "--p", str(b.shape[1])]
-        args += _option_args(job_options, directory)
+        args += _options.arguments(job_options, directory)
         # Bad options, and a job too big for --max-memory, are refused here: before a process
         # starts or the operands are copied into the memory shared with it.
         key = _systolic.bench_key(args)
@@ -247,7 +240,9 @@ def _job(a, b, array, dtype, engine, job_options):
         return _run(key, args, a, b, c_bytes)
 
 
-def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options):
+def matmul(a: npt.ArrayLike, b: npt.ArrayLike, array: ArrayShape = 2, dtype: Optional[str] = None,
+           engine: str = "cycle", check: bool = True,
+           **job_options: Any) -> Tuple[Optional[np.ndarray], Dict[str, Any]]:
     """C = A·B on the model, checked by its scoreboard.
 
     a: M x K, b: K x P (numpy arrays or anything np.asarray takes). array: N or (R, C).
@@ -256,6 +251,9 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
     "-" written "_", e.g. k_tile=64, dataflow="ws", out_dtype="int8", scale=0.5,
     order="snake", packed=True, vcd="job.vcd" (docs/options.md). An option that takes a
     .npy file also takes an array: scale_file=np.array([...]) for per-column scales.
+    systolic.job_options lists them all, from systolic-tb's own table: an unknown keyword, a
+    flag given a value, a value given True or a value outside an option's choices is a
+    UsageError before anything runs.
 
     Returns (c, report): C as M x P (the accumulators' dtype, or int8 with
     out_dtype="int8") and systolic-tb's JSON report as a dict (docs/report-json.md).
@@ -272,6 +270,12 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
                              f"({_FORMAT_NAMES})")
     if dtype not in _OPERAND_DTYPES:
         raise UsageError(f"dtype must be one of {', '.join(_OPERAND_DTYPES)}, got {dtype!r}")
+    if engine not in _ENGINES:
+        raise UsageError(f"engine must be one of {', '.join(_ENGINES)}, got {engine!r}")
+    if not _is_array_shape(array):
+        raise UsageError(f"array must be N or (R, C), integers, got {array!r}")
+    for name, value in job_options.items():
+        _options.check(name, value)  # before the operands are converted
     a = _operand(a, dtype, "A")
     b = _operand(b, dtype, "B")
     if 0 in a.shape or 0 in b.shape:
@@ -310,3 +314,7 @@ def matmul(a, b, array=2, dtype=None, engine="cycle", check=True, **job_options)
         errors = report.get("scoreboard", {}).get("errors") or [report.get("error") or "FAIL"]
         raise CheckError(f"the scoreboard failed the job: {errors[0]}", report, c)
     return c, report
+
+
+# help() and inspect show every job option as a keyword of matmul's, from the same table.
+matmul.__signature__ = _options.signature_with_options(matmul)  # type: ignore[attr-defined]
