@@ -27,6 +27,16 @@ nlohmann::json checked_jobs_json(const checked_accelerator& accel, bool energy) 
     return jobs;
 }
 
+nlohmann::json checked_run_json(const checked_accelerator& accel, std::size_t array, int status,
+                                std::size_t violations, bool energy) {
+    return {{"array", array},
+            {"exit_status", status},
+            {"pass", status == 0},
+            {"failures", accel.failures().size()},
+            {"protocol_violations", violations},
+            {"jobs", checked_jobs_json(accel, energy)}};
+}
+
 void print_check_lines(std::ostream& out, const checked_accelerator& accel,
                        const std::vector<std::string>& violations) {
     for (const auto& e : accel.accelerator_errors())

@@ -121,15 +121,10 @@ int exit_status(qemu::platform& chip, bool timed_out, const qemu::qemu_options& 
 
 std::string report_json(qemu::platform& chip, std::size_t array, int status, std::uint64_t interrupts,
                         bool energy) {
-    const nlohmann::json r = {
-        {"array", array},
-        {"exit_status", status},
-        {"pass", status == 0},
-        {"guest_exit_code", chip.exit_code() ? nlohmann::json(*chip.exit_code()) : nlohmann::json()},
-        {"interrupts", interrupts},
-        {"failures", chip.job_failures().size()},
-        {"protocol_violations", chip.protocol_violations().size()},
-        {"jobs", components::checked_jobs_json(chip.accel, energy)}};
+    nlohmann::json r =
+        components::checked_run_json(chip.accel, array, status, chip.protocol_violations().size(), energy);
+    r["guest_exit_code"] = chip.exit_code() ? nlohmann::json(*chip.exit_code()) : nlohmann::json();
+    r["interrupts"] = interrupts;
     return r.dump(2) + "\n";
 }
 

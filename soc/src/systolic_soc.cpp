@@ -87,13 +87,9 @@ void print_summary(soc::platform& chip, double wall_seconds) {
 
 // --json: the verdict, and each job the passive checker saw (checked_report.h).
 std::string report_json(soc::platform& chip, std::size_t array, int status, bool energy) {
-    const nlohmann::json r = {{"array", array},
-                              {"exit_status", status},
-                              {"pass", status == 0},
-                              {"failures", chip.job_failures().size()},
-                              {"protocol_violations", chip.protocol_violations().size()},
-                              {"jobs", components::checked_jobs_json(chip.accel, energy)}};
-    return r.dump(2) + "\n";
+    return components::checked_run_json(chip.accel, array, status, chip.protocol_violations().size(), energy)
+               .dump(2) +
+           "\n";
 }
 
 }  // namespace
