@@ -78,6 +78,11 @@ TEST_F(QemuCli, RefusesWhatCannotRunBeforeQemuStarts) {
     expect_refused(qemu("--json '' --run " + ok), "--json");
 }
 
+// The rules --help lists (from the one table the check uses) are docs/options.md's rows.
+TEST_F(QemuCli, DocsListTheOptionRules) {
+    systolic::tb::testing::expect_rules_documented(qemu("--help").out, "systolic-qemu");
+}
+
 // A kernel of a release no driver was built for: refused, naming the headers it needs (a bzImage
 // header is all systolic-qemu reads of it).
 TEST_F(QemuCli, RefusesAKernelTheDriverWasNotBuiltFor) {
