@@ -251,8 +251,8 @@ std::vector<initramfs_entry> guest_image(const guest_parts& parts, const std::ve
 std::vector<std::string> qemu_args(const std::string& kernel, const std::string& initrd,
                                    const std::string& append) {
     return {"-M",          "pc,memory-backend=mem",
-            "-m",          "512M",
-            "-object",     "memory-backend-memfd,id=mem,size=512M,share=on",
+            "-m",          std::to_string(guest_ram_mib) + "M",
+            "-object",     "memory-backend-memfd,id=mem,size=" + std::to_string(guest_ram_mib) + "M,share=on",
             "-nodefaults", "-display",
             "none",        "-monitor",
             "none",        "-no-reboot",

@@ -46,6 +46,9 @@ std::vector<qemu_pci::initramfs_entry> guest_image(const guest_parts& parts,
                                                    const std::vector<std::string>& run,
                                                    const std::vector<std::string>& guest_files);
 
+// The guest's RAM, which QEMU shares with this process as a memfd.
+inline constexpr unsigned guest_ram_mib = 512;
+
 // QEMU's arguments: fd 3 is the accelerator's link, fd 4 the doorbell's, fd 5 the serial console.
 std::vector<std::string> qemu_args(const std::string& kernel, const std::string& initrd,
                                    const std::string& append);

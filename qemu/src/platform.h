@@ -38,7 +38,7 @@ public:
         components::pricing price;                   // the ENERGY registers' pricing; empty: none
         qemu_pci::time_mode time = qemu_pci::time_mode::settle;
         sc_core::sc_time quantum = sc_core::sc_time(1, sc_core::SC_US);  // time_mode::free's step
-        std::uint64_t guest_ram = std::uint64_t{512} << 20;              // where the checker looks around C
+        std::uint64_t guest_ram = 0;  // bytes of guest RAM from address 0: where the checker looks around C
     };
 
     qemu_pci::pci_device pci;

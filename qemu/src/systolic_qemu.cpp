@@ -41,7 +41,6 @@ using namespace systolic;
 namespace qp = qemu_pci;
 
 constexpr int exit_failed = 1, exit_usage = 2, exit_no_verdict = 3, exit_timeout = 4;
-constexpr std::uint64_t guest_ram = std::uint64_t{512} << 20;  // qemu_args' -m
 
 int fail(const std::string& what) {
     std::cerr << "systolic-qemu: error: " << cli::one_line(what) << "\n";
@@ -139,7 +138,7 @@ int sc_main(int argc, char* argv[]) {
     pc.inject = o.inject;
     pc.time = o.time;
     pc.quantum = o.quantum;
-    pc.guest_ram = guest_ram;
+    pc.guest_ram = std::uint64_t{qemu::guest_ram_mib} << 20;
     io::output_set files;
     cli::observer_outputs waves(o.outputs, "systolic-qemu");
     std::string kernel, initrd;
