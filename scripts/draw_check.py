@@ -118,7 +118,11 @@ def check_network(run, out):
     report = os.path.join(res, "report.json")
     r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", pics], capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    # The network's utilization, real over padded MACs, from the layers' shapes on the 8x8 array.
+    real = sum(m * p * k for _, m, p, k in layers)
+    padded = sum(-(-m // 8) * 8 * -(-p // 8) * 8 * k for _, m, p, k in layers)
     assert r.stdout.startswith(os.path.join(pics, "network.png") + ": 3 layers, 1 series,") and "3 checked, 1 exact" in r.stdout \
+        and f", network 8x8 os {100 * real / padded:.1f}%, " in r.stdout \
         and "largest relative error" in r.stdout and r.stdout.count("\n") == 1, r.stdout
     assert os.listdir(pics) == ["network.png"], os.listdir(pics)
     with Image.open(os.path.join(pics, "network.png")) as im:
@@ -129,7 +133,7 @@ def check_network(run, out):
     # Bad input: not a systolic-run report (a systolic-tb one, {}), a record without a key, no file.
     with open(report, encoding="utf-8") as f:
         rep = json.load(f)
-    del rep["layers"][1]["macs_padded"]
+    del rep["arrays"][0]["network_layers"][1]["macs_padded"]
     cases = {"tb.json": {"array": 4, "m": 1}, "empty.json": {}, "nokey.json": rep}
     for name, body in cases.items():
         with open(os.path.join(d, name), "w", encoding="utf-8") as f:
@@ -274,18 +278,19 @@ def check_edges_count_from_zero():
 
 def check_network_energy(run, out):
     """scripts/draw --run on a run priced with --energy: network.png gets a middle panel of each layer's
-    energy (ENERGY_REPORT.csv beside report.json) with bars in it, taller than the picture without, and
-    the summary gives each series' energy, the sum of the layers' Total pJ in ENERGY_REPORT.csv."""
+    energy with bars in it, taller than the picture of the same run without --energy, and the summary
+    gives each series' energy, the sum of the layers' Total pJ in ENERGY_REPORT.csv."""
     import csv
     import numpy as np
     d = fresh_dir(out, "network-energy")
-    res, pics, plain_pics = (fresh_dir(d, n) for n in ("run", "pics", "plain-pics"))
+    res, plain, pics, plain_pics = (fresh_dir(d, n) for n in ("run", "plain", "pics", "plain-pics"))
     with open(os.path.join(d, "topology.csv"), "w", encoding="ascii") as f:
         f.write("Layer, M, N, K,\nfirst, 20, 9, 13,\nsecond, 7, 5, 11,\nthird, 33, 17, 6,\n")
-    subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--array", "8", "--engine", "functional",
-                    "--energy", "horowitz45", "--out", res, "--no-progress"], check=True, stdout=subprocess.DEVNULL)
-    report = os.path.join(res, "report.json")
-    r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", pics], capture_output=True, text=True)
+    for where, extra in ((res, ["--energy", "horowitz45"]), (plain, [])):
+        subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--array", "8", "--engine", "functional",
+                        *extra, "--out", where, "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run([sys.executable, DRAW, "--run", os.path.join(res, "report.json"), "--out-dir", pics],
+                       capture_output=True, text=True)
     assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
     with open(os.path.join(res, "ENERGY_REPORT.csv"), encoding="utf-8") as f:
         rows = list(csv.DictReader(f, skipinitialspace=True))
@@ -298,14 +303,34 @@ def check_network_energy(run, out):
     third = px.shape[0] // 3
     middle = int(blue[third:2 * third].sum())
     assert middle > 2000, f"network.png: bars of {middle} pixels in the energy panel"
-    # The same report without ENERGY_REPORT.csv: the two panels as before, a shorter picture.
-    os.unlink(os.path.join(res, "ENERGY_REPORT.csv"))
-    r = subprocess.run([sys.executable, DRAW, "--run", report, "--out-dir", plain_pics], capture_output=True,
-                       text=True)
+    # The same jobs without --energy: the two panels, a shorter picture.
+    r = subprocess.run([sys.executable, DRAW, "--run", os.path.join(plain, "report.json"), "--out-dir", plain_pics],
+                       capture_output=True, text=True)
     assert r.returncode == 0 and ", energy " not in r.stdout, (r.returncode, r.stdout, r.stderr)
     with Image.open(os.path.join(plain_pics, "network.png")) as im:
         assert im.size[1] < size[1], (im.size, size)
     print(f"ok: network.png {size[0]}x{size[1]} with the energy per layer of a run priced with --energy")
+
+
+def check_network_layers(run, out):
+    """A network layer's GEMMs are one bar: a grouped convolution's (.g<i>), a batched MatMul's (.b<i>)
+    and SCALE-Sim's depth-wise copies (<layer>Channel_<c>) each give one layer in the summary, with the
+    GEMMs counted beside, and its utilization is its GEMMs' real over padded MACs."""
+    d = fresh_dir(out, "network-layers")
+    res, pics = fresh_dir(d, "run"), fresh_dir(d, "pics")
+    with open(os.path.join(d, "topology.csv"), "w", encoding="ascii") as f:
+        f.write("Layer, M, N, K,\nstem, 20, 9, 13,\n" + "".join(f"dw.g{i}, 9, 1, 9,\n" for i in range(6)) +
+                "".join(f"attn.qk.b{i}, 5, 5, 3,\n" for i in range(4)) + "fc, 1, 17, 33,\n")
+    subprocess.run([run, "--topology", os.path.join(d, "topology.csv"), "--array", "8", "--engine", "functional",
+                    "--out", res, "--no-progress"], check=True, stdout=subprocess.DEVNULL)
+    r = subprocess.run([sys.executable, DRAW, "--run", os.path.join(res, "report.json"), "--out-dir", pics],
+                       capture_output=True, text=True)
+    assert r.returncode == 0 and r.stderr == "", (r.returncode, r.stderr)
+    # dw's six GEMMs of one column: 1 of the 8 columns each; the lowest layer utilization.
+    lo = 100 * (9 * 1 * 9) / (16 * 8 * 9)
+    assert r.stdout.startswith(os.path.join(pics, "network.png") + f": 4 layers (12 GEMMs), 1 series, utilization "
+                               f"{lo:.1f}-"), r.stdout
+    print("ok: network.png gathers a network layer's GEMMs into one bar")
 
 
 def check_sweep_energy(run, out):
@@ -346,6 +371,7 @@ def main():
     with tempfile.TemporaryDirectory() as out:
         check_network(run, out)
         check_network_energy(run, out)
+        check_network_layers(run, out)
         check_sweep_energy(run, out)
         check_partial_and_errors(tb, out)
         check_buffers_waveform(tb, out)

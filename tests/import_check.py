@@ -81,6 +81,19 @@ def run_expect(d, dtype, tmp, name):
         rows = [{k.strip(): v.strip() for k, v in row.items() if k} for row in csv.DictReader(f)]
     layers = topology(d)
     check(len(rows) == len(layers), f"{name}: {len(rows)} report rows for {len(layers)} layers")
+    # systolic-run gathers the GEMMs into network layers by their names alone; they must be the
+    # layers the import took them from (import.json's source of each GEMM).
+    with open(os.path.join(out, "report.json")) as f:
+        rep = json.load(f)
+    with open(os.path.join(d, "import.json")) as f:
+        sources = {}
+        for e in json.load(f)["layers"]:
+            sources.setdefault(e["source"], set()).add(e["layer"])
+    names = {r["layer_id"]: r["layer"] for r in rep["layers"]}
+    gathered = {frozenset(names[i] for i in lay["layer_ids"]) for lay in rep["arrays"][0]["network_layers"]}
+    check(gathered == {frozenset(v) for v in sources.values()},
+          f"{name}: systolic-run's network layers are not the import's: "
+          f"{sorted(map(sorted, gathered ^ {frozenset(v) for v in sources.values()}))[:4]}")
     for row, (layer, m, n, k) in zip(rows, layers):
         check(row["Layer"] == layer and (int(row["M"]), int(row["P"]), int(row["K"])) == (m, n, k),
               f"{name}: row {row['Layer']} is not {layer}")

@@ -12,6 +12,7 @@
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
+#include <cstring>
 
 #include <filesystem>
 #include <fstream>
@@ -134,11 +135,114 @@ TEST_F(SystolicRun, SmallGemmTopologyCountsCyclesAndTraffic) {
     EXPECT_EQ(j.at("layers").size(), 4u);
     EXPECT_EQ(j.at("layers")[0].at("scoreboard").at("checked"), 30);
     EXPECT_EQ(j.at("arrays")[0].at("array"), "4x4");
-    // The network's total, for one array as for a sweep: its layers, edges and utilization.
+    // The network's total, for one array as for a sweep: its layers, edges and utilization; for one
+    // array, the last line.
     char total[128];
-    std::snprintf(total, sizeof total, "4x4       os 4 layers: %llu edges, utilization %.2f%%, PASS\n",
+    std::snprintf(total, sizeof total,
+                  "4x4       os 4 layers: %llu edges, utilization %.2f%%, 4 jobs, PASS\n",
                   static_cast<unsigned long long>(edges), 100.0 * double(macs) / double(edges * 16));
     EXPECT_NE(r.out.find(total), std::string::npos) << r.out;
+    EXPECT_EQ(r.out.substr(r.out.size() - std::strlen(total)), total) << r.out;
+}
+
+// A network layer that runs as several GEMMs (a grouped or depth-wise convolution's groups, a batched
+// MatMul's batch entries or heads, SCALE-Sim's depth-wise copies) is one line of the summary and one
+// entry of report.json's network_layers, totalled over its GEMMs; the network's total counts layers
+// and jobs. The totals are worked out here from the counting rule, not read from the other reports.
+TEST_F(SystolicRun, NetworkLayersTotalTheirGemms) {
+    write("g.csv",
+          "Layer, M, N, K,\nstem, 6, 5, 10,\ndw.g0, 9, 1, 9,\ndw.g1, 9, 1, 9,\ndw.g2, 9, 1, 9,\n"
+          "attn.qk.b0, 4, 4, 3,\nattn.qk.b1, 4, 4, 3,\nfc, 1, 17, 33,\n");
+    const auto r = sr("--topology g.csv --array 4 --out res");
+    ASSERT_EQ(r.status, 0) << r.err;
+    struct want {
+        const char* layer;
+        std::vector<std::uint64_t> ids;
+        std::uint64_t m, p, k;
+    };
+    const want layers[] = {{"stem", {0}, 6, 5, 10},
+                           {"dw", {1, 2, 3}, 9, 1, 9},
+                           {"attn.qk", {4, 5}, 4, 4, 3},
+                           {"fc", {6}, 1, 17, 33}};
+    const auto j = nlohmann::json::parse(slurp(path("res/report.json")));
+    const auto& net = j.at("arrays").at(0);
+    ASSERT_EQ(net.at("network_layers").size(), 4u);
+    EXPECT_EQ(net.at("network_layer_count"), 4);
+    EXPECT_EQ(net.at("layers"), 7);
+    std::uint64_t all_edges = 0, all_macs = 0;
+    std::string summary;
+    for (std::size_t i = 0; i < std::size(layers); ++i) {
+        const want& w = layers[i];
+        SCOPED_TRACE(w.layer);
+        const auto& got = net.at("network_layers").at(i);
+        const std::uint64_t folds = ceil_div(w.m, 4) * ceil_div(w.p, 4), n = w.ids.size();
+        const std::uint64_t edges = n * folds * (w.k + 4 + 4 - 2), macs = n * w.m * w.k * w.p;
+        all_edges += edges;
+        all_macs += macs;
+        EXPECT_EQ(got.at("layer"), w.layer);
+        EXPECT_EQ(got.at("gemms"), n);
+        EXPECT_EQ(got.at("layer_ids").get<std::vector<std::uint64_t>>(), w.ids);
+        EXPECT_EQ(got.at("advance_edges"), edges);
+        EXPECT_EQ(got.at("total_cycles"), edges - n);  // SCALE-Sim's, a GEMM's last cycle index
+        EXPECT_EQ(got.at("macs_real"), macs);
+        EXPECT_EQ(got.at("tiles"), n * folds);
+        EXPECT_DOUBLE_EQ(got.at("utilization_percent").get<double>(),
+                         100.0 * double(macs) / double(edges * 16));
+        EXPECT_TRUE(got.at("pass").get<bool>());
+        for (std::uint64_t id : w.ids)
+            EXPECT_EQ(j.at("layers").at(id).at("network_layer"), w.layer);
+        // One summary line: the GEMMs counted, their shape, their edges together, and SCALE-Sim's
+        // Overall Util over their cycles.
+        char line[192];
+        std::snprintf(line, sizeof line,
+                      "4x4       os %4llu %-24s %sM=%llu K=%llu P=%llu: %llu edges, %llu tiles, overall util "
+                      "%.2f%%, PASS\n",
+                      static_cast<unsigned long long>(w.ids.front()), w.layer,
+                      n > 1 ? (std::to_string(n) + " GEMMs of ").c_str() : "",
+                      static_cast<unsigned long long>(w.m), static_cast<unsigned long long>(w.k),
+                      static_cast<unsigned long long>(w.p), static_cast<unsigned long long>(edges),
+                      static_cast<unsigned long long>(n * folds),
+                      100.0 * double(macs) / double((edges - n) * 16));
+        summary += line;
+    }
+    EXPECT_EQ(net.at("advance_edges"), all_edges);
+    char total[128];
+    std::snprintf(
+        total, sizeof total, "4x4       os 4 layers: %llu edges, utilization %.2f%%, 7 jobs, PASS\n",
+        static_cast<unsigned long long>(all_edges), 100.0 * double(all_macs) / double(all_edges * 16));
+    summary += total;
+    EXPECT_EQ(r.out, summary);
+    // docs/networks.md quotes this summary, each line indented in its list.
+    const std::string doc = slurp(SYSTOLIC_NETWORKS_DOC);
+    std::string quoted;
+    for (std::size_t at = 0; at < summary.size();) {
+        const std::size_t end = summary.find('\n', at) + 1;
+        quoted += "  " + summary.substr(at, end - at);
+        at = end;
+    }
+    EXPECT_NE(doc.find("  ```\n" + quoted + "  ```\n"), std::string::npos)
+        << "docs/networks.md does not quote, as a block in its list:\n"
+        << quoted;
+
+    // SCALE-Sim's depth-wise rows: a row's channel copies are its layer's GEMMs. A sweep prints the
+    // failing layers only, then each series' totals with its layers, then the jobs.
+    write(
+        "dp.csv",
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "Conv_DP, 8, 8, 3, 3, 3, 1, 1,\nNext, 8, 8, 1, 1, 3, 4, 1,\n");
+    const auto s = sr("--topology dp.csv --array 4,8 --out dp");
+    ASSERT_EQ(s.status, 0) << s.err;
+    EXPECT_NE(s.out.find("4x4       os 2 layers: "), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find("8x8       os 2 layers: "), std::string::npos) << s.out;
+    EXPECT_NE(s.out.find(", 4 jobs, PASS\n"), std::string::npos) << s.out;
+    const std::string last = "PASS\n8 jobs, PASS\n";
+    EXPECT_EQ(s.out.substr(s.out.size() - last.size()), last) << s.out;
+    const auto d = nlohmann::json::parse(slurp(path("dp/report.json")));
+    for (const auto& a : d.at("arrays")) {
+        ASSERT_EQ(a.at("network_layers").size(), 2u);
+        EXPECT_EQ(a.at("network_layers").at(0).at("layer"), "Conv_DP");
+        EXPECT_EQ(a.at("network_layers").at(0).at("gemms"), 3);
+    }
 }
 
 // SCALE-Sim's Eyeriss preset is 12 rows of 14 PEs: C tiles of 12 rows by 14 columns, each K + 12 +

@@ -100,6 +100,36 @@ TEST(Topology, DepthwiseLayersSplitPerChannelAsScaleSim) {
     EXPECT_EQ(t.layers[3].name, "Next");
 }
 
+// A network layer's GEMMs, as scripts/import and SCALE-Sim name them, belong to the layer; other
+// names, digits or dots in them included, are layers of their own.
+TEST(Topology, LayerGroupIsTheNetworkLayerOfAGemm) {
+    const std::pair<const char*, const char*> cases[] = {
+        {"conv.g3", "conv"},
+        {"features.1.0.block.0.g15", "features.1.0.block.0"},
+        {"attn.qk.b11", "attn.qk"},
+        {"attn.av.b0", "attn.av"},
+        {"mm.g1.b2", "mm"},
+        {"Conv_DPChannel_7", "Conv_DP"},
+        {"Conv_DP.g2", "Conv_DP"},
+        {"convChannel_3", "convChannel_3"},  // no "DP": not a SCALE-Sim depth-wise copy
+        {"Conv_DPChannel_", "Conv_DPChannel_"},
+        {"x.g", "x.g"},
+        {".b1", ".b1"},
+        {"x.bias1", "x.bias1"},
+        {"layer2.0", "layer2.0"},
+        {"fc", "fc"},
+    };
+    for (const auto& [name, group] : cases)
+        EXPECT_EQ(layer_group(name), group) << name;
+    // The depth-wise copies the parser makes all belong to their row's layer.
+    const auto t = parse_topology(
+        "Layer name, IFMAP Height, IFMAP Width, Filter Height, Filter Width, Channels, Num Filter, Strides,\n"
+        "Conv_DP, 8, 8, 3, 3, 3, 1, 1,\nNext, 8, 8, 1, 1, 3, 4, 1,\n",
+        "m.csv");
+    for (const auto& l : t.layers)
+        EXPECT_EQ(layer_group(l.name), l.id < 3 ? "Conv_DP" : "Next") << l.name;
+}
+
 TEST(Topology, BadRowsNameFileLineAndField) {
     const std::string g = "Layer, M, N, K,\nA, 1, 2, 3,\n";
     EXPECT_EQ(error_of(g + "B, 4, x5, 6,\n"),

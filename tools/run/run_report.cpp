@@ -88,6 +88,81 @@ bandwidth_figures bandwidth_figures_of(const layer_record& r) {
     return b;
 }
 
+void job_totals::add(const layer_record& r) {
+    const compute_figures f = compute_figures_of(r);
+    ++jobs;
+    tiles += r.tiles;
+    advance_edges += r.advance_edges;
+    preload_edges += r.preload_edges;
+    macs_real += r.macs_real;
+    macs_padded += r.macs_padded;
+    total_cycles += f.total_cycles;
+    stall_cycles += f.stall_cycles;
+    sim_time_ps += r.sim_time_ps;
+    pes = r.array_rows * r.array_cols;
+    pass = pass && r.pass;
+    if (r.expect.result != expect_result::none) {
+        expected = true;
+        expect_checked += r.expect.checked;
+        expect_failures += r.expect.failures;
+        max_abs_error = std::max(max_abs_error, r.expect.max_abs_error);
+        max_rel_error = std::max(max_rel_error, r.expect.max_rel_error);
+    }
+    if (r.energy) {
+        energy = true;
+        pj += r.energy->total_pj;
+        mm2 = std::max(mm2, r.energy->total_mm2);
+        priced = priced && r.energy->priced;
+    }
+}
+
+double job_totals::utilization_percent() const {
+    return edges() ? double(macs_real) * 100.0 / (double(edges()) * double(pes)) : 0.0;
+}
+
+double job_totals::overall_util_percent() const {
+    return total_cycles ? double(macs_real) * 100.0 / (double(total_cycles) * double(pes)) : 0.0;
+}
+
+nlohmann::json job_totals::to_json() const {
+    nlohmann::json j = {{"advance_edges", advance_edges},
+                        {"preload_edges", preload_edges},
+                        {"tiles", tiles},
+                        {"total_cycles", total_cycles},
+                        {"stall_cycles", stall_cycles},
+                        {"macs_real", macs_real},
+                        {"macs_padded", macs_padded},
+                        {"utilization_percent", utilization_percent()},
+                        {"overall_util_percent", overall_util_percent()},
+                        {"sim_time_ps", sim_time_ps},
+                        {"pass", pass}};
+    if (expected)
+        j["expect"] = {{"checked", expect_checked},
+                       {"failures", expect_failures},
+                       {"max_abs_error", max_abs_error},
+                       {"max_rel_error", max_rel_error}};
+    if (energy)
+        j["energy"] = {{"total_pj", pj},
+                       {"pj_per_mac", macs_real ? pj / double(macs_real) : 0.0},
+                       {"total_mm2", mm2},
+                       {"priced", priced}};
+    return j;
+}
+
+std::vector<layer_totals> network_layers(const std::vector<const layer_record*>& series) {
+    std::vector<layer_totals> out;
+    std::map<std::string, std::size_t> index;
+    for (const layer_record* r : series) {
+        std::string name = layer_group(r->layer);
+        auto [at, fresh] = index.emplace(std::move(name), out.size());
+        if (fresh) out.push_back({at->first, {}, {}});
+        layer_totals& l = out[at->second];
+        l.gemms.push_back(r);
+        l.totals.add(*r);
+    }
+    return out;
+}
+
 namespace {
 
 // "RxC" as array_name() writes it, each side in [1, max_array].
@@ -607,22 +682,14 @@ std::string energy_report_csv(const std::vector<layer_record>& records) {
 
 std::string report_json(const std::vector<layer_record>& records) {
     nlohmann::json layers = nlohmann::json::array();
-    struct total {
-        std::uint64_t edges = 0, preload = 0, macs_real = 0, macs_padded = 0, sim_ps = 0, cycles = 0,
-                      stalls = 0, layers = 0;
-        bool pass = true;
-        // --energy: the network's energy over its real MACs, and the area of the array that runs
-        // every layer (the largest a layer needs: an unlimited scratchpad is as large as its operand).
-        double pj = 0, mm2 = 0;
-        bool priced = true;
-    };
-    // One per (array, dataflow) of the run, in report order.
-    std::map<std::pair<std::size_t, std::size_t>, total> totals;
+    // The records of each (array, dataflow) of the run, in report order.
+    std::map<std::pair<std::size_t, std::size_t>, std::vector<const layer_record*>> series;
     bool pass = true;
     for (const auto& r : records) {
         nlohmann::json j = to_json(r);
         const compute_figures f = compute_figures_of(r);
         const bandwidth_figures b = bandwidth_figures_of(r);
+        j["network_layer"] = layer_group(r.layer);
         j["scale_sim"] = {{"total_cycles", f.total_cycles},
                           {"total_cycles_incl_prefetch", f.total_cycles_incl_prefetch},
                           {"stall_cycles", f.stall_cycles},
@@ -637,51 +704,30 @@ std::string report_json(const std::vector<layer_record>& records) {
                           {"mapping_efficiency_percent", f.mapping_efficiency},
                           {"compute_util_percent", f.compute_util}};
         layers.push_back(std::move(j));
-        total& t = totals[{sweep_index(r), dataflow_index(r)}];
-        t.edges += r.advance_edges;
-        t.preload += r.preload_edges;
-        t.macs_real += r.macs_real;
-        t.macs_padded += r.macs_padded;
-        t.sim_ps += r.sim_time_ps;
-        t.cycles += f.total_cycles;
-        t.stalls += f.stall_cycles;
-        t.layers += 1;
-        t.pass = t.pass && r.pass;
+        series[{sweep_index(r), dataflow_index(r)}].push_back(&r);
         pass = pass && r.pass;
-        if (r.energy) {
-            t.pj += r.energy->total_pj;
-            t.mm2 = std::max(t.mm2, r.energy->total_mm2);
-            t.priced = t.priced && r.energy->priced;
-        }
     }
     nlohmann::json arrays = nlohmann::json::array();
-    for (const auto& [index, t] : totals) {
-        const layer_record* any = nullptr;
-        for (const auto& r : records)
-            if (std::make_pair(sweep_index(r), dataflow_index(r)) == index) any = &r;
-        const double pes = double(any->array_rows) * double(any->array_cols);
-        // The array's edges are its preload and advance edges: both are its work.
-        const std::uint64_t edges = t.edges + t.preload;
-        arrays.push_back(
-            {{"array", any->array_name()},
-             {"array_rows", any->array_rows},
-             {"array_cols", any->array_cols},
-             {"dataflow", to_string(any->dataflow)},
-             {"layers", t.layers},
-             {"advance_edges", t.edges},
-             {"preload_edges", t.preload},
-             {"total_cycles", t.cycles},
-             {"stall_cycles", t.stalls},
-             {"macs_real", t.macs_real},
-             {"macs_padded", t.macs_padded},
-             {"utilization_percent", edges ? double(t.macs_real) * 100.0 / (double(edges) * pes) : 0.0},
-             {"sim_time_ps", t.sim_ps},
-             {"pass", t.pass}});
-        if (any->energy)
-            arrays.back()["energy"] = {{"total_pj", t.pj},
-                                       {"pj_per_mac", t.macs_real ? t.pj / double(t.macs_real) : 0.0},
-                                       {"total_mm2", t.mm2},
-                                       {"priced", t.priced}};
+    for (const auto& [index, jobs] : series) {
+        const layer_record& any = *jobs.front();
+        job_totals network;
+        nlohmann::json by_layer = nlohmann::json::array();
+        for (const layer_totals& l : network_layers(jobs)) {
+            nlohmann::json ids = nlohmann::json::array();
+            for (const layer_record* g : l.gemms)
+                ids.push_back(g->layer_id);
+            nlohmann::json j = {{"layer", l.layer}, {"gemms", l.gemms.size()}, {"layer_ids", std::move(ids)}};
+            j.update(l.totals.to_json());
+            by_layer.push_back(std::move(j));
+            for (const layer_record* g : l.gemms)
+                network.add(*g);
+        }
+        nlohmann::json a = {{"array", any.array_name()},    {"array_rows", any.array_rows},
+                            {"array_cols", any.array_cols}, {"dataflow", to_string(any.dataflow)},
+                            {"layers", network.jobs},       {"network_layer_count", by_layer.size()}};
+        a.update(network.to_json());
+        a["network_layers"] = std::move(by_layer);
+        arrays.push_back(std::move(a));
     }
     // The run's settings as its records write them (every record of a run has the same).
     const nlohmann::json f = to_json(records.front());

@@ -178,6 +178,40 @@ struct bandwidth_figures {
 };
 bandwidth_figures bandwidth_figures_of(const layer_record& r);
 
+// Totals over jobs of one (array, dataflow): a network layer's GEMMs, or the whole network. The
+// summary on stdout, report.json and scripts/draw's network.png all take their totals from here.
+struct job_totals {
+    std::uint64_t jobs = 0, tiles = 0, advance_edges = 0, preload_edges = 0, macs_real = 0, macs_padded = 0;
+    std::uint64_t total_cycles = 0, stall_cycles = 0, sim_time_ps = 0;  // SCALE-Sim's cycles, summed
+    std::uint64_t pes = 0;                                              // the array's
+    bool pass = true;
+    // --expect (any job compared): elements compared and differing, the largest errors of any job.
+    bool expected = false;
+    std::uint64_t expect_checked = 0, expect_failures = 0;
+    double max_abs_error = 0, max_rel_error = 0;
+    // --energy: the jobs' energy over their real MACs, and the area of the array that runs every job
+    // (the largest a job needs: an unlimited scratchpad is as large as its operand).
+    bool energy = false, priced = true;
+    double pj = 0, mm2 = 0;
+
+    void add(const layer_record& r);
+    std::uint64_t edges() const { return advance_edges + preload_edges; }  // both are the array's work
+    double utilization_percent() const;                                    // real MACs over edges x PEs
+    double overall_util_percent() const;  // SCALE-Sim's Overall Util: real MACs over Total Cycles x PEs
+    // The totals' keys in report.json.
+    nlohmann::json to_json() const;
+};
+
+// One network layer's jobs on one (array, dataflow): the records whose layer_group is `layer`.
+struct layer_totals {
+    std::string layer;
+    std::vector<const layer_record*> gemms;  // in LayerID order
+    job_totals totals;
+};
+// The records of one (array, dataflow), in LayerID order, gathered by network layer, the layers in
+// the order of their first GEMMs.
+std::vector<layer_totals> network_layers(const std::vector<const layer_record*>& series);
+
 // The record's keys, declared once (record_fields in run_report.cpp, io/json_fields.h): the writer
 // and the reader are derived from that one declaration.
 nlohmann::json to_json(const layer_record& r);

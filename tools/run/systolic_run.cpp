@@ -578,89 +578,104 @@ void plan_reports(io::output_set& files, const std::string& out_dir, bool energy
     if (energy) files.add({"--out", report_path(out_dir, energy_report_file)});
 }
 
-// On stdout: one line per layer for a single (array size, dataflow); for a sweep, one line per
-// (array size, dataflow) (every layer is in the reports) and the layers that failed. The edges are
-// the array's work: advance edges, and for ws and is the preload edges too.
+// On stdout: for a single (array size, dataflow) one line per network layer (layer_group: a layer's
+// GEMMs, its groups, batch entries or heads, are one line), and last the network's totals; for a
+// sweep, the network layers that failed, one line of totals per (array size, dataflow) and last the
+// jobs (every job is in the reports). The edges are the array's work: advance edges, and for ws and
+// is the preload edges too.
 std::string summary(std::vector<layer_record> records) {
     sort_records(records);
     std::ostringstream os;
     const layer_record& first = records.front();
     const bool sweep = first.sweep.size() * first.dataflows.size() > 1;
-    char line[512];
+    // The jobs of each (array, dataflow), in report order.
+    std::vector<std::vector<const layer_record*>> series;
     for (const auto& r : records) {
-        if (sweep && r.pass) continue;
-        const compute_figures f = compute_figures_of(r);
-        // With --config, the stalls the memory system cost.
-        const std::string stalls =
-            r.memory.config.empty() ? "" : ", " + std::to_string(f.stall_cycles) + " stall cycles";
-        const std::string preload =
-            r.preload_edges ? " (" + std::to_string(r.preload_edges) + " preload)" : std::string();
-        std::snprintf(line, sizeof line,
-                      "%-9s %-2s %4llu %-24s M=%llu K=%llu P=%llu: %llu edges%s, %llu tiles, overall util "
-                      "%.2f%%%s, %s\n",
-                      r.array_name().c_str(), to_string(r.dataflow),
-                      static_cast<unsigned long long>(r.layer_id),
-                      cli::one_line(r.layer).substr(0, 24).c_str(), static_cast<unsigned long long>(r.m),
-                      static_cast<unsigned long long>(r.k), static_cast<unsigned long long>(r.p),
-                      static_cast<unsigned long long>(r.advance_edges + r.preload_edges), preload.c_str(),
-                      static_cast<unsigned long long>(r.tiles), f.overall_util, stalls.c_str(),
-                      r.pass ? "PASS" : "FAIL");
-        os << line;
-        for (const auto& e : r.scoreboard.errors)
-            os << "  error: " << e << "\n";
-        if (r.expect.result == expect_result::fail)
-            os << "  expect: " << r.expect.failures << " of " << r.expect.checked
-               << " elements differ from --expect's file, max abs error " << r.expect.max_abs_error << "\n";
-        for (const auto& e : r.expect.errors)
-            os << "  expect: " << e << "\n";
-        if (!r.error.empty() && r.scoreboard.errors.empty()) os << "  error: " << r.error << "\n";
+        if (series.empty() || series.back().front()->array_name() != r.array_name() ||
+            series.back().front()->dataflow != r.dataflow)
+            series.emplace_back();
+        series.back().push_back(&r);
     }
-    // The network's totals per (array, dataflow): one line for a single array too.
-    {
-        for (const auto& a : first.sweep)
-            for (const auto& df : first.dataflows) {
-                std::uint64_t edges = 0, macs = 0, pes = 0, layers = 0, failed = 0;
-                for (const auto& r : records)
-                    if (r.array_name() == a && r.dataflow == df) {
-                        edges += r.advance_edges + r.preload_edges;
-                        macs += r.macs_real;
-                        pes = r.array_rows * r.array_cols;
-                        ++layers;
-                        failed += !r.pass;
-                    }
-                std::snprintf(line, sizeof line,
-                              "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %s\n", a.c_str(),
-                              to_string(df), static_cast<unsigned long long>(layers),
-                              static_cast<unsigned long long>(edges),
-                              edges ? 100.0 * double(macs) / (double(edges) * double(pes)) : 0.0,
-                              failed ? "FAIL" : "PASS");
-                os << line;
+    char line[512];
+    for (const auto& jobs : series)
+        for (const layer_totals& l : network_layers(jobs)) {
+            const job_totals& t = l.totals;
+            if (sweep && t.pass) continue;
+            const layer_record& r = *l.gemms.front();
+            // A network layer of several GEMMs gives their count and, when they agree, their shape.
+            const bool one_shape = std::all_of(l.gemms.begin(), l.gemms.end(), [&](const layer_record* g) {
+                return g->m == r.m && g->k == r.k && g->p == r.p;
+            });
+            std::string shape;
+            if (l.gemms.size() > 1)
+                shape = std::to_string(l.gemms.size()) + " GEMMs" + (one_shape ? " of " : "");
+            if (one_shape)
+                shape +=
+                    "M=" + std::to_string(r.m) + " K=" + std::to_string(r.k) + " P=" + std::to_string(r.p);
+            // With --config, the stalls the memory system cost.
+            const std::string stalls =
+                r.memory.config.empty() ? "" : ", " + std::to_string(t.stall_cycles) + " stall cycles";
+            const std::string preload =
+                t.preload_edges ? " (" + std::to_string(t.preload_edges) + " preload)" : std::string();
+            std::snprintf(line, sizeof line,
+                          "%-9s %-2s %4llu %-24s %s: %llu edges%s, %llu tiles, overall util %.2f%%%s, %s\n",
+                          r.array_name().c_str(), to_string(r.dataflow),
+                          static_cast<unsigned long long>(r.layer_id),
+                          cli::one_line(l.layer).substr(0, 24).c_str(), shape.c_str(),
+                          static_cast<unsigned long long>(t.edges()), preload.c_str(),
+                          static_cast<unsigned long long>(t.tiles), t.overall_util_percent(), stalls.c_str(),
+                          t.pass ? "PASS" : "FAIL");
+            os << line;
+            // What went wrong, by GEMM (named when the layer has several).
+            for (const layer_record* g : l.gemms) {
+                const std::string who = l.gemms.size() > 1 ? "  " + cli::one_line(g->layer) + ": " : "  ";
+                for (const auto& e : g->scoreboard.errors)
+                    os << who << "error: " << e << "\n";
+                if (g->expect.result == expect_result::fail)
+                    os << who << "expect: " << g->expect.failures << " of " << g->expect.checked
+                       << " elements differ from --expect's file, max abs error " << g->expect.max_abs_error
+                       << "\n";
+                for (const auto& e : g->expect.errors)
+                    os << who << "expect: " << e << "\n";
+                if (!g->error.empty() && g->scoreboard.errors.empty())
+                    os << who << "error: " << g->error << "\n";
             }
+        }
+    std::vector<std::pair<job_totals, std::size_t>> networks;  // per series: its totals and network layers
+    for (const auto& jobs : series) {
+        const std::vector<layer_totals> layers = network_layers(jobs);
+        job_totals t;
+        for (const layer_record* r : jobs)
+            t.add(*r);
+        networks.emplace_back(t, layers.size());
+    }
+    // --energy: the network's energy per (array, dataflow), as report.json's totals give it.
+    if (first.energy)
+        for (std::size_t i = 0; i < series.size(); ++i) {
+            const layer_record& r = *series[i].front();
+            const job_totals& t = networks[i].first;
+            std::snprintf(line, sizeof line,
+                          "%-9s %-2s energy (%s, %g nm): %s, %.4g pJ per MAC, %.4g mm2%s\n",
+                          r.array_name().c_str(), to_string(r.dataflow),
+                          cli::one_line(first.energy->table).substr(0, 40).c_str(), first.energy->node_nm,
+                          energy::energy_text(t.pj).c_str(), t.macs_real ? t.pj / double(t.macs_real) : 0.0,
+                          t.mm2, t.priced ? "" : " (a layer stopped: not priced)");
+            os << line;
+        }
+    // The network's totals per (array, dataflow): for a single one, the last line.
+    for (std::size_t i = 0; i < series.size(); ++i) {
+        const layer_record& r = *series[i].front();
+        const job_totals& t = networks[i].first;
+        std::snprintf(
+            line, sizeof line, "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %llu jobs, %s\n",
+            r.array_name().c_str(), to_string(r.dataflow),
+            static_cast<unsigned long long>(networks[i].second), static_cast<unsigned long long>(t.edges()),
+            t.utilization_percent(), static_cast<unsigned long long>(t.jobs), t.pass ? "PASS" : "FAIL");
+        os << line;
     }
     const bool pass =
         std::all_of(records.begin(), records.end(), [](const layer_record& r) { return r.pass; });
-    // --energy: the network's energy per (array, dataflow), as report.json's totals give it.
-    if (first.energy)
-        for (const auto& a : first.sweep)
-            for (const auto& df : first.dataflows) {
-                double pj = 0, mm2 = 0;
-                std::uint64_t macs = 0;
-                bool priced = true;
-                for (const auto& r : records)
-                    if (r.array_name() == a && r.dataflow == df) {
-                        pj += r.energy->total_pj;
-                        mm2 = std::max(mm2, r.energy->total_mm2);
-                        macs += r.macs_real;
-                        priced = priced && r.energy->priced;
-                    }
-                std::snprintf(
-                    line, sizeof line, "%-9s %-2s energy (%s, %g nm): %s, %.4g pJ per MAC, %.4g mm2%s\n",
-                    a.c_str(), to_string(df), cli::one_line(first.energy->table).substr(0, 40).c_str(),
-                    first.energy->node_nm, energy::energy_text(pj).c_str(), macs ? pj / double(macs) : 0.0,
-                    mm2, priced ? "" : " (a layer stopped: not priced)");
-                os << line;
-            }
-    os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
+    if (sweep) os << records.size() << " jobs, " << (pass ? "PASS" : "FAIL") << "\n";
     return os.str();
 }
 

@@ -216,7 +216,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
         check_layer_count(ctx, topo, copies);
         const std::string base = l.name;
         for (std::uint64_t i = 0; i < copies; ++i) {
-            if (depthwise) l.name = base + "Channel_" + std::to_string(i);
+            if (depthwise) l.name = base + "Channel_" + std::to_string(i);  // layer_group undoes it
             l.id = topo.layers.size();
             topo.layers.push_back(l);
         }
@@ -224,6 +224,34 @@ topology parse_topology(std::string_view text, const std::string& path) {
     if (!header_seen) throw topology_error(path + ": empty file (expected a SCALE-Sim topology header)");
     if (topo.layers.empty()) throw topology_error(path + ": no layers after the header");
     return topo;
+}
+
+namespace {
+
+// `name` without a last "<tag><digits>" (at least one digit), or empty when it does not end so.
+std::string_view strip_numbered(std::string_view name, std::string_view tag) {
+    std::size_t end = name.size();
+    while (end > 0 && name[end - 1] >= '0' && name[end - 1] <= '9')
+        --end;
+    if (end == name.size() || end < tag.size() || name.substr(end - tag.size(), tag.size()) != tag) return {};
+    return name.substr(0, end - tag.size());
+}
+
+}  // namespace
+
+std::string layer_group(std::string_view name) {
+    std::string_view group = name;
+    // SCALE-Sim's depth-wise copies, as parse_topology makes them.
+    if (const std::string_view base = strip_numbered(group, "Channel_");
+        !base.empty() && base.find("DP") != std::string_view::npos)
+        group = base;
+    for (;;) {
+        std::string_view base = strip_numbered(group, ".g");
+        if (base.empty()) base = strip_numbered(group, ".b");
+        if (base.empty()) break;
+        group = base;
+    }
+    return std::string(group);
 }
 
 topology read_topology(const std::string& path) {

@@ -74,6 +74,13 @@ constexpr std::uint64_t conv_output_side(std::uint64_t ifmap, std::uint64_t filt
 std::string trim(std::string_view s);
 std::string lower(std::string s);
 
+// The network layer a topology row belongs to. A network layer can run as several GEMMs, each a row
+// (a "layer" to SCALE-Sim): a row named <layer>.g<i> (a group of a grouped or depth-wise
+// convolution) or <layer>.b<i> (a batch entry or head of a batched MatMul), as scripts/import names
+// them, or a depth-wise row's <layer>Channel_<c>, as SCALE-Sim names them, is a GEMM of <layer>;
+// any other row is a layer of its own. The reports total a network layer's GEMMs under its name.
+std::string layer_group(std::string_view name);
+
 // Parses a topology file's text; `path` names it in messages.
 topology parse_topology(std::string_view text, const std::string& path);
 // Reads and parses a file (regular files only).
