@@ -121,89 +121,9 @@ options parse(const std::vector<std::string>& args) {
     return o;
 }
 
-// systolic-tb's options as its one table (parse_command_line's CLI11 app) describes them, read from
-// the --help that app writes, so that Python knows the names, which are flags, what each value is,
-// its choices and default, without a second list. Each option's line is
-//   "  --name[ TYPE[:{a,b}|:FILE][=DEFAULT]]  help", the help on the next line when the left column
-// is full. python_package_test checks the table against the parser itself (every flag parses
-// alone, every other option needs a value).
-struct option_info {
-    std::string flag;  // "--k-tile"
-    std::string type;  // "INT", "N|RxC", ...; empty: a flag
-    std::vector<std::string> choices;
-    std::string default_value;   // as --help shows it; empty: none shown
-    bool existing_file = false;  // a file the job reads (CLI11's ExistingFile: TEXT:FILE)
-    std::string help;
-};
-
-std::vector<option_info> parse_option_table(const std::string& help_text) {
-    std::vector<option_info> table;
-    std::istringstream in(help_text);
-    std::string line;
-    bool in_options = false;
-    while (std::getline(in, line)) {
-        if (!in_options) {
-            in_options = line == "Options:";
-            continue;
-        }
-        if (line.empty()) break;  // the rules' footer follows
-        const std::size_t indent = line.find_first_not_of(' ');
-        if (indent == std::string::npos) continue;
-        if (indent > 2) {  // the help of the option above, on a line of its own
-            if (!table.empty())
-                table.back().help += (table.back().help.empty() ? "" : " ") + line.substr(indent);
-            continue;
-        }
-        std::string rest = line.substr(indent);
-        const std::size_t name_end = rest.find(' ');
-        std::string names = rest.substr(0, name_end);
-        rest = name_end == std::string::npos ? "" : rest.substr(name_end);
-        // The long name of "-h,--help" or "--array".
-        const std::size_t long_at = names.find("--");
-        if (long_at == std::string::npos) continue;
-        option_info o;
-        o.flag = names.substr(long_at);
-        if (o.flag.find(',') != std::string::npos) o.flag.erase(o.flag.find(','));
-        // One space: a value's spec follows; two or more: the help (a flag).
-        if (rest.size() > 1 && rest[0] == ' ' && rest[1] != ' ') {
-            const std::size_t spec_end = rest.find(' ', 1);
-            std::string spec =
-                rest.substr(1, spec_end == std::string::npos ? std::string::npos : spec_end - 1);
-            rest = spec_end == std::string::npos ? "" : rest.substr(spec_end);
-            const std::size_t eq = spec.rfind('=');
-            const std::size_t brace = spec.find(":{");
-            if (eq != std::string::npos && (brace == std::string::npos || eq > spec.rfind('}'))) {
-                o.default_value = spec.substr(eq + 1);
-                spec.erase(eq);
-            }
-            if (brace != std::string::npos && spec.back() == '}') {
-                std::string list = spec.substr(brace + 2, spec.size() - brace - 3);
-                std::size_t from = 0;
-                while (from <= list.size()) {
-                    const std::size_t comma = std::min(list.find(',', from), list.size());
-                    o.choices.push_back(list.substr(from, comma - from));
-                    from = comma + 1;
-                }
-                spec.erase(brace);
-            } else if (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ":FILE") == 0) {
-                o.existing_file = true;
-                spec.erase(spec.size() - 5);
-            }
-            o.type = spec;
-        }
-        const std::size_t help_at = rest.find_first_not_of(' ');
-        o.help = help_at == std::string::npos ? "" : rest.substr(help_at);
-        table.push_back(o);
-    }
-    return table;
-}
-
-const std::vector<option_info>& option_table() {
-    static const std::vector<option_info> table = [] {
-        const char* argv[] = {"systolic-tb", "--help"};
-        options o;
-        return parse_option_table(parse_command_line(2, argv, o).out);
-    }();
+// systolic-tb's options (tb::option_table), read once.
+const std::vector<option_info>& options_of_tb() {
+    static const std::vector<option_info> table = option_table();
     return table;
 }
 
@@ -351,7 +271,7 @@ PYBIND11_MODULE(_systolic, m) {
     m.attr("formats") = formats;
     // systolic-tb's options (option_table), --help left out, in --help's order.
     py::list option_list;
-    for (const option_info& o : option_table()) {
+    for (const option_info& o : options_of_tb()) {
         if (o.flag == "--help") continue;
         py::dict d;
         d["flag"] = o.flag;
@@ -368,7 +288,7 @@ PYBIND11_MODULE(_systolic, m) {
         "unknown_option",
         [](const std::string& typed) {
             std::vector<std::string> names;
-            for (const option_info& o : option_table())
+            for (const option_info& o : options_of_tb())
                 names.push_back(o.flag);
             return cli::unknown_name_message("option", typed, names, "see systolic.job_options");
         },

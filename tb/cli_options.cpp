@@ -170,11 +170,13 @@ void convert(const CLI::App& app, const raw_options& raw, options& o) {
 
 }  // namespace
 
-parse_result parse_command_line(int argc, const char* const* argv, options& o) {
-    raw_options raw;
-    CLI::App app{
+namespace {
+
+// systolic-tb's one option table: the app that parses its command line, into `raw` and `o`.
+void declare_options(CLI::App& app, raw_options& raw, options& o) {
+    app.description(
         "Runs C = A*B on the tiled systolic-array model and checks every write with the scoreboard.\n"
-        "With no options it runs the seeds' example (N=2, 3x3 matrices)."};
+        "With no options it runs the seeds' example (N=2, 3x3 matrices).");
     app.option_defaults()->always_capture_default();
     app.add_option("--array", raw.array, "Array size: N (an N x N grid of PEs) or RxC (R rows of C PEs)")
         ->type_name("N|RxC");
@@ -259,7 +261,14 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
                    "Refuse jobs estimated to need more than SIZE (e.g. 512M, 4G) [half of physical memory]")
         ->type_name("SIZE");
     app.footer(option_rules_help(tb_option_rules()));
+}
 
+}  // namespace
+
+parse_result parse_command_line(int argc, const char* const* argv, options& o) {
+    raw_options raw;
+    CLI::App app;
+    declare_options(app, raw, o);
     parse_result r;
     try {
         app.parse(argc, argv);
@@ -277,6 +286,42 @@ parse_result parse_command_line(int argc, const char* const* argv, options& o) {
         r.err = "systolic-tb: error: " + one_line(e.what()) + "\n";
     }
     return r;
+}
+
+std::vector<option_info> option_table() {
+    raw_options raw;
+    options o;
+    CLI::App app;
+    declare_options(app, raw, o);
+    std::vector<option_info> table;
+    for (const CLI::Option* opt : app.get_options()) {
+        if (opt->get_lnames().empty()) continue;
+        option_info i;
+        i.flag = "--" + opt->get_lnames().front();
+        i.help = opt->get_description();
+        if (opt->get_type_size() != 0) {
+            // The value's name as --help gives it, then what its validators say: ":{a,b}" for a
+            // set of choices (CLI::IsMember), ":FILE" for a file that must exist (CLI::ExistingFile).
+            std::string spec = opt->get_type_name();
+            const std::size_t brace = spec.find(":{");
+            if (brace != std::string::npos && spec.back() == '}') {
+                const std::string list = spec.substr(brace + 2, spec.size() - brace - 3);
+                for (std::size_t from = 0; from <= list.size();) {
+                    const std::size_t comma = std::min(list.find(',', from), list.size());
+                    i.choices.push_back(list.substr(from, comma - from));
+                    from = comma + 1;
+                }
+                spec.erase(brace);
+            } else if (spec.size() > 5 && spec.compare(spec.size() - 5, 5, ":FILE") == 0) {
+                i.existing_file = true;
+                spec.erase(spec.size() - 5);
+            }
+            i.type = spec;
+            i.default_value = opt->get_default_str();
+        }
+        table.push_back(std::move(i));
+    }
+    return table;
 }
 
 }  // namespace systolic::tb

@@ -7,6 +7,7 @@
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include "cli_values.h"
 #include "energy_options.h"
@@ -75,6 +76,20 @@ struct parse_result {
 };
 
 parse_result parse_command_line(int argc, const char* const* argv, options& o);
+
+// One of systolic-tb's options, as the parser's own table declares it (for the Python package's
+// systolic.job_options: the names, which are flags, what each value is, its choices and default,
+// without a second list).
+struct option_info {
+    std::string flag;  // "--k-tile"
+    std::string type;  // its value's name as --help gives it: "INT", "N|RxC", ...; empty: a flag
+    std::vector<std::string> choices;
+    std::string default_value;   // as --help shows it; empty: none
+    bool existing_file = false;  // a file the job reads (CLI11's ExistingFile)
+    std::string help;
+};
+// Every option, --help included, in --help's order.
+std::vector<option_info> option_table();
 
 // The memory options' conversions and texts, shared with every executable (cli/memory_options.h).
 using cli::bandwidth_text;
