@@ -38,8 +38,8 @@ int main(int argc, char** argv) {
         fprintf(stderr, "qemu_big_job: A, B and a row of C must each fit one %zu-byte buffer\n", max);
         return 2;
     }
-    const uint32_t band_rows = (uint32_t)(max / c_row < m ? max / c_row : m);
-    const size_t n = (m + band_rows - 1) / band_rows;
+    size_t n;
+    const uint32_t band_rows = systolic_plan_rows(m, c_row, max, &n);
     systolic_rows* bands = calloc(n, sizeof *bands);
     int8_t* a = systolic_alloc(&h, pages((size_t)m * k));
     int8_t* b = systolic_alloc(&h, pages((size_t)k * p));

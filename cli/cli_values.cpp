@@ -143,6 +143,15 @@ std::optional<std::uint64_t> parse_time(std::string_view s) {
     return std::nullopt;
 }
 
+std::uint64_t parse_positive_time(const std::string& option, const std::string& text, bool bare_seconds) {
+    std::optional<std::uint64_t> ps = parse_time(text);
+    if (!ps && bare_seconds && all_digits(text, 0)) ps = parse_time(text + "s");
+    if (!ps || *ps == 0)
+        throw usage_error(option + " " + one_line(text) +
+                          ": not a time (a whole number above zero with ps, ns, us, ms or s)");
+    return *ps;
+}
+
 std::string format_bytes(std::uint64_t bytes) {
     const char* units[] = {"KiB", "MiB", "GiB", "TiB", "PiB", "EiB"};
     if (bytes < 1024) return std::to_string(bytes) + " bytes";

@@ -33,8 +33,12 @@ double parse_real(const std::string& option, const std::string& text);
 std::uint64_t parse_size(const std::string& option, const std::string& text);
 // A time: a whole decimal number with a unit, ps, ns, us, ms or s, as picoseconds ("250ns"). A time
 // past 2^64 - 1 ps (about 213 days), SystemC's range at its 1 ps resolution, is not one. The one
-// time syntax of systolic-vp's scripts and systolic-soc's --timeout and --quantum.
+// time syntax of systolic-vp's scripts and of the time options (parse_positive_time).
 std::optional<std::uint64_t> parse_time(std::string_view s);
+// A time option's value, above zero, as picoseconds: parse_time's syntax, and with bare_seconds a
+// whole number of seconds too (systolic-qemu's --timeout). Anything else, zero included, is a
+// usage_error "OPTION TEXT: not a time (...)". The time options of systolic-soc and systolic-qemu.
+std::uint64_t parse_positive_time(const std::string& option, const std::string& text, bool bare_seconds);
 
 // --array as typed: "N" (rows = cols = N) or "RxC", each an integer (range-checked later). Any
 // other form ("4x", "x", "4x4x4") is a usage_error quoting the text.

@@ -53,6 +53,23 @@ TEST(JobScript, ParsesCommandsOptionsAndComments) {
     EXPECT_FALSE(systolic::cli::parse_time("18446745s"));  // past 2^64 - 1 ps
     EXPECT_FALSE(systolic::cli::parse_time("10"));
     EXPECT_FALSE(systolic::cli::parse_time("-1ns"));
+    // The time options of systolic-soc and systolic-qemu: above zero, and a bare number of seconds
+    // only where bare_seconds allows it (systolic-qemu's --timeout), within parse_time's range.
+    using systolic::cli::parse_positive_time;
+    EXPECT_EQ(parse_positive_time("--quantum", "1us", false), 1000000u);
+    EXPECT_EQ(parse_positive_time("--timeout", "600", true), 600000000000000u);
+    EXPECT_EQ(parse_positive_time("--timeout", "18446744", true), 18446744000000000000u);
+    EXPECT_THROW(parse_positive_time("--timeout", "18446745", true),
+                 systolic::cli::usage_error);  // not wrapped
+    EXPECT_THROW(parse_positive_time("--timeout", "0", true), systolic::cli::usage_error);
+    EXPECT_THROW(parse_positive_time("--quantum", "0us", false), systolic::cli::usage_error);
+    try {
+        parse_positive_time("--timeout", "10", false);
+        ADD_FAILURE() << "a bare number was taken without bare_seconds";
+    } catch (const systolic::cli::usage_error& e) {
+        EXPECT_STREQ(e.what(),
+                     "--timeout 10: not a time (a whole number above zero with ps, ns, us, ms or s)");
+    }
     EXPECT_FALSE(vp::parse_number("12abc"));
     EXPECT_FALSE(vp::parse_number(" 12"));
     EXPECT_FALSE(vp::parse_number("0x"));

@@ -64,6 +64,15 @@ static void add_counters(systolic_result* sum, const systolic_result* r) {
     sum->energy += r->energy;
 }
 
+uint32_t systolic_plan_rows(uint64_t m, uint64_t row_bytes, uint64_t max_buffer, size_t* n) {
+    *n = 0;
+    if (m == 0 || row_bytes == 0 || row_bytes > max_buffer) return 0;
+    uint64_t rows = max_buffer / row_bytes < m ? max_buffer / row_bytes : m;
+    if (rows > UINT32_MAX) rows = UINT32_MAX; /* a job's M is 32 bits */
+    *n = (size_t)((m + rows - 1) / rows);
+    return (uint32_t)rows;
+}
+
 int systolic_run_rows(systolic_handle* h, const systolic_job* job, const systolic_rows* bands, size_t n,
                       systolic_result* result, size_t* failed_band) {
     systolic_result sum, one;

@@ -933,8 +933,8 @@ static int test_bands(int argc, char** argv) {
     const size_t max = h.info.max_buffer, c_row = (size_t)p * 4;
     if ((size_t)k * p > max || (size_t)m * k > max || c_row > max)
         return fail("usage: bands [M [K [P]]]: too large");
-    const uint32_t rows_per_band = (uint32_t)(max / c_row < m ? max / c_row : m);
-    const size_t nbands = (m + rows_per_band - 1) / rows_per_band;
+    size_t nbands;
+    const uint32_t rows_per_band = systolic_plan_rows(m, c_row, max, &nbands);
     systolic_rows* bands = calloc(nbands, sizeof *bands);
     int8_t* a = systolic_alloc(&h, align_up((size_t)m * k, 4096));
     int8_t* b = systolic_alloc(&h, align_up((size_t)k * p, 4096));
@@ -1077,8 +1077,8 @@ static int run_layer(systolic_handle* h, const char* dir, const char* layer, uin
     if (k * n > max || k > max || n * 4 > max)
         return fail("layer %s: B or one row is over one buffer", layer);
     const uint64_t row_bytes = k > n * 4 ? k : n * 4;
-    const uint32_t band_rows = (uint32_t)(max / row_bytes < m ? max / row_bytes : m);
-    const size_t nbands = (size_t)((m + band_rows - 1) / band_rows);
+    size_t nbands;
+    const uint32_t band_rows = systolic_plan_rows(m, row_bytes, max, &nbands);
     systolic_rows* bands = calloc(nbands, sizeof *bands);
     int8_t* bb = systolic_alloc(h, align_up(k * n, 4096));
     if (!bands || !bb) return fail("layer %s: allocation: %s", layer, strerror(errno));

@@ -3,7 +3,6 @@
 
 #include <CLI/CLI.hpp>
 
-#include <algorithm>
 #include <cstring>
 #include <iostream>
 
@@ -16,19 +15,6 @@
 namespace systolic::qemu {
 
 namespace {
-
-// A time as picoseconds, above zero: a whole number with ps, ns, us, ms or s (a bare number of
-// seconds too, for --timeout).
-std::uint64_t positive_time(const std::string& option, const std::string& text, bool bare_seconds) {
-    std::optional<std::uint64_t> ps = cli::parse_time(text);
-    if (!ps && bare_seconds && !text.empty() && std::all_of(text.begin(), text.end(), ::isdigit) &&
-        text.size() < 9)
-        ps = std::stoull(text) * 1'000'000'000'000ull;
-    if (!ps || *ps == 0)
-        throw cli::usage_error(option + " " + cli::one_line(text) +
-                               ": not a time (a whole number above zero with ps, ns, us, ms or s)");
-    return *ps;
-}
 
 const cli::energy_options& energy_of(const qemu_options& o) {
     return o.energy;
@@ -112,10 +98,11 @@ std::optional<int> parse_options(int argc, char* argv[], qemu_options& o, int us
         return status;
     try {
         if (ours < argc && o.run.empty()) throw cli::usage_error("--run needs a program");
-        o.timeout = std::chrono::milliseconds(positive_time("--timeout", timeout, true) / 1'000'000'000ull);
+        o.timeout = std::chrono::milliseconds(cli::parse_positive_time("--timeout", timeout, true) /
+                                              1'000'000'000ull);
         if (o.timeout.count() == 0)
             throw cli::usage_error("--timeout " + timeout + ": less than a millisecond");
-        o.quantum = sc_core::sc_time::from_value(positive_time("--quantum", quantum, false));
+        o.quantum = sc_core::sc_time::from_value(cli::parse_positive_time("--quantum", quantum, false));
         if (kernel_option->count()) o.kernel = kernel;
         if (initrd_option->count()) o.initrd = initrd;
         if (o.initrd && (!o.run.empty() || !o.guest_files.empty()))

@@ -21,15 +21,6 @@ namespace systolic::soc {
 
 namespace {
 
-// A time option as an sc_time: a whole number with ps, ns, us, ms or s, and more than zero.
-sc_core::sc_time time_option(const std::string& option, const std::string& text) {
-    const auto ps = cli::parse_time(text);
-    if (!ps || *ps == 0)
-        throw cli::usage_error(option + " " + cli::one_line(text) +
-                               ": not a time (a whole number above zero with ps, ns, us, ms or s)");
-    return sc_core::sc_time::from_value(*ps);  // the kernel keeps its 1 ps resolution
-}
-
 std::string number(double v) {
     char text[32];
     std::snprintf(text, sizeof text, "%g", v);
@@ -107,9 +98,11 @@ std::optional<int> parse_options(int argc, char* argv[], soc_options& o, int usa
         if (!(o.cpu_clock > 0) || !std::isfinite(o.cpu_clock))
             throw cli::usage_error("--cpu-clock must be a frequency above zero");
         if (!(o.cpi > 0) || !std::isfinite(o.cpi)) throw cli::usage_error("--cpi must be above zero");
-        o.timeout = time_option("--timeout", timeout);
+        // Picoseconds as sc_time: the kernel keeps its 1 ps resolution.
+        o.timeout = sc_core::sc_time::from_value(cli::parse_positive_time("--timeout", timeout, false));
         // A slice longer than the timeout would run the hart past it: the timeout bounds the quantum.
-        o.quantum = std::min(time_option("--quantum", quantum), o.timeout);
+        o.quantum = std::min(
+            sc_core::sc_time::from_value(cli::parse_positive_time("--quantum", quantum, false)), o.timeout);
         check_instruction_time(o);
         if (uart_option->count()) o.uart = uart;
         if (json_option->count()) o.json = json;

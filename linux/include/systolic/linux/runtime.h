@@ -60,6 +60,13 @@ typedef struct systolic_rows {
     void* partial; /* NULL: none */
 } systolic_rows;
 
+/* Plans the bands of m rows that systolic_run_rows runs when each row takes row_bytes of a buffer
+ * (of C, P times its element's size; or of A or C, whichever is wider, when each band holds its own
+ * rows of both): every band but the last holds the most rows one buffer of max_buffer bytes holds,
+ * the last the rest. Returns that number of rows, with the number of bands in *n; 0 (and *n = 0)
+ * when m or row_bytes is 0, or a row is over max_buffer. */
+uint32_t systolic_plan_rows(uint64_t m, uint64_t row_bytes, uint64_t max_buffer, size_t* n);
+
 /* Runs `job` (its m, a_addr, c_addr and partial_addr ignored) as n jobs, one per band, in order,
  * with B and the scale vector shared; the bands' rows must add up to the rows wanted. Stops at the
  * first failure (its result in *result, and in *failed_band its index when failed_band is not NULL).
