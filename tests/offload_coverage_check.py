@@ -341,13 +341,14 @@ def compose():
 
 def strict():
     lstm = nn.LSTM(4, 3)
-    x = torch.randn(5, 2, 4)
+    # A packed sequence (lengths 5 and 3) runs in PyTorch: listed with its call site.
+    x = nn.utils.rnn.pack_padded_sequence(torch.randn(5, 2, 4), [5, 3])
     with st.offload(lstm, array=8) as h:
         lstm(x)
     fb = h.fallbacks
-    check(len(fb) == 1 and fb[0].op == "torch.lstm" and fb[0].name == "lstm"
-          and fb[0].site.startswith(__file__),
-          "an LSTM is listed with its call site in this file (%s)" % fb)
+    check(len(fb) == 1 and fb[0].op == "torch.lstm" and fb[0].reason.startswith("a packed sequence")
+          and fb[0].site.startswith(__file__) and not h.reports,
+          "an LSTM on a packed sequence is listed with its call site in this file (%s)" % fb)
     raised = None
     try:
         with st.offload(lstm, array=8, strict=True):
@@ -368,8 +369,50 @@ def strict():
           % [f.reason for f in h.fallbacks])
 
 
+def recurrent():
+    """RNN, LSTM (projections too), GRU and the cells: their GEMMs on the model, as many as the
+    lowering says (per layer and direction, one of the whole input and one per step, two with a
+    projection), the outputs and final states PyTorch's, and gradients through them."""
+    cases = [
+        ("LSTM 2 layers, bidirectional, proj_size 2", nn.LSTM(4, 3, num_layers=2, bidirectional=True,
+                                                             proj_size=2), R(5, 2, 4), 2 * 2 * (1 + 5 * 2)),
+        ("GRU 2 layers, batch_first", nn.GRU(4, 3, num_layers=2, batch_first=True), R(2, 5, 4), 2 * (1 + 5)),
+        ("RNN relu, no bias, unbatched", nn.RNN(4, 3, nonlinearity="relu", bias=False), R(6, 4), 1 + 6),
+        ("LSTMCell", nn.LSTMCell(4, 3), R(2, 4), 2),
+        ("GRUCell, unbatched", nn.GRUCell(4, 3), R(4), 2),
+        ("RNNCell", nn.RNNCell(4, 3), R(2, 4), 2),
+    ]
+    for what, mod, x, gemms in cases:
+        ref = mod(x)
+        with Spy() as spy, st.offload(mod, array=4, strict=True) as h:
+            y = mod(x)
+        ys, rs = flat(y), flat(ref)
+        close = len(ys) == len(rs) and all(torch.allclose(a, b, rtol=1e-5, atol=1e-6) for a, b in zip(ys, rs))
+        check(close and len(h.reports) == 1 and h.reports[0]["gemms"] == gemms == spy.calls
+              and h.reports[0]["passed"],
+              "%s: %d GEMMs on the model (%s), output and states PyTorch's" % (what, spy.calls, gemms))
+        # Gradients through the model's GEMMs, as PyTorch's (computed by PyTorch from them).
+        mod.zero_grad()
+        sum(t.sum() for t in rs).backward()
+        want = [p.grad.clone() for p in mod.parameters()]
+        mod.zero_grad()
+        sum(t.sum() for t in ys).backward()
+        got = [p.grad for p in mod.parameters()]
+        check(all(g is not None and torch.allclose(g, w, rtol=1e-4, atol=1e-5) for g, w in zip(got, want)),
+              "%s: every parameter's gradient is PyTorch's" % what)
+    # int8 and dropout between layers in training are refused, with their reasons.
+    with st.offload(nn.GRU(4, 3), array=4, dtype="int8") as h:
+        h.module(R(5, 2, 4))
+    gru = nn.GRU(4, 3, num_layers=2, dropout=0.5).train()
+    with st.offload(gru, array=4) as h2:
+        gru(R(5, 2, 4))
+    check([f.reason.split(":")[0] for f in h.fallbacks + h2.fallbacks]
+          == ["int8", "dropout between layers in training"],
+          "int8 and training dropout are listed with their reasons (%s)" % (h.fallbacks + h2.fallbacks))
+
+
 def main():
-    what = sys.argv[1:] or ["walk", "compose", "strict"]
+    what = sys.argv[1:] or ["walk", "compose", "strict", "recurrent"]
     for w in what:
         globals()[w]()
     print("%d failed" % len(failures) if failures else "all passed")

@@ -13,7 +13,10 @@ The rules are systolic-run's ([topology.cpp](../../tools/run/topology.cpp), docs
   filter size, P = 1);
 - transposed convolution: one GEMM per group of M = images x input positions, K = input channels
   per group, P = output channels per group x filter size, then col2im (``F.fold``);
-- linear: M = the product of the input's leading dimensions, K = in_features, P = out_features.
+- linear: M = the product of the input's leading dimensions, K = in_features, P = out_features;
+- recurrent layers (RNN, LSTM, GRU and their cells): per layer and direction, one GEMM of the whole
+  sequence's input by W_ih^T (M = steps x batch), then per step one GEMM of the state by W_hh^T
+  (M = batch) and, for an LSTM with proj_size, one by W_hr^T; the gates in PyTorch.
 """
 
 
@@ -311,3 +314,82 @@ def einsum(gemm, equation, operands):
         cur = cur.sum(dim=extra)
         cur_t = "".join(c for c in cur_t if c in rhs)
     return cur.permute([cur_t.index(c) for c in rhs]), shapes
+
+
+def _cell(gemm, mode, gi, h, c, w_hh, b_hh, w_hr):
+    """One step of a recurrent cell, given the input's part of the gates (gi: batch x gates, its
+    bias added): the state's GEMM on the model, the gates as PyTorch defines them. Returns
+    (h, c) (c None but for an LSTM) and the step's GEMM shapes."""
+    gh = gemm(h, w_hh.t())
+    shapes = [[h.shape[0], h.shape[1], w_hh.shape[0]]]
+    if b_hh is not None:
+        gh = gh + b_hh
+    if mode == "lstm":
+        i, f, g, o = (gi + gh).chunk(4, dim=1)
+        c = torch.sigmoid(f) * c + torch.sigmoid(i) * torch.tanh(g)
+        h = torch.sigmoid(o) * torch.tanh(c)
+        if w_hr is not None:
+            shapes.append([h.shape[0], h.shape[1], w_hr.shape[0]])
+            h = gemm(h, w_hr.t())
+        return h, c, shapes
+    if mode == "gru":
+        ir, iz, i_n = gi.chunk(3, dim=1)
+        hr, hz, h_n = gh.chunk(3, dim=1)
+        r, z = torch.sigmoid(ir + hr), torch.sigmoid(iz + hz)
+        n = torch.tanh(i_n + r * h_n)
+        return (1 - z) * n + z * h, None, shapes
+    act = torch.tanh if mode == "rnn_tanh" else torch.relu
+    return act(gi + gh), None, shapes
+
+
+def recurrent(gemm, mode, x, hx, params, has_biases, num_layers, bidirectional, batch_first):
+    """torch.lstm, torch.gru, torch.rnn_tanh and torch.rnn_relu (what nn.LSTM, nn.GRU and nn.RNN
+    call) on padded input x (steps, batch, features), or (batch, steps, features) with
+    batch_first; hx the initial state, (h0, c0) for an LSTM; params the module's flat weights,
+    per layer and direction w_ih, w_hh[, b_ih, b_hh][, w_hr]. Dropout between layers is the
+    caller's to refuse. Returns ((output, h_n[, c_n]), shapes)."""
+    if batch_first:
+        x = x.transpose(0, 1)
+    h0, c0 = hx if mode == "lstm" else (hx, None)
+    dirs = 2 if bidirectional else 1
+    per = len(params) // (num_layers * dirs)
+    shapes, h_n, c_n = [], [], []
+    for layer in range(num_layers):
+        outs = []
+        for d in range(dirs):
+            ws = params[(layer * dirs + d) * per:(layer * dirs + d + 1) * per]
+            w_ih, w_hh = ws[0], ws[1]
+            b_ih, b_hh = (ws[2], ws[3]) if has_biases else (None, None)
+            w_hr = ws[-1] if per == 2 + 2 * bool(has_biases) + 1 else None
+            steps, batch = x.shape[0], x.shape[1]
+            gi = gemm(x.reshape(steps * batch, -1), w_ih.t())
+            shapes.append([steps * batch, x.shape[2], w_ih.shape[0]])
+            if b_ih is not None:
+                gi = gi + b_ih
+            gi = gi.reshape(steps, batch, -1)
+            k = layer * dirs + d
+            h, c = h0[k], (c0[k] if c0 is not None else None)
+            ys = [None] * steps
+            for t in (range(steps - 1, -1, -1) if d else range(steps)):
+                h, c, step = _cell(gemm, mode, gi[t], h, c, w_hh, b_hh, w_hr)
+                shapes += step
+                ys[t] = h
+            outs.append(torch.stack(ys))
+            h_n.append(h)
+            c_n.append(c)
+        x = torch.cat(outs, dim=2) if dirs > 1 else outs[0]
+    y = x.transpose(0, 1) if batch_first else x
+    out = (y, torch.stack(h_n)) + ((torch.stack(c_n),) if mode == "lstm" else ())
+    return out, shapes
+
+
+def cell(gemm, mode, x, hx, w_ih, w_hh, b_ih, b_hh):
+    """torch.lstm_cell, gru_cell, rnn_tanh_cell and rnn_relu_cell (what the *Cell modules call):
+    x (batch, features), hx the state ((h, c) for an LSTM). Returns (h or (h, c), shapes)."""
+    h, c = hx if mode == "lstm" else (hx, None)
+    gi = gemm(x, w_ih.t())
+    shapes = [[x.shape[0], x.shape[1], w_ih.shape[0]]]
+    if b_ih is not None:
+        gi = gi + b_ih
+    h, c, step = _cell(gemm, mode, gi, h, c, w_hh, b_hh, None)
+    return ((h, c) if mode == "lstm" else h), shapes + step

@@ -6,7 +6,7 @@ offload").
 whatever name it was bound (``from torch.nn.functional import conv1d`` before the ``with`` too),
 and nothing is rebound: leaving the ``with`` pops the mode. Every GEMM-shaped call it knows
 (linear, conv1d/2d/3d, conv_transpose1d/2d, matmul, mm, bmm, addmm, baddbmm, addbmm, mv, addmv,
-dot, einsum, bilinear, ``@``, multi-head attention) is lowered to GEMMs (_lowering.py) that run
+dot, einsum, bilinear, ``@``, multi-head attention, RNN, LSTM, GRU and their cells) is lowered to GEMMs (_lowering.py) that run
 through ``systolic.matmul`` inside a custom autograd function, so outputs keep their
 ``grad_fn``. Every other GEMM-shaped call runs in PyTorch and is listed in ``handle.fallbacks``
 with its call site; ``strict=True`` raises ``FallbackError`` at the first. One report per layer
@@ -136,6 +136,12 @@ class _Gemm(torch.autograd.Function):
                 None if db is None else db.to(b.dtype), None)
 
 
+def _flat(x):
+    """The tensors in x, detached, as one 1-D tensor."""
+    ts = [t.detach().reshape(-1) for t in _tensors(x)]
+    return ts[0] if len(ts) == 1 else torch.cat(ts) if ts else torch.zeros(0)
+
+
 def _tensors(x):
     """The tensors in x (args, kwargs, nested lists and tuples)."""
     if torch.is_tensor(x):
@@ -162,6 +168,10 @@ _CONV_ARGS = {"input": None, "weight": None, "bias": None, "stride": 1, "padding
               "dilation": 1, "groups": 1}
 _CONVT_ARGS = {"input": None, "weight": None, "bias": None, "stride": 1, "padding": 0,
                "output_padding": 0, "groups": 1, "dilation": 1}
+# torch.lstm, gru, rnn_tanh and rnn_relu (padded input), and their cells, as the modules call them.
+_RNN_ARGS = {"input": None, "hx": None, "params": None, "has_biases": True, "num_layers": 1,
+             "dropout": 0.0, "train": False, "bidirectional": False, "batch_first": False}
+_CELL_ARGS = {"input": None, "hx": None, "w_ih": None, "w_hh": None, "b_ih": None, "b_hh": None}
 _MHA_ARGS = {n: (None if p.default is inspect.Parameter.empty else p.default)
              for n, p in inspect.signature(F.multi_head_attention_forward).parameters.items()}
 
@@ -429,7 +439,9 @@ class Offload:
         e = self._entry(site.name, site.kind, "forward", shapes)
         e["gemms"] = len(site.reps)
         self._accumulate(e, site.reps)
-        err = float((out.detach() - ref).abs().max()) if out.numel() else 0.0
+        # A layer of several outputs (a recurrent layer's output and final states): all of them.
+        out, ref = _flat(out), _flat(ref)
+        err = float((out - ref).abs().max()) if out.numel() else 0.0
         e["max_abs_error"], e["max_rel_error"] = err, _rel(err, ref)
         e.update(extra)
         self.reports.append(e)
@@ -549,6 +561,47 @@ class Offload:
             return func(*args, **kwargs)
         return self._run(func, args, kwargs, name, "bilinear",
                          lambda g: _lowering.bilinear(g, x1, x2, w, p["bias"]), (x1, x2))
+
+    def _recurrent_refused(self, func, args, p, tensors, name):
+        """Whether a recurrent call cannot go to the model (listed as a fallback then)."""
+        why = None
+        if self.dtype == "int8":
+            why = "int8: a recurrent layer's state would need a calibrated scale per step"
+        elif p.get("train") and p.get("dropout"):
+            why = "dropout between layers in training: PyTorch's random masks"
+        elif any(t.dim() != n for t, n in tensors):
+            why = "unbatched operands (the modules add the batch dimension before this call)"
+        return not self._floating(func, args, [t for t, _ in tensors], name, why)
+
+    def _recurrent(self, func, args, kwargs):
+        mode = _bare_name(func)
+        p = _bind(func, args, kwargs, _RNN_ARGS)
+        name = self._owner(args) or self._layer_name(None, mode)
+        if not isinstance(p["has_biases"], bool):  # the PackedSequence overload: data, batch_sizes, ...
+            if self._mode != "calibrate":
+                self._fallback(func, args, "a packed sequence: only padded input is lowered", name)
+            return func(*args, **kwargs)
+        hx = p["hx"] if mode == "lstm" else (p["hx"],)
+        if self._recurrent_refused(func, args, p, [(p["input"], 3)] + [(h, 3) for h in hx], name):
+            return func(*args, **kwargs)
+        return self._run(func, args, kwargs, name, mode,
+                         lambda g: _lowering.recurrent(g, mode, p["input"], p["hx"], p["params"],
+                                                       p["has_biases"], p["num_layers"],
+                                                       p["bidirectional"], p["batch_first"]),
+                         (p["input"],), {"batch": p["input"].shape[0 if p["batch_first"] else 1]})
+
+    def _cell(self, func, args, kwargs):
+        kind = _bare_name(func)
+        p = _bind(func, args, kwargs, _CELL_ARGS)
+        mode = kind[:-len("_cell")]
+        name = self._owner(args) or self._layer_name(None, kind)
+        hx = p["hx"] if mode == "lstm" else (p["hx"],)
+        if self._recurrent_refused(func, args, p, [(p["input"], 2)] + [(h, 2) for h in hx], name):
+            return func(*args, **kwargs)
+        return self._run(func, args, kwargs, name, kind,
+                         lambda g: _lowering.cell(g, mode, p["input"], p["hx"], p["w_ih"], p["w_hh"],
+                                                  p["b_ih"], p["b_hh"]),
+                         (p["input"],), {"batch": p["input"].shape[0]})
 
     # matmul and friends: name of the lowering, the operands' positions, what is added
     def _product(self, func, args, kwargs):
@@ -764,6 +817,9 @@ for _n in ("__matmul__", "__rmatmul__"):
     _RULES[getattr(torch.Tensor, _n)] = Offload._product
 if hasattr(torch, "linalg") and hasattr(torch.linalg, "matmul"):
     _RULES[torch.linalg.matmul] = Offload._product
+for _n in ("lstm", "gru", "rnn_tanh", "rnn_relu"):
+    _RULES[getattr(torch, _n)] = Offload._recurrent
+    _RULES[getattr(torch, _n + "_cell")] = Offload._cell
 for _n in ("_native_multi_head_attention", "_transformer_encoder_layer_fwd"):
     if hasattr(torch, _n):
         _RULES[getattr(torch, _n)] = Offload._fused
