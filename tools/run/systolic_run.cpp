@@ -596,9 +596,17 @@ std::string summary(std::vector<layer_record> records) {
             series.emplace_back();
         series.back().push_back(&r);
     }
+    // Each series' network layers and the network's totals.
+    std::vector<std::pair<std::vector<layer_totals>, job_totals>> networks;
+    for (const auto& jobs : series) {
+        job_totals t;
+        for (const layer_record* r : jobs)
+            t.add(*r);
+        networks.emplace_back(network_layers(jobs), t);
+    }
     char line[512];
-    for (const auto& jobs : series)
-        for (const layer_totals& l : network_layers(jobs)) {
+    for (const auto& network : networks)
+        for (const layer_totals& l : network.first) {
             const job_totals& t = l.totals;
             if (sweep && t.pass) continue;
             const layer_record& r = *l.gemms.front();
@@ -641,19 +649,11 @@ std::string summary(std::vector<layer_record> records) {
                     os << who << "error: " << g->error << "\n";
             }
         }
-    std::vector<std::pair<job_totals, std::size_t>> networks;  // per series: its totals and network layers
-    for (const auto& jobs : series) {
-        const std::vector<layer_totals> layers = network_layers(jobs);
-        job_totals t;
-        for (const layer_record* r : jobs)
-            t.add(*r);
-        networks.emplace_back(t, layers.size());
-    }
     // --energy: the network's energy per (array, dataflow), as report.json's totals give it.
     if (first.energy)
         for (std::size_t i = 0; i < series.size(); ++i) {
             const layer_record& r = *series[i].front();
-            const job_totals& t = networks[i].first;
+            const job_totals& t = networks[i].second;
             std::snprintf(line, sizeof line,
                           "%-9s %-2s energy (%s, %g nm): %s, %.4g pJ per MAC, %.4g mm2%s\n",
                           r.array_name().c_str(), to_string(r.dataflow),
@@ -665,12 +665,13 @@ std::string summary(std::vector<layer_record> records) {
     // The network's totals per (array, dataflow): for a single one, the last line.
     for (std::size_t i = 0; i < series.size(); ++i) {
         const layer_record& r = *series[i].front();
-        const job_totals& t = networks[i].first;
-        std::snprintf(
-            line, sizeof line, "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %llu jobs, %s\n",
-            r.array_name().c_str(), to_string(r.dataflow),
-            static_cast<unsigned long long>(networks[i].second), static_cast<unsigned long long>(t.edges()),
-            t.utilization_percent(), static_cast<unsigned long long>(t.jobs), t.pass ? "PASS" : "FAIL");
+        const job_totals& t = networks[i].second;
+        std::snprintf(line, sizeof line,
+                      "%-9s %-2s %llu layers: %llu edges, utilization %.2f%%, %llu jobs, %s\n",
+                      r.array_name().c_str(), to_string(r.dataflow),
+                      static_cast<unsigned long long>(networks[i].first.size()),
+                      static_cast<unsigned long long>(t.edges()), t.utilization_percent(),
+                      static_cast<unsigned long long>(t.jobs), t.pass ? "PASS" : "FAIL");
         os << line;
     }
     const bool pass =

@@ -25,6 +25,13 @@ std::string lower(std::string s) {
 
 namespace {
 
+// SCALE-Sim's depth-wise rule: a convolution row whose name contains "DP" runs as one
+// single-channel layer per channel, named <name>Channel_<c>.
+bool depthwise_name(std::string_view name) {
+    return name.find("DP") != std::string_view::npos;
+}
+constexpr std::string_view channel_tag = "Channel_";
+
 constexpr const char* gemm_fields[] = {"Layer", "M", "N", "K"};
 constexpr const char* conv_fields[] = {"Layer name",    "IFMAP Height", "IFMAP Width",
                                        "Filter Height", "Filter Width", "Channels",
@@ -206,8 +213,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
                          std::to_string(c.ifmap_w) + ")");
         c.ofmap_h = conv_output_side(c.ifmap_h, c.filter_h, c.stride_h);
         c.ofmap_w = conv_output_side(c.ifmap_w, c.filter_w, c.stride_w);
-        // SCALE-Sim's depth-wise rule: one single-channel layer per channel.
-        const bool depthwise = l.name.find("DP") != std::string::npos;
+        const bool depthwise = depthwise_name(l.name);
         const std::uint64_t copies = depthwise ? c.channels : 1;
         if (depthwise) c.channels = 1;
         check_product(ctx, {c.ofmap_h, c.ofmap_w}, "M (output pixels)");
@@ -216,7 +222,7 @@ topology parse_topology(std::string_view text, const std::string& path) {
         check_layer_count(ctx, topo, copies);
         const std::string base = l.name;
         for (std::uint64_t i = 0; i < copies; ++i) {
-            if (depthwise) l.name = base + "Channel_" + std::to_string(i);  // layer_group undoes it
+            if (depthwise) l.name = base + std::string(channel_tag) + std::to_string(i);
             l.id = topo.layers.size();
             topo.layers.push_back(l);
         }
@@ -242,8 +248,8 @@ std::string_view strip_numbered(std::string_view name, std::string_view tag) {
 std::string layer_group(std::string_view name) {
     std::string_view group = name;
     // SCALE-Sim's depth-wise copies, as parse_topology makes them.
-    if (const std::string_view base = strip_numbered(group, "Channel_");
-        !base.empty() && base.find("DP") != std::string_view::npos)
+    if (const std::string_view base = strip_numbered(group, channel_tag);
+        !base.empty() && depthwise_name(base))
         group = base;
     for (;;) {
         std::string_view base = strip_numbered(group, ".g");
