@@ -20,6 +20,7 @@
 #include <mutex>
 #include <string>
 #include <systemc>
+#include <tlm>
 #include <thread>
 
 #include "accelerator_pricing.h"
@@ -170,6 +171,9 @@ int sc_main(int argc, char* argv[]) {
     }
 
     sc_core::sc_report_handler::set_actions("/OSCI/SystemC", sc_core::SC_INFO, sc_core::SC_DO_NOTHING);
+    // The accelerator's controller runs the array a global quantum at a time, as in systolic-soc;
+    // with none it would yield to the kernel after every edge.
+    tlm::tlm_global_quantum::instance().set(o.quantum);
     std::optional<qemu::platform> chip;
     std::optional<qp::doorbell_server> doorbell;
     std::optional<qp::qemu_child> qemu;
