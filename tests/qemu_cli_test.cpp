@@ -64,7 +64,10 @@ TEST_F(QemuCli, RefusesWhatCannotRunBeforeQemuStarts) {
     expect_refused(qemu("--kernel /nonexistent/vmlinuz --run " + ok),
                    "the kernel /nonexistent/vmlinuz: cannot be read");
     expect_refused(qemu("--kernel " + ok + " --run " + ok), "not a Linux x86 kernel (bzImage)");
+    // The user's program and files are checked first: their refusals do not depend on a kernel here.
     expect_refused(qemu("--run /nonexistent/prog"), "--run /nonexistent/prog: cannot be read");
+    expect_refused(qemu("--kernel /nonexistent/vmlinuz --qemu /nonexistent/qemu --run /nonexistent/prog"),
+                   "--run /nonexistent/prog: cannot be read");
     expect_refused(qemu("--run " + std::string(SYSTOLIC_QEMU)),
                    "not a static x86-64 executable or a script (the guest has no libraries)");
     expect_refused(qemu("--guest-file /nonexistent/data --run " + ok),

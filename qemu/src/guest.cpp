@@ -189,36 +189,43 @@ guest_parts find_guest_parts(const std::string& release) {
     return p;
 }
 
-std::vector<initramfs_entry> guest_image(const guest_parts& parts, const std::vector<std::string>& run,
-                                         const std::vector<std::string>& guest_files) {
-    std::vector<initramfs_entry> e = {
-        {kind::directory, "bin", "", 0755},         {kind::directory, "dev", "", 0755},
-        {kind::directory, "proc", "", 0755},        {kind::directory, "sys", "", 0755},
-        {kind::directory, "tmp", "", 01777},        {kind::directory, "lib", "", 0755},
-        {kind::directory, "lib/modules", "", 0755}, {kind::directory, "usr", "", 0755},
-        {kind::directory, "usr/local", "", 0755},   {kind::directory, "usr/local/bin", "", 0755},
-        {kind::directory, "data", "", 0755}};
-    e.push_back(qemu_pci::file_from(parts.busybox, "bin/busybox"));
-    e.push_back(qemu_pci::file_from(parts.exit_writer, "bin/systolic-exit"));
-    e.push_back(qemu_pci::file_from(parts.module, "lib/modules/systolic.ko", 0644));
-    std::string command;
+guest_payload guest_payload_of(const std::vector<std::string>& run,
+                               const std::vector<std::string>& guest_files) {
+    guest_payload p;
     if (!run.empty()) {
         const std::string program = read_file("--run", run[0]);
         if (program.compare(0, 2, "#!") != 0 && !static_x86_64(program))
             throw setup_error("--run " + run[0] +
                               ": not a static x86-64 executable or a script (the guest has no libraries)");
         const std::string name = fs::path(run[0]).filename().string();
-        e.push_back({kind::file, "usr/local/bin/" + name, program, 0755});
-        command = quoted("/usr/local/bin/" + name);
+        p.files.push_back({kind::directory, "usr/local", "", 0755});
+        p.files.push_back({kind::directory, "usr/local/bin", "", 0755});
+        p.files.push_back({kind::file, "usr/local/bin/" + name, program, 0755});
+        p.command = quoted("/usr/local/bin/" + name);
         for (std::size_t i = 1; i < run.size(); ++i)
-            command += " " + quoted(run[i]);
+            p.command += " " + quoted(run[i]);
     }
     for (const std::string& f : guest_files) {
         const std::string name = fs::path(f).lexically_normal().filename().string();
         if (name.empty() || name == "." || name == "..")
             throw setup_error("--guest-file " + f + ": names no file");
-        add_tree(f, "data/" + name, e);
+        add_tree(f, "data/" + name, p.files);
     }
+    return p;
+}
+
+std::vector<initramfs_entry> guest_image(const guest_parts& parts, const guest_payload& user) {
+    std::vector<initramfs_entry> e = {
+        {kind::directory, "bin", "", 0755},         {kind::directory, "dev", "", 0755},
+        {kind::directory, "proc", "", 0755},        {kind::directory, "sys", "", 0755},
+        {kind::directory, "tmp", "", 01777},        {kind::directory, "lib", "", 0755},
+        {kind::directory, "lib/modules", "", 0755}, {kind::directory, "usr", "", 0755},
+        {kind::directory, "data", "", 0755}};
+    e.push_back(qemu_pci::file_from(parts.busybox, "bin/busybox"));
+    e.push_back(qemu_pci::file_from(parts.exit_writer, "bin/systolic-exit"));
+    e.push_back(qemu_pci::file_from(parts.module, "lib/modules/systolic.ko", 0644));
+    e.insert(e.end(), user.files.begin(), user.files.end());
+    const std::string& command = user.command;
     // The program's status goes to the test-exit register; a driver that does not load or unload
     // is a failure of its own, said on the console.
     e.push_back({kind::file, "init",

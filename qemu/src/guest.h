@@ -38,13 +38,21 @@ struct guest_parts {
 // install put them.
 guest_parts find_guest_parts(const std::string& release);
 
-// The initramfs: busybox, the driver in /lib/modules, systolic-exit, `run`'s program in
-// /usr/local/bin, each guest file in /data, and /init, which loads the driver, runs the program with
-// its arguments, unloads the driver, writes the program's status to the test-exit register and
-// powers off. A program that is no static x86-64 executable or script is a setup_error.
-std::vector<qemu_pci::initramfs_entry> guest_image(const guest_parts& parts,
-                                                   const std::vector<std::string>& run,
-                                                   const std::vector<std::string>& guest_files);
+// What the user gives the guest, read and checked before anything else: the program `run[0]` in
+// /usr/local/bin with its command line (run's other words), and each guest file or directory under
+// /data. A program that is no static x86-64 executable or script, or a file that cannot be read, is
+// a setup_error naming its option.
+struct guest_payload {
+    std::vector<qemu_pci::initramfs_entry> files;
+    std::string command;  // the shell command that runs the program; empty: none
+};
+guest_payload guest_payload_of(const std::vector<std::string>& run,
+                               const std::vector<std::string>& guest_files);
+
+// The initramfs: busybox, the driver in /lib/modules, systolic-exit, the user's payload, and /init,
+// which loads the driver, runs the program, unloads the driver, writes the program's status to the
+// test-exit register and powers off.
+std::vector<qemu_pci::initramfs_entry> guest_image(const guest_parts& parts, const guest_payload& user);
 
 // The guest's RAM, which QEMU shares with this process as a memfd.
 inline constexpr unsigned guest_ram_mib = 512;

@@ -20,8 +20,8 @@
 #include <mutex>
 #include <string>
 #include <systemc>
-#include <tlm>
 #include <thread>
+#include <tlm>
 
 #include "accelerator_pricing.h"
 #include "checked_report.h"
@@ -150,6 +150,8 @@ int sc_main(int argc, char* argv[]) {
         if (o.energy.table)
             pc.price = components::accelerator_pricing(
                 components::load_accelerator_table(*o.energy.table, o.energy.tech_node), o.energy.tech_node);
+        // The user's program and files first: they do not depend on this machine's QEMU or kernel.
+        qemu::guest_payload user = qemu::guest_payload_of(o.run, o.guest_files);
         qemu::check_qemu(o.qemu);
         kernel = o.kernel ? *o.kernel : qemu::default_kernel();
         const std::string release = qemu::kernel_release(kernel);
@@ -162,8 +164,13 @@ int sc_main(int argc, char* argv[]) {
                 throw qemu::setup_error("the driver " + parts.module + " was built for Linux " + built_for +
                                         ", not " + release);
             // With no program, the built-in example: the seeds' job through the driver.
-            if (o.run.empty() && !parts.driver_tests.empty()) o.run = {parts.driver_tests, "seed"};
-            initrd_fd = initramfs_file(qemu::guest_image(parts, o.run, o.guest_files));
+            if (o.run.empty() && !parts.driver_tests.empty()) {
+                o.run = {parts.driver_tests, "seed"};
+                qemu::guest_payload example = qemu::guest_payload_of(o.run, {});
+                user.files.insert(user.files.end(), example.files.begin(), example.files.end());
+                user.command = example.command;
+            }
+            initrd_fd = initramfs_file(qemu::guest_image(parts, user));
             initrd = "/dev/fd/6";
         }
     } catch (const std::exception& e) {  // setup_error, io_error, energy_error
