@@ -6,11 +6,11 @@ offload").
 whatever name it was bound (``from torch.nn.functional import conv1d`` before the ``with`` too),
 and nothing is rebound: leaving the ``with`` pops the mode. Every GEMM-shaped call it knows
 (linear, conv1d/2d/3d, conv_transpose1d/2d, matmul, mm, bmm, addmm, baddbmm, addbmm, mv, addmv,
-dot, einsum, bilinear, ``@``, multi-head attention, RNN, LSTM, GRU and their cells) is lowered to GEMMs (_lowering.py) that run
-through ``systolic.matmul`` inside a custom autograd function, so outputs keep their
-``grad_fn``. Every other GEMM-shaped call runs in PyTorch and is listed in ``handle.fallbacks``
-with its call site; ``strict=True`` raises ``FallbackError`` at the first. One report per layer
-call is appended to ``handle.reports``.
+dot, einsum, bilinear, ``@``, multi-head attention, RNN, LSTM, GRU and their cells) is lowered
+to GEMMs (_lowering.py) that run through ``systolic.matmul`` inside a custom autograd function,
+so outputs keep their ``grad_fn``. Every other GEMM-shaped call runs in PyTorch and is listed
+in ``handle.fallbacks`` with its call site; ``strict=True`` raises ``FallbackError`` at the
+first. One report per layer call is appended to ``handle.reports``.
 """
 
 import inspect
